@@ -1,0 +1,124 @@
+/*
+ * tilegemm: single-precision matrix multiply, C = alpha * op(A) * op(B) + beta * C.
+ *
+ * One public header, plain C11, no CUDA header needed to include it.
+ *
+ *   tg_handle *h;
+ *   tg_create(&h);
+ *   tg_status s = tg_sgemm(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS,
+ *                          m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+ *   if (s != TG_SUCCESS) fprintf(stderr, "%s\n", tg_last_error(h));
+ *   tg_destroy(h);
+ *
+ * Pointers may be host, device or managed memory; the library asks the CUDA runtime which
+ * and does the right thing.  Device and managed pointers run asynchronously on the handle's
+ * stream; host pointers are staged through the device (or run on the CPU backend) and the
+ * call returns when C is written.
+ *
+ * Semantics follow the reference BLAS: arguments are checked in its order, quick return when
+ * m or n is 0 or when (alpha is 0 or k is 0) and beta is 1, beta = 0 never reads C and
+ * alpha = 0 never reads A or B.  On any error nothing is written to C.
+ */
+#ifndef TILEGEMM_H
+#define TILEGEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TILEGEMM_VERSION_MAJOR 0
+#define TILEGEMM_VERSION_MINOR 1
+#define TILEGEMM_VERSION_PATCH 0
+
+#if defined(_WIN32)
+#define TG_API __declspec(dllexport)
+#else
+#define TG_API __attribute__((visibility("default")))
+#endif
+
+typedef enum tg_status {
+    TG_SUCCESS = 0,
+    TG_ERROR_INVALID_ARGUMENT = 1, /* an argument broke a BLAS rule; tg_last_error says which */
+    TG_ERROR_INVALID_HANDLE = 2,   /* the handle pointer is NULL */
+    TG_ERROR_NOT_SUPPORTED = 3,    /* the forced backend or algorithm cannot run this call */
+    TG_ERROR_ALLOCATION = 4,       /* host or device memory could not be allocated */
+    TG_ERROR_CUDA = 5,             /* a CUDA runtime call failed; tg_last_error has the call */
+    TG_ERROR_UNKNOWN_ALGO = 6      /* tg_set_algo got a name that is not in tg_algos() */
+} tg_status;
+
+/* Same numbering as CBLAS, so the values can be passed straight through. */
+typedef enum tg_layout { TG_ROW_MAJOR = 101, TG_COL_MAJOR = 102 } tg_layout;
+typedef enum tg_op { TG_NO_TRANS = 111, TG_TRANS = 112 } tg_op;
+
+typedef enum tg_backend {
+    TG_BACKEND_AUTO = 0, /* CUDA when a GPU exists and the problem is worth a launch */
+    TG_BACKEND_CPU = 1,
+    TG_BACKEND_CUDA = 2
+} tg_backend;
+
+typedef struct tg_handle tg_handle;
+
+/* Version string, e.g. "0.1.0". */
+TG_API const char *tg_version(void);
+
+/* Creates a handle: its own CUDA stream (when a GPU exists), workspace and error message.
+ * One handle per thread. */
+TG_API tg_status tg_create(tg_handle **handle);
+TG_API tg_status tg_destroy(tg_handle *handle);
+
+/* Runs later calls on this cudaStream_t (NULL means the legacy default stream).
+ * The handle does not own a stream it is given. */
+TG_API tg_status tg_set_stream(tg_handle *handle, void *cuda_stream);
+TG_API void *tg_get_stream(const tg_handle *handle);
+
+/* Waits until all work this handle queued has finished. */
+TG_API tg_status tg_synchronize(tg_handle *handle);
+
+/* 1 if the backend can run in this process (for CUDA: a usable GPU was found). */
+TG_API int tg_backend_available(tg_backend backend);
+TG_API tg_status tg_set_backend(tg_handle *handle, tg_backend backend);
+
+/* Forces a kernel rung by name ("auto" restores the per-shape choice).
+ * tg_algos() returns a NULL-terminated list of the names, "auto" first. */
+TG_API tg_status tg_set_algo(tg_handle *handle, const char *name);
+TG_API const char *const *tg_algos(void);
+
+TG_API tg_status tg_sgemm(tg_handle *handle, tg_layout layout, tg_op transa, tg_op transb,
+                          int64_t m, int64_t n, int64_t k, float alpha, const float *A,
+                          int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                          int64_t ldc);
+
+/* batch_count independent products; matrix i of A starts at A + i * stride_a (likewise B, C).
+ * stride_a or stride_b may be 0 to share one operand across the batch. */
+TG_API tg_status tg_sgemm_strided_batched(tg_handle *handle, tg_layout layout, tg_op transa,
+                                          tg_op transb, int64_t m, int64_t n, int64_t k,
+                                          float alpha, const float *A, int64_t lda,
+                                          int64_t stride_a, const float *B, int64_t ldb,
+                                          int64_t stride_b, float beta, float *C, int64_t ldc,
+                                          int64_t stride_c, int64_t batch_count);
+
+/* Writes into buf (always NUL-terminated) the plan tg_sgemm would follow for this call and
+ * why: backend, rung and its parameters.  Pointers are only inspected, never read. */
+TG_API tg_status tg_explain(tg_handle *handle, tg_layout layout, tg_op transa, tg_op transb,
+                            int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
+                            const float *B, int64_t ldb, const float *C, int64_t ldc, char *buf,
+                            size_t buf_size);
+
+TG_API const char *tg_status_string(tg_status status);
+
+/* The last error on this handle as a sentence naming the argument and the rule it broke,
+ * e.g. "lda = 3 is less than k = 5 (row-major A, no transpose)"; "" after a success. */
+TG_API const char *tg_last_error(const tg_handle *handle);
+
+/* Position of the offending argument in CBLAS numbering (layout 1, transa 2, ..., ldc 14,
+ * batch arguments after), 0 when the last error was not about one argument. */
+TG_API int tg_last_error_arg(const tg_handle *handle);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TILEGEMM_H */

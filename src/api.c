@@ -1,0 +1,297 @@
+/*
+ * The host API: handles, the error record, and the path of one call:
+ * validate -> quick return -> normalize -> plan -> run on the planned backend.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu.h"
+#include "cuda/backend.h"
+#include "cuda/registry.h"
+#include "internal.h"
+
+/* Host calls under this much work (m*n*k*batch) stay on the CPU: the staging copies cost more
+ * than the CPU needs.  Overridden by TILEGEMM_GPU_MIN_WORK. */
+#define TG_DEFAULT_GPU_MIN_WORK (256LL * 256 * 256)
+
+/* Errors that have no handle to live on (tg_create, a NULL handle) are kept per thread. */
+static _Thread_local tg_error orphan_error;
+
+const char *tg_version(void) { return TG_VERSION_STRING; }
+
+tg_status tg_fail(tg_handle *h, tg_status status, int arg, const char *fmt, ...)
+{
+    tg_error *err = h ? &h->error : &orphan_error;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    err->arg = arg;
+    return status;
+}
+
+const char *tg_status_string(tg_status status)
+{
+    switch (status) {
+    case TG_SUCCESS: return "success";
+    case TG_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case TG_ERROR_INVALID_HANDLE: return "invalid handle";
+    case TG_ERROR_NOT_SUPPORTED: return "not supported";
+    case TG_ERROR_ALLOCATION: return "allocation failed";
+    case TG_ERROR_CUDA: return "CUDA error";
+    case TG_ERROR_UNKNOWN_ALGO: return "unknown algo";
+    }
+    return "unknown status";
+}
+
+const char *tg_last_error(const tg_handle *h) { return h ? h->error.message : orphan_error.message; }
+
+int tg_last_error_arg(const tg_handle *h) { return h ? h->error.arg : orphan_error.arg; }
+
+static tg_status no_handle(void)
+{
+    return tg_fail(NULL, TG_ERROR_INVALID_HANDLE, 0, "handle is NULL; create one with tg_create");
+}
+
+#define REQUIRE_HANDLE(h)                                                                        \
+    do {                                                                                         \
+        if (!(h))                                                                                \
+            return no_handle();                                                                  \
+        (h)->error.message[0] = '\0';                                                            \
+        (h)->error.arg = 0;                                                                      \
+    } while (0)
+
+/* Reads the environment's defaults for a new handle; a value it cannot parse is an error. */
+static tg_status read_environment(tg_handle *h)
+{
+    const char *backend = getenv("TILEGEMM_BACKEND");
+    if (backend && *backend) {
+        if (strcmp(backend, "auto") == 0)
+            h->backend = TG_BACKEND_AUTO;
+        else if (strcmp(backend, "cpu") == 0)
+            h->backend = TG_BACKEND_CPU;
+        else if (strcmp(backend, "cuda") == 0)
+            h->backend = TG_BACKEND_CUDA;
+        else
+            return tg_fail(NULL, TG_ERROR_INVALID_ARGUMENT, 0,
+                           "TILEGEMM_BACKEND = \"%s\" is not one of auto, cpu, cuda", backend);
+    }
+    const char *min_work = getenv("TILEGEMM_GPU_MIN_WORK");
+    if (min_work && *min_work) {
+        char *end = NULL;
+        errno = 0;
+        const long long value = strtoll(min_work, &end, 10);
+        if (errno || *end || value < 0)
+            return tg_fail(NULL, TG_ERROR_INVALID_ARGUMENT, 0,
+                           "TILEGEMM_GPU_MIN_WORK = \"%s\" is not a non-negative integer",
+                           min_work);
+        h->gpu_min_work = value;
+    }
+    return TG_SUCCESS;
+}
+
+tg_status tg_create(tg_handle **handle)
+{
+    if (!handle)
+        return tg_fail(NULL, TG_ERROR_INVALID_ARGUMENT, 1, "handle is NULL: pass &your_handle");
+    *handle = NULL;
+    tg_handle *h = calloc(1, sizeof *h);
+    if (!h)
+        return tg_fail(NULL, TG_ERROR_ALLOCATION, 0, "could not allocate a handle");
+    h->backend = TG_BACKEND_AUTO;
+    h->algo = -1;
+    h->gpu_min_work = TG_DEFAULT_GPU_MIN_WORK;
+    tg_status s = read_environment(h);
+    if (s == TG_SUCCESS && tg_cuda_device_count() > 0)
+        s = tg_cuda_create_stream(h);
+    if (s != TG_SUCCESS) {
+        if (h->error.message[0]) /* a CUDA failure recorded on the half-made handle */
+            orphan_error = h->error;
+        free(h);
+        return s;
+    }
+    *handle = h;
+    return TG_SUCCESS;
+}
+
+tg_status tg_destroy(tg_handle *h)
+{
+    if (!h)
+        return no_handle();
+    tg_cuda_release(h);
+    free(h);
+    return TG_SUCCESS;
+}
+
+tg_status tg_set_stream(tg_handle *h, void *cuda_stream)
+{
+    REQUIRE_HANDLE(h);
+    if (tg_cuda_device_count() == 0)
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 2, "a stream was given but no GPU was found");
+    tg_status s = tg_cuda_synchronize(h); /* work queued on the old stream finishes first */
+    if (s != TG_SUCCESS)
+        return s;
+    tg_cuda_release(h);
+    h->stream = cuda_stream;
+    h->owns_stream = 0;
+    return TG_SUCCESS;
+}
+
+void *tg_get_stream(const tg_handle *h) { return h ? h->stream : NULL; }
+
+tg_status tg_synchronize(tg_handle *h)
+{
+    REQUIRE_HANDLE(h);
+    return tg_cuda_synchronize(h);
+}
+
+int tg_backend_available(tg_backend backend)
+{
+    switch (backend) {
+    case TG_BACKEND_AUTO:
+    case TG_BACKEND_CPU: return 1;
+    case TG_BACKEND_CUDA: return tg_cuda_device_count() > 0;
+    }
+    return 0;
+}
+
+tg_status tg_set_backend(tg_handle *h, tg_backend backend)
+{
+    REQUIRE_HANDLE(h);
+    if (backend != TG_BACKEND_AUTO && backend != TG_BACKEND_CPU && backend != TG_BACKEND_CUDA)
+        return tg_fail(h, TG_ERROR_INVALID_ARGUMENT, 2,
+                       "backend = %d is not TG_BACKEND_AUTO, TG_BACKEND_CPU or TG_BACKEND_CUDA",
+                       (int)backend);
+    if (!tg_backend_available(backend))
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 2,
+                       "backend = TG_BACKEND_CUDA but no GPU was found");
+    h->backend = backend;
+    return TG_SUCCESS;
+}
+
+static const char *algo_names[64];
+static pthread_once_t algo_names_once = PTHREAD_ONCE_INIT;
+
+static void fill_algo_names(void)
+{
+    int n = 0;
+    algo_names[n++] = "auto";
+    for (int i = 0; i < tg_rung_count && n < 63; ++i)
+        algo_names[n++] = tg_rungs[i]->name;
+    algo_names[n] = NULL;
+}
+
+const char *const *tg_algos(void)
+{
+    pthread_once(&algo_names_once, fill_algo_names);
+    return algo_names;
+}
+
+tg_status tg_set_algo(tg_handle *h, const char *name)
+{
+    REQUIRE_HANDLE(h);
+    if (!name)
+        return tg_fail(h, TG_ERROR_INVALID_ARGUMENT, 2, "name is NULL");
+    if (strcmp(name, "auto") == 0) {
+        h->algo = -1;
+        return TG_SUCCESS;
+    }
+    const int rung = tg_find_rung(name);
+    if (rung < 0)
+        return tg_fail(h, TG_ERROR_UNKNOWN_ALGO, 2,
+                       "algo \"%s\" is not one of tg_algos()%s", name,
+                       tg_rung_count == 0 ? " (this build has no CUDA rungs)" : "");
+    h->algo = rung;
+    return TG_SUCCESS;
+}
+
+/* Validation up to the plan: shared by tg_sgemm, the batched call and tg_explain.  Returns
+ * TG_SUCCESS with *quick set when there is nothing to do. */
+static tg_status prepare(tg_handle *h, const tg_call *call, tg_problem *p, tg_plan *plan,
+                         int *quick)
+{
+    tg_status s = tg_validate(call, &h->error);
+    if (s != TG_SUCCESS)
+        return s;
+    *quick = tg_is_quick_return(call);
+    if (*quick)
+        return TG_SUCCESS;
+    tg_normalize(call, p);
+    return tg_make_plan(h, p, plan);
+}
+
+static tg_status run(tg_handle *h, const tg_call *call)
+{
+    REQUIRE_HANDLE(h);
+    tg_problem p;
+    tg_plan plan;
+    int quick = 0;
+    tg_status s = prepare(h, call, &p, &plan, &quick);
+    if (s != TG_SUCCESS || quick)
+        return s;
+    if (plan.backend == TG_BACKEND_CUDA)
+        return tg_cuda_execute(h, &p, &plan);
+    /* Managed memory may still be written by work queued on the handle's stream. */
+    if ((s = tg_cuda_synchronize(h)) != TG_SUCCESS)
+        return s;
+    tg_cpu_sgemm(&p);
+    return TG_SUCCESS;
+}
+
+tg_status tg_sgemm(tg_handle *h, tg_layout layout, tg_op transa, tg_op transb, int64_t m,
+                   int64_t n, int64_t k, float alpha, const float *A, int64_t lda, const float *B,
+                   int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    const tg_call call = {.layout = layout, .transa = transa, .transb = transb,
+                          .m = m, .n = n, .k = k, .alpha = alpha, .beta = beta,
+                          .A = A, .lda = lda, .B = B, .ldb = ldb, .C = C, .ldc = ldc,
+                          .batch = 1, .batched = 0};
+    return run(h, &call);
+}
+
+tg_status tg_sgemm_strided_batched(tg_handle *h, tg_layout layout, tg_op transa, tg_op transb,
+                                   int64_t m, int64_t n, int64_t k, float alpha, const float *A,
+                                   int64_t lda, int64_t stride_a, const float *B, int64_t ldb,
+                                   int64_t stride_b, float beta, float *C, int64_t ldc,
+                                   int64_t stride_c, int64_t batch_count)
+{
+    const tg_call call = {.layout = layout, .transa = transa, .transb = transb,
+                          .m = m, .n = n, .k = k, .alpha = alpha, .beta = beta,
+                          .A = A, .lda = lda, .stride_a = stride_a,
+                          .B = B, .ldb = ldb, .stride_b = stride_b,
+                          .C = C, .ldc = ldc, .stride_c = stride_c,
+                          .batch = batch_count, .batched = 1};
+    return run(h, &call);
+}
+
+tg_status tg_explain(tg_handle *h, tg_layout layout, tg_op transa, tg_op transb, int64_t m,
+                     int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
+                     int64_t ldb, const float *C, int64_t ldc, char *buf, size_t buf_size)
+{
+    REQUIRE_HANDLE(h);
+    if (!buf || buf_size == 0)
+        return tg_fail(h, TG_ERROR_INVALID_ARGUMENT, 14, "buf is NULL or buf_size is 0");
+    buf[0] = '\0';
+    /* alpha = 1, beta = 0: the plan of a plain product of these operands.  A missing pointer
+     * stands for host memory. */
+    static float host_placeholder;
+    const tg_call call = {.layout = layout, .transa = transa, .transb = transb,
+                          .m = m, .n = n, .k = k, .alpha = 1.0f, .beta = 0.0f,
+                          .A = A ? A : &host_placeholder, .lda = lda,
+                          .B = B ? B : &host_placeholder, .ldb = ldb,
+                          .C = C ? (float *)C : &host_placeholder, .ldc = ldc,
+                          .batch = 1, .batched = 0};
+    tg_problem p;
+    tg_plan plan;
+    int quick = 0;
+    tg_status s = prepare(h, &call, &p, &plan, &quick);
+    if (s != TG_SUCCESS)
+        return s;
+    snprintf(buf, buf_size, "%s",
+             quick ? "quick return: m or n is 0, nothing is computed or written\n" : plan.why);
+    return TG_SUCCESS;
+}

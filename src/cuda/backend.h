@@ -1,0 +1,34 @@
+/*
+ * CUDA backend: device and stream handling, pointer inspection, staging of host operands and
+ * the launch of a planned rung.  Declared in C; built from backend.cu when nvcc is present and
+ * from no_cuda.c otherwise, where every function reports that no GPU exists.
+ */
+#ifndef TG_CUDA_BACKEND_H
+#define TG_CUDA_BACKEND_H
+
+#include "../internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Number of usable GPUs (0 without a driver or device); asked once per process. */
+int tg_cuda_device_count(void);
+
+/* What kind of memory ptr is; host for anything the CUDA runtime does not know. */
+tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind);
+
+tg_status tg_cuda_create_stream(tg_handle *h);
+/* Releases the handle's stream (if it owns it) and its workspace. */
+void tg_cuda_release(tg_handle *h);
+tg_status tg_cuda_synchronize(tg_handle *h);
+
+/* Runs the plan: stages host operands through the workspace, launches, copies C back.
+ * Returns after C is written when anything was staged; otherwise asynchronously. */
+tg_status tg_cuda_execute(tg_handle *h, const tg_problem *p, const tg_plan *plan);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * The CUDA backend of a build without nvcc: no GPU exists, no rung is registered, and every
+ * pointer is host memory.  The planner never sends work here because the device count is 0.
+ */
+#include <stddef.h>
+
+#include "backend.h"
+#include "registry.h"
+
+const tg_rung *const tg_rungs[1] = {NULL};
+const int tg_rung_count = 0;
+
+int tg_cuda_device_count(void) { return 0; }
+
+tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind)
+{
+    (void)h, (void)ptr;
+    *kind = TG_MEMORY_HOST;
+    return TG_SUCCESS;
+}
+
+tg_status tg_cuda_create_stream(tg_handle *h)
+{
+    h->stream = NULL;
+    h->owns_stream = 0;
+    return TG_SUCCESS;
+}
+
+void tg_cuda_release(tg_handle *h) { (void)h; }
+
+tg_status tg_cuda_synchronize(tg_handle *h)
+{
+    (void)h;
+    return TG_SUCCESS;
+}
+
+tg_status tg_cuda_execute(tg_handle *h, const tg_problem *p, const tg_plan *plan)
+{
+    (void)p, (void)plan;
+    return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "this build of tilegemm has no CUDA backend");
+}

@@ -1,0 +1,12 @@
+/* The table of rungs, lowest first.  A new rung adds its entry here and nowhere else. */
+#include "registry.h"
+
+extern "C" {
+extern const tg_rung tg_rung_naive;
+extern const tg_rung tg_rung_tiled16;
+extern const tg_rung tg_rung_tiled32;
+
+const tg_rung *const tg_rungs[] = {&tg_rung_naive, &tg_rung_tiled16, &tg_rung_tiled32};
+const int tg_rung_count = (int)(sizeof tg_rungs / sizeof tg_rungs[0]);
+
+}

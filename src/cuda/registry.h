@@ -1,0 +1,37 @@
+/*
+ * The rung registry: every CUDA kernel of the ladder, in one table that the library's planner,
+ * the CLI, the tests and the benchmark all read.  Plain C, so C code can walk it; when the
+ * library is built without CUDA the table is empty.
+ */
+#ifndef TG_REGISTRY_H
+#define TG_REGISTRY_H
+
+#include "../problem.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tg_rung {
+    const char *name;    /* what tg_set_algo and the CLI take, e.g. "tiled32" */
+    int level;           /* its rung on the ladder: 0 naive, 1 tiled16, ... */
+    const char *summary; /* one line: its tiling and what it adds over the rung below */
+    int block_rows;      /* rows of C one block covers: the launcher keeps grid.y in range */
+    /* Queues the kernel on a cudaStream_t; returns the cudaError_t of the launch.  The problem
+     * has m, n, k > 0, alpha != 0, device pointers, m <= 65535 * block_rows, batch <= 65535. */
+    int (*launch)(const tg_problem *p, void *stream);
+    /* NULL when the rung can run p, else the reason it cannot (shape or alignment). */
+    const char *(*unsupported)(const tg_problem *p);
+} tg_rung;
+
+extern const tg_rung *const tg_rungs[];
+extern const int tg_rung_count;
+
+/* Index of the rung with this name, or -1. */
+int tg_find_rung(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

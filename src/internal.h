@@ -1,0 +1,95 @@
+/*
+ * Internal declarations shared by the host API, validation, planning and the backends.
+ * Nothing here is part of the public contract.
+ */
+#ifndef TG_INTERNAL_H
+#define TG_INTERNAL_H
+
+#include "../include/tilegemm.h"
+#include "problem.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The last error of a handle: the sentence tg_last_error returns and the argument position. */
+typedef struct tg_error {
+    int arg;
+    char message[512];
+} tg_error;
+
+/* Device buffers that host operands are staged through; grown on demand, kept for reuse. */
+typedef struct tg_workspace {
+    void *buffer[3]; /* A, B, C */
+    size_t bytes[3];
+} tg_workspace;
+
+struct tg_handle {
+    tg_backend backend;   /* forced backend, or TG_BACKEND_AUTO */
+    int algo;             /* index into the rung registry, or -1 for auto */
+    int64_t gpu_min_work; /* host-memory calls with m*n*k below this run on the CPU */
+    void *stream;         /* cudaStream_t */
+    int owns_stream;
+    tg_workspace workspace;
+    tg_error error;
+};
+
+/* A call as the caller made it, before normalization (see validate.c). */
+typedef struct tg_call {
+    tg_layout layout;
+    tg_op transa, transb;
+    int64_t m, n, k;
+    float alpha, beta;
+    const float *A;
+    int64_t lda, stride_a;
+    const float *B;
+    int64_t ldb, stride_b;
+    float *C;
+    int64_t ldc, stride_c;
+    int64_t batch;
+    int batched; /* 1 for tg_sgemm_strided_batched: its argument numbering differs */
+} tg_call;
+
+/* Argument positions, CBLAS numbering for tg_sgemm; the batched call inserts its strides. */
+typedef enum tg_arg {
+    TG_ARG_LAYOUT = 1, TG_ARG_TRANSA, TG_ARG_TRANSB, TG_ARG_M, TG_ARG_N, TG_ARG_K,
+    TG_ARG_ALPHA, TG_ARG_A, TG_ARG_LDA, TG_ARG_B, TG_ARG_LDB, TG_ARG_BETA, TG_ARG_C, TG_ARG_LDC,
+    TG_ARG_STRIDE_A, TG_ARG_STRIDE_B, TG_ARG_STRIDE_C, TG_ARG_BATCH
+} tg_arg;
+
+/* validate.c: the reference BLAS checks, in its order; fills err on failure. */
+tg_status tg_validate(const tg_call *call, tg_error *err);
+/* 1 when the reference BLAS would return without touching anything. */
+int tg_is_quick_return(const tg_call *call);
+void tg_normalize(const tg_call *call, tg_problem *problem);
+/* The position an argument has in the function that was called. */
+int tg_arg_position(const tg_call *call, tg_arg arg);
+
+/* Where a pointer lives, as far as the CUDA runtime knows. */
+typedef enum tg_memory { TG_MEMORY_HOST = 0, TG_MEMORY_DEVICE, TG_MEMORY_MANAGED } tg_memory;
+
+/* plan.c: backend, rung and staging for one normalized problem. */
+typedef struct tg_plan {
+    tg_backend backend; /* TG_BACKEND_CPU or TG_BACKEND_CUDA */
+    int rung;           /* registry index; -1 when no product kernel runs (alpha or k is 0) */
+    int stage[3];       /* 1 where a host operand (A, B, C) goes through device memory */
+    char why[768];
+} tg_plan;
+
+tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan);
+
+/* api.c: records an error on the handle and returns status. */
+tg_status tg_fail(tg_handle *h, tg_status status, int arg, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* Elements spanned by one batch item of an operand: the highest offset touched, plus one. */
+int64_t tg_span(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,150 @@
+/*
+ * Planning: which backend runs a validated problem, which rung and why, and which host
+ * operands travel through device memory.  The reasons are kept as text for `tilegemm explain`
+ * and tg_explain.
+ *
+ * Rules, in order:
+ *   - a forced backend or rung is obeyed, or the call fails with the reason it cannot be;
+ *   - no GPU: the CPU backend;
+ *   - any operand in device or managed memory: CUDA, on the handle's stream;
+ *   - all operands on the host: the CPU when the work (m*n*k*batch) is under the handle's
+ *     threshold or there is no product to compute (alpha or k is 0), CUDA otherwise;
+ *   - on CUDA, `auto` takes the highest rung of the ladder that supports the problem.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda/backend.h"
+#include "cuda/registry.h"
+#include "internal.h"
+
+int tg_find_rung(const char *name)
+{
+    for (int i = 0; i < tg_rung_count; ++i)
+        if (strcmp(tg_rungs[i]->name, name) == 0)
+            return i;
+    return -1;
+}
+
+static void note(tg_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(tg_plan *plan, const char *fmt, ...)
+{
+    const size_t used = strlen(plan->why);
+    if (used + 1 >= sizeof plan->why)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(plan->why + used, sizeof plan->why - used, fmt, ap);
+    va_end(ap);
+}
+
+static const char *memory_name(tg_memory kind)
+{
+    return kind == TG_MEMORY_DEVICE ? "device" : kind == TG_MEMORY_MANAGED ? "managed" : "host";
+}
+
+static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
+{
+    if (h->algo >= 0) {
+        const tg_rung *rung = tg_rungs[h->algo];
+        const char *reason = rung->unsupported(p);
+        if (reason)
+            return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "algo \"%s\" cannot run this call: %s",
+                           rung->name, reason);
+        plan->rung = h->algo;
+        note(plan, "rung: %s (level %d), forced by tg_set_algo: %s\n", rung->name, rung->level,
+             rung->summary);
+        return TG_SUCCESS;
+    }
+    for (int i = tg_rung_count - 1; i >= 0; --i) {
+        const char *reason = tg_rungs[i]->unsupported(p);
+        if (reason) {
+            note(plan, "skipped %s: %s\n", tg_rungs[i]->name, reason);
+            continue;
+        }
+        plan->rung = i;
+        note(plan, "rung: %s (level %d), the highest rung that supports this call: %s\n",
+             tg_rungs[i]->name, tg_rungs[i]->level, tg_rungs[i]->summary);
+        return TG_SUCCESS;
+    }
+    return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "no CUDA rung supports this call");
+}
+
+tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->rung = -1;
+    const int runs_product = p->alpha != 0.0f && p->k > 0;
+    const char *names[3] = {"A", "B", "C"};
+    const void *pointers[3] = {runs_product ? p->A : NULL, runs_product ? p->B : NULL, p->C};
+    tg_memory kinds[3] = {TG_MEMORY_HOST, TG_MEMORY_HOST, TG_MEMORY_HOST};
+    int on_device = -1; /* an operand only the GPU can read, if any */
+    int off_host = 0;   /* operands in device or managed memory */
+    for (int i = 0; i < 3; ++i) {
+        tg_status s = tg_cuda_memory_kind(h, pointers[i], &kinds[i]);
+        if (s != TG_SUCCESS)
+            return s;
+        if (kinds[i] == TG_MEMORY_DEVICE && on_device < 0)
+            on_device = i;
+        off_host += kinds[i] != TG_MEMORY_HOST;
+    }
+    const int gpus = tg_cuda_device_count();
+    const double work = (double)p->m * (double)p->n * (double)p->k * (double)p->batch;
+    const int wants_cuda = h->backend == TG_BACKEND_CUDA || h->algo >= 0;
+
+    if (h->backend == TG_BACKEND_CPU) {
+        if (on_device >= 0)
+            return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                           "%s is device memory, which the forced CPU backend cannot read",
+                           names[on_device]);
+        plan->backend = TG_BACKEND_CPU;
+        note(plan, "backend: cpu, forced by tg_set_backend or TILEGEMM_BACKEND\n");
+    } else if (wants_cuda && gpus == 0) {
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "%s needs a GPU and none was found",
+                       h->algo >= 0 ? "the forced algo" : "the forced CUDA backend");
+    } else if (wants_cuda) {
+        plan->backend = TG_BACKEND_CUDA;
+        note(plan, "backend: cuda, forced by %s\n",
+             h->algo >= 0 ? "tg_set_algo" : "tg_set_backend or TILEGEMM_BACKEND");
+    } else if (gpus == 0) {
+        plan->backend = TG_BACKEND_CPU;
+        note(plan, "backend: cpu, no GPU was found\n");
+    } else if (off_host > 0) {
+        plan->backend = TG_BACKEND_CUDA;
+        note(plan, "backend: cuda, operands live in GPU-visible memory (A %s, B %s, C %s)\n",
+             runs_product ? memory_name(kinds[0]) : "unread",
+             runs_product ? memory_name(kinds[1]) : "unread", memory_name(kinds[2]));
+    } else if (!runs_product) {
+        plan->backend = TG_BACKEND_CPU;
+        note(plan, "backend: cpu, alpha or k is 0 so only beta * C is computed, on the host\n");
+    } else if (work < (double)h->gpu_min_work) {
+        plan->backend = TG_BACKEND_CPU;
+        note(plan,
+             "backend: cpu, host operands and m*n*k*batch = %.0f is under the GPU threshold "
+             "%lld (TILEGEMM_GPU_MIN_WORK)\n",
+             work, (long long)h->gpu_min_work);
+    } else {
+        plan->backend = TG_BACKEND_CUDA;
+        note(plan,
+             "backend: cuda, host operands staged through device memory, m*n*k*batch = %.0f "
+             "reaches the GPU threshold %lld (TILEGEMM_GPU_MIN_WORK)\n",
+             work, (long long)h->gpu_min_work);
+    }
+
+    if (plan->backend == TG_BACKEND_CPU) {
+        note(plan, "kernel: cpu blocked (packed panels, register-tiled micro-kernel, OpenMP)\n");
+        return TG_SUCCESS;
+    }
+    for (int i = 0; i < 3; ++i)
+        plan->stage[i] = pointers[i] != NULL && kinds[i] == TG_MEMORY_HOST;
+    if (plan->stage[0] || plan->stage[1] || plan->stage[2])
+        note(plan, "staging: %s%s%sthrough device memory, then synchronize\n",
+             plan->stage[0] ? "A " : "", plan->stage[1] ? "B " : "",
+             plan->stage[2] ? "C " : "");
+    if (!runs_product) {
+        note(plan, "kernel: scale C by beta (alpha or k is 0, A and B are not read)\n");
+        return TG_SUCCESS;
+    }
+    return choose_rung(h, p, plan);
+}

@@ -1,0 +1,207 @@
+/*
+ * Validation: the reference BLAS argument checks, in its order, with messages that name the
+ * argument, its value and the rule it broke.
+ *
+ * A row-major call is checked the way reference CBLAS checks it: as the column-major call
+ * C^T = op(B)^T op(A)^T, so after the two transpose checks come n, m, k, then ldb, lda, ldc.
+ * The reported positions are those of the caller's own arguments.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+int tg_arg_position(const tg_call *call, tg_arg arg)
+{
+    /* Indexed by tg_arg: where each argument sits in tg_sgemm and in the batched call. */
+    static const int plain[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 0, 0, 0, 0};
+    static const int batched[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14, 15, 16, 10, 13, 17, 18};
+    return call->batched ? batched[arg] : plain[arg];
+}
+
+static int is_op(tg_op op) { return op == TG_NO_TRANS || op == TG_TRANS; }
+
+static tg_status reject(const tg_call *call, tg_error *err, tg_arg arg, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static tg_status reject(const tg_call *call, tg_error *err, tg_arg arg, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    err->arg = tg_arg_position(call, arg);
+    return TG_ERROR_INVALID_ARGUMENT;
+}
+
+/* The leading-dimension rule of one operand: ld must cover a stored row (row-major) or
+ * column (column-major) of the matrix as it sits in memory. */
+typedef struct ld_rule {
+    char name;            /* 'A', 'B', 'C' */
+    int64_t ld;
+    int64_t need;         /* the dimension ld must reach (before max(1, .)) */
+    const char *need_name; /* "m", "n" or "k" */
+    int transposed;       /* -1 for C */
+} ld_rule;
+
+static tg_status check_ld(const tg_call *call, tg_error *err, tg_arg arg, ld_rule r)
+{
+    const int64_t minimum = r.need > 1 ? r.need : 1;
+    if (r.ld >= minimum)
+        return TG_SUCCESS;
+    const char *layout = call->layout == TG_ROW_MAJOR ? "row-major" : "column-major";
+    const char *op = r.transposed < 0 ? "" : r.transposed ? ", transposed" : ", no transpose";
+    if (r.need >= 1)
+        return reject(call, err, arg, "ld%c = %lld is less than %s = %lld (%s %c%s)",
+                      r.name + ('a' - 'A'), (long long)r.ld, r.need_name, (long long)r.need,
+                      layout, r.name, op);
+    return reject(call, err, arg, "ld%c = %lld is less than 1 (%s %c%s)", r.name + ('a' - 'A'),
+                  (long long)r.ld, layout, r.name, op);
+}
+
+/* The dimension that the leading dimension of op(X) stored with this layout must cover.
+ * rows x cols is op(X)'s shape; a row-major matrix needs its row length, a column-major one
+ * its column length, and a transpose swaps which of the two is stored. */
+static ld_rule operand_rule(const tg_call *call, char name, tg_op op, int64_t ld, int64_t rows,
+                            const char *rows_name, int64_t cols, const char *cols_name)
+{
+    const int transposed = op == TG_TRANS;
+    const int row_major = call->layout == TG_ROW_MAJOR;
+    /* Stored row-major no-transpose: a stored row is op(X)'s row, of length cols. */
+    const int needs_cols = row_major != transposed;
+    ld_rule r = {name, ld, needs_cols ? cols : rows, needs_cols ? cols_name : rows_name,
+                 transposed};
+    return r;
+}
+
+static tg_status check_dimension(const tg_call *call, tg_error *err, tg_arg arg, const char *name,
+                                 int64_t value)
+{
+    if (value >= 0)
+        return TG_SUCCESS;
+    return reject(call, err, arg, "%s = %lld is negative", name, (long long)value);
+}
+
+tg_status tg_validate(const tg_call *c, tg_error *err)
+{
+    tg_status s;
+    err->arg = 0;
+    err->message[0] = '\0';
+    if (c->layout != TG_ROW_MAJOR && c->layout != TG_COL_MAJOR)
+        return reject(c, err, TG_ARG_LAYOUT,
+                      "layout = %d is neither TG_ROW_MAJOR (101) nor TG_COL_MAJOR (102)",
+                      (int)c->layout);
+    if (!is_op(c->transa))
+        return reject(c, err, TG_ARG_TRANSA,
+                      "transa = %d is neither TG_NO_TRANS (111) nor TG_TRANS (112)",
+                      (int)c->transa);
+    if (!is_op(c->transb))
+        return reject(c, err, TG_ARG_TRANSB,
+                      "transb = %d is neither TG_NO_TRANS (111) nor TG_TRANS (112)",
+                      (int)c->transb);
+
+    const ld_rule rule_a = operand_rule(c, 'A', c->transa, c->lda, c->m, "m", c->k, "k");
+    const ld_rule rule_b = operand_rule(c, 'B', c->transb, c->ldb, c->k, "k", c->n, "n");
+    const ld_rule rule_c = {'C', c->ldc, c->layout == TG_ROW_MAJOR ? c->n : c->m,
+                            c->layout == TG_ROW_MAJOR ? "n" : "m", -1};
+    if (c->layout == TG_COL_MAJOR) {
+        if ((s = check_dimension(c, err, TG_ARG_M, "m", c->m)) ||
+            (s = check_dimension(c, err, TG_ARG_N, "n", c->n)) ||
+            (s = check_dimension(c, err, TG_ARG_K, "k", c->k)) ||
+            (s = check_ld(c, err, TG_ARG_LDA, rule_a)) ||
+            (s = check_ld(c, err, TG_ARG_LDB, rule_b)))
+            return s;
+    } else {
+        /* Reference CBLAS swaps the operands for row-major, and so its order. */
+        if ((s = check_dimension(c, err, TG_ARG_N, "n", c->n)) ||
+            (s = check_dimension(c, err, TG_ARG_M, "m", c->m)) ||
+            (s = check_dimension(c, err, TG_ARG_K, "k", c->k)) ||
+            (s = check_ld(c, err, TG_ARG_LDB, rule_b)) ||
+            (s = check_ld(c, err, TG_ARG_LDA, rule_a)))
+            return s;
+    }
+    if ((s = check_ld(c, err, TG_ARG_LDC, rule_c)))
+        return s;
+
+    if (c->batched) {
+        if (c->stride_a < 0)
+            return reject(c, err, TG_ARG_STRIDE_A, "stride_a = %lld is negative",
+                          (long long)c->stride_a);
+        if (c->stride_b < 0)
+            return reject(c, err, TG_ARG_STRIDE_B, "stride_b = %lld is negative",
+                          (long long)c->stride_b);
+        /* Overlapping outputs would make the batch items race on C. */
+        const int64_t stored_lines = c->layout == TG_ROW_MAJOR ? c->m : c->n;
+        const int64_t c_item = stored_lines * c->ldc;
+        if (c->batch > 1 && c->m > 0 && c->n > 0 && c->stride_c < c_item)
+            return reject(c, err, TG_ARG_STRIDE_C,
+                          "stride_c = %lld is less than one C matrix (%lld elements), so "
+                          "batch items would overlap",
+                          (long long)c->stride_c, (long long)c_item);
+        if (c->batch < 0)
+            return reject(c, err, TG_ARG_BATCH, "batch_count = %lld is negative",
+                          (long long)c->batch);
+    }
+
+    if (tg_is_quick_return(c))
+        return TG_SUCCESS;
+    /* Beyond the reference BLAS: a NULL that would be dereferenced is an error, not a crash. */
+    const int reads_ab = c->alpha != 0.0f && c->k > 0;
+    if (reads_ab && c->A == NULL)
+        return reject(c, err, TG_ARG_A, "A is NULL but alpha != 0 and k = %lld > 0",
+                      (long long)c->k);
+    if (reads_ab && c->B == NULL)
+        return reject(c, err, TG_ARG_B, "B is NULL but alpha != 0 and k = %lld > 0",
+                      (long long)c->k);
+    if (c->C == NULL)
+        return reject(c, err, TG_ARG_C, "C is NULL but m = %lld and n = %lld are not 0",
+                      (long long)c->m, (long long)c->n);
+    return TG_SUCCESS;
+}
+
+int tg_is_quick_return(const tg_call *c)
+{
+    return c->m == 0 || c->n == 0 || c->batch == 0 ||
+           ((c->alpha == 0.0f || c->k == 0) && c->beta == 1.0f);
+}
+
+/* Strides of element (r, c) of op(X), where X is stored with this layout and ld. */
+static void op_strides(tg_layout layout, tg_op op, int64_t ld, int64_t *rs, int64_t *cs)
+{
+    const int row_contiguous = (layout == TG_ROW_MAJOR) != (op == TG_TRANS);
+    *rs = row_contiguous ? ld : 1;
+    *cs = row_contiguous ? 1 : ld;
+}
+
+void tg_normalize(const tg_call *c, tg_problem *p)
+{
+    int64_t a_rs, a_cs, b_rs, b_cs;
+    op_strides(c->layout, c->transa, c->lda, &a_rs, &a_cs);
+    op_strides(c->layout, c->transb, c->ldb, &b_rs, &b_cs);
+    p->k = c->k;
+    p->alpha = c->alpha;
+    p->beta = c->beta;
+    p->C = c->C;
+    p->ldc = c->ldc;
+    p->batch = c->batched ? c->batch : 1;
+    p->stride_c = c->batched ? c->stride_c : 0;
+    const int64_t stride_a = c->batched ? c->stride_a : 0;
+    const int64_t stride_b = c->batched ? c->stride_b : 0;
+    if (c->layout == TG_ROW_MAJOR) {
+        p->m = c->m, p->n = c->n;
+        p->A = c->A, p->a_rs = a_rs, p->a_cs = a_cs, p->stride_a = stride_a;
+        p->B = c->B, p->b_rs = b_rs, p->b_cs = b_cs, p->stride_b = stride_b;
+    } else {
+        /* C^T = op(B)^T op(A)^T: transposing a view swaps its strides. */
+        p->m = c->n, p->n = c->m;
+        p->A = c->B, p->a_rs = b_cs, p->a_cs = b_rs, p->stride_a = stride_b;
+        p->B = c->A, p->b_rs = a_cs, p->b_cs = a_rs, p->stride_b = stride_a;
+    }
+}
+
+int64_t tg_span(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride)
+{
+    if (rows == 0 || cols == 0)
+        return 0;
+    return (rows - 1) * row_stride + (cols - 1) * col_stride + 1;
+}

@@ -1,0 +1,12 @@
+#ifndef TG_VERIFY_H
+#define TG_VERIFY_H
+
+/* `tilegemm verify`: every rung (and the CPU path) on a sweep of shapes, layouts and
+ * transposes against the float64 reference.  Returns the exit code: 0 all passed, 1 a case
+ * failed, 2 bad arguments, 77 when --gpu-only finds no GPU. */
+int tg_verify_main(int argc, char **argv);
+
+/* Parses "MxNxK" (each a non-negative integer); returns 0 on success. */
+int tg_parse_shape(const char *text, long long *m, long long *n, long long *k);
+
+#endif
