@@ -139,6 +139,21 @@ static result measure(int n, int runs, unsigned *seed)
     return r;
 }
 
+/* A JSON string literal body: the commit comes from the command line. */
+static void put_json_string(FILE *f, const char *text)
+{
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)text; *c; ++c) {
+        if (*c == '"' || *c == '\\')
+            fprintf(f, "\\%c", *c);
+        else if (*c < 0x20)
+            fprintf(f, "\\u%04x", *c);
+        else
+            fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
 static int write_json(const char *path, const char *commit, int threads, const result *res,
                       int count)
 {
@@ -152,17 +167,27 @@ static int write_json(const char *path, const char *commit, int threads, const r
     char date[64];
     time_t t = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-    fprintf(f, "{\n  \"host\": \"%s\",\n  \"date\": \"%s\",\n  \"commit\": \"%s\",\n", host, date,
-            commit);
+    fprintf(f, "{\n  \"host\": ");
+    put_json_string(f, host);
+    fprintf(f, ",\n  \"date\": \"%s\",\n  \"commit\": ", date);
+    put_json_string(f, commit);
+    fprintf(f, ",\n");
     fprintf(f, "  \"benchmark\": \"cpu_vs_openblas\",\n  \"layout\": \"row-major NN\",\n");
-    fprintf(f, "  \"threads\": %d,\n  \"results\": [\n", threads);
-    for (int i = 0; i < count; ++i)
+    fprintf(f, "  \"threads\": %d,\n  \"openblas_threads\": %d,\n  \"results\": [\n", threads,
+            openblas_get_num_threads());
+    for (int i = 0; i < count; ++i) {
         fprintf(f,
                 "    {\"size\": %d, \"tilegemm_gflops\": %.2f, \"openblas_gflops\": %.2f, "
-                "\"ratio\": %.3f, \"max_rel_diff\": %.3g}%s\n",
+                "\"ratio\": %.3f, \"max_rel_diff\": ",
                 res[i].size, res[i].tg_gflops, res[i].openblas_gflops,
-                res[i].tg_gflops / res[i].openblas_gflops, res[i].max_rel_diff,
-                i + 1 < count ? "," : "");
+                res[i].tg_gflops / res[i].openblas_gflops);
+        /* JSON has no NaN or infinity */
+        if (isfinite(res[i].max_rel_diff))
+            fprintf(f, "%.3g}", res[i].max_rel_diff);
+        else
+            fprintf(f, "null}");
+        fprintf(f, "%s\n", i + 1 < count ? "," : "");
+    }
     fprintf(f, "  ]\n}\n");
     return fclose(f) != 0;
 }

@@ -9,7 +9,8 @@
  *   - any operand in device or managed memory: CUDA, on the handle's stream;
  *   - all operands on the host: the CPU when the work (m*n*k*batch) is under the handle's
  *     threshold or there is no product to compute (alpha or k is 0), CUDA otherwise;
- *   - on CUDA, `auto` takes the highest rung of the ladder that supports the problem.
+ *   - on CUDA, `auto` takes the highest rung of the ladder that supports the problem among
+ *     those the registry admits to auto (in_auto).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -58,6 +59,11 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
         return TG_SUCCESS;
     }
     for (int i = tg_rung_count - 1; i >= 0; --i) {
+        if (!tg_rungs[i]->in_auto) {
+            note(plan, "skipped %s: not yet admitted to auto (runs only when forced)\n",
+                 tg_rungs[i]->name);
+            continue;
+        }
         const char *reason = tg_rungs[i]->unsupported(p);
         if (reason) {
             note(plan, "skipped %s: %s\n", tg_rungs[i]->name, reason);

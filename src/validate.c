@@ -104,22 +104,17 @@ tg_status tg_validate(const tg_call *c, tg_error *err)
     const ld_rule rule_b = operand_rule(c, 'B', c->transb, c->ldb, c->k, "k", c->n, "n");
     const ld_rule rule_c = {'C', c->ldc, c->layout == TG_ROW_MAJOR ? c->n : c->m,
                             c->layout == TG_ROW_MAJOR ? "n" : "m", -1};
-    if (c->layout == TG_COL_MAJOR) {
-        if ((s = check_dimension(c, err, TG_ARG_M, "m", c->m)) ||
-            (s = check_dimension(c, err, TG_ARG_N, "n", c->n)) ||
-            (s = check_dimension(c, err, TG_ARG_K, "k", c->k)) ||
-            (s = check_ld(c, err, TG_ARG_LDA, rule_a)) ||
-            (s = check_ld(c, err, TG_ARG_LDB, rule_b)))
-            return s;
-    } else {
-        /* Reference CBLAS swaps the operands for row-major, and so its order. */
-        if ((s = check_dimension(c, err, TG_ARG_N, "n", c->n)) ||
-            (s = check_dimension(c, err, TG_ARG_M, "m", c->m)) ||
-            (s = check_dimension(c, err, TG_ARG_K, "k", c->k)) ||
-            (s = check_ld(c, err, TG_ARG_LDB, rule_b)) ||
-            (s = check_ld(c, err, TG_ARG_LDA, rule_a)))
-            return s;
-    }
+    /* Reference CBLAS swaps the operands for row-major, and so the order of the checks:
+     * column-major checks m, n, k, lda, ldb; row-major n, m, k, ldb, lda. */
+    const int swapped = c->layout == TG_ROW_MAJOR;
+    if ((s = check_dimension(c, err, swapped ? TG_ARG_N : TG_ARG_M, swapped ? "n" : "m",
+                             swapped ? c->n : c->m)) ||
+        (s = check_dimension(c, err, swapped ? TG_ARG_M : TG_ARG_N, swapped ? "m" : "n",
+                             swapped ? c->m : c->n)) ||
+        (s = check_dimension(c, err, TG_ARG_K, "k", c->k)) ||
+        (s = check_ld(c, err, swapped ? TG_ARG_LDB : TG_ARG_LDA, swapped ? rule_b : rule_a)) ||
+        (s = check_ld(c, err, swapped ? TG_ARG_LDA : TG_ARG_LDB, swapped ? rule_a : rule_b)))
+        return s;
     if ((s = check_ld(c, err, TG_ARG_LDC, rule_c)))
         return s;
 

@@ -4,7 +4,7 @@
  *   test_cpu_paths [--seed N]      exit 0: all passed; 1: a failure (each one printed)
  *
  * tg_cpu_sgemm (the blocked fast path) and tg_ref_sgemm are checked against tg_ref_gemm_f64
- * with tg_scaled_error <= 1 over shapes that miss every tile (MR 6, NR 16, MC 144, KC 256,
+ * with tg_scaled_error <= 1 over shapes that miss every tile (MR 6, NR 16, MC 120, KC 320,
  * NC 4080 and the small-problem cut-off), all four transposes written as strides, padded leading
  * dimensions, several alpha/beta pairs and batches.  C is poisoned with NaN wherever beta == 0,
  * and everything outside the m x n results (ldc padding, gaps between batch items) must come
@@ -343,7 +343,7 @@ int main(int argc, char **argv)
     static const struct { int64_t m, n, k; int threads; } thin[] = {
         {1, 4097, 3, 0},   {4097, 1, 5, 0},  {3, 5, 4097, 0},  {130, 127, 1, 0},
         {33, 4097, 1, 0},  {1, 4097, 9, 0},  {5, 300, 40, 0},  {7, 4099, 5, 0},
-        {300, 20, 515, 0}, {145, 17, 257, 0}, {290, 33, 7, 3},  {5, 300, 40, 3},
+        {300, 20, 515, 0}, {145, 17, 321, 0}, {290, 33, 7, 3},  {5, 300, 40, 3},
         {13, 4100, 9, 3},  {127, 130, 300, 3}, {150, 40, 513, 1},
     };
     for (size_t i = 0; i < sizeof thin / sizeof thin[0]; ++i)

@@ -29,6 +29,21 @@ __device__ __forceinline__ void store_result(float *c, float acc, float alpha, f
     *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
 }
 
+/* store_result for 4 consecutive outputs by one 16-byte access; c must be 16-byte aligned.
+ * beta == 0 must not read C. */
+__device__ __forceinline__ void store_result4(float *c, float4 acc, float alpha, float beta)
+{
+    float4 r;
+    if (beta == 0.0f) {
+        r = make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w);
+    } else {
+        const float4 old = *reinterpret_cast<const float4 *>(c);
+        r = make_float4(alpha * acc.x + beta * old.x, alpha * acc.y + beta * old.y,
+                        alpha * acc.z + beta * old.z, alpha * acc.w + beta * old.w);
+    }
+    *reinterpret_cast<float4 *>(c) = r;
+}
+
 static inline unsigned ceil_div(int64_t a, int64_t b) { return (unsigned)((a + b - 1) / b); }
 
 #endif
