@@ -8,13 +8,16 @@
  * (--runs at least 5, default 9) with CLOCK_MONOTONIC; the median of all timed calls is
  * reported.  Both use every core they are given: OpenMP threads for tilegemm, OpenBLAS's own
  * threads (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS set both).
+ *
+ * OpenBLAS is opened with dlopen (TG_OPENBLAS_PATH) and its functions looked up in it alone:
+ * libtilegemm defines cblas_sgemm too, and a plain link would silently time tilegemm twice.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "../src/cpu/cpu.h"
 
 #include <cblas.h>
-
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,9 +72,32 @@ static void run_tilegemm(int n, const float *A, const float *B, float *C)
     tg_cpu_sgemm(&p);
 }
 
+typedef void (*cblas_sgemm_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE,
+                               blasint, blasint, blasint, float, const float *, blasint,
+                               const float *, blasint, float, float *, blasint);
+static cblas_sgemm_fn openblas_sgemm;
+static int (*openblas_threads)(void);
+
+static int open_openblas(void)
+{
+    void *lib = dlopen(TG_OPENBLAS_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "cpu_vs_openblas: cannot open %s: %s\n", TG_OPENBLAS_PATH, dlerror());
+        return -1;
+    }
+    openblas_sgemm = (cblas_sgemm_fn)dlsym(lib, "cblas_sgemm");
+    openblas_threads = (int (*)(void))dlsym(lib, "openblas_get_num_threads");
+    if (!openblas_sgemm || !openblas_threads) {
+        fprintf(stderr, "cpu_vs_openblas: %s lacks cblas_sgemm or openblas_get_num_threads\n",
+                TG_OPENBLAS_PATH);
+        return -1;
+    }
+    return 0;
+}
+
 static void run_openblas(int n, const float *A, const float *B, float *C)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A, n, B, n, 0.0f, C,
+    openblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A, n, B, n, 0.0f, C,
                 n);
 }
 
@@ -174,7 +200,7 @@ static int write_json(const char *path, const char *commit, int threads, const r
     fprintf(f, ",\n");
     fprintf(f, "  \"benchmark\": \"cpu_vs_openblas\",\n  \"layout\": \"row-major NN\",\n");
     fprintf(f, "  \"threads\": %d,\n  \"openblas_threads\": %d,\n  \"results\": [\n", threads,
-            openblas_get_num_threads());
+            openblas_threads());
     for (int i = 0; i < count; ++i) {
         fprintf(f,
                 "    {\"size\": %d, \"tilegemm_gflops\": %.2f, \"openblas_gflops\": %.2f, "
@@ -226,6 +252,8 @@ int main(int argc, char **argv)
         n_sizes = 3;
     }
 
+    if (open_openblas() != 0)
+        return 1;
     int threads = 1;
 #ifdef _OPENMP
     threads = omp_get_max_threads();
@@ -233,7 +261,7 @@ int main(int argc, char **argv)
     printf("tilegemm CPU vs OpenBLAS, row-major NN, alpha 1 beta 0, median of %d runs "
            "in %d alternating rounds\n",
            (runs + ROUNDS - 1) / ROUNDS * ROUNDS, ROUNDS);
-    printf("tilegemm threads: %d, OpenBLAS threads: %d\n", threads, openblas_get_num_threads());
+    printf("tilegemm threads: %d, OpenBLAS threads: %d\n", threads, openblas_threads());
     printf("%8s %16s %16s %8s %14s\n", "size", "tilegemm GFLOP/s", "OpenBLAS GFLOP/s", "ratio",
            "max rel diff");
 
