@@ -1,0 +1,213 @@
+"""tilegemm on NumPy arrays, against a float64 NumPy product.
+
+Run from the repository root, installed (`pip install .`) or not:
+    PYTHONPATH=python TILEGEMM_LIBRARY=build/libtilegemm.so python -m pytest python/tests
+"""
+import itertools
+import threading
+
+import numpy as np
+import pytest
+
+import tilegemm
+
+rng = np.random.default_rng(1234)
+
+
+def rand(*shape, order="C"):
+    return np.asarray(rng.uniform(-1, 1, size=shape), dtype=np.float32, order=order)
+
+
+def reference(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False):
+    a64 = a.astype(np.float64).T if trans_a else a.astype(np.float64)
+    b64 = b.astype(np.float64).T if trans_b else b.astype(np.float64)
+    r = alpha * (a64 @ b64)
+    if beta != 0.0:
+        r = r + beta * c.astype(np.float64)
+    return r
+
+
+def assert_close(got, a, b, want, trans_a=False, trans_b=False, alpha=1.0):
+    """Within float32 rounding: the error bound grows with k and the magnitude of the terms."""
+    k = (a.shape[0] if trans_a else a.shape[1])
+    a64 = np.abs(a.astype(np.float64).T if trans_a else a.astype(np.float64))
+    b64 = np.abs(b.astype(np.float64).T if trans_b else b.astype(np.float64))
+    scale = abs(alpha) * (a64 @ b64) + np.abs(want) + 1e-30
+    err = np.abs(got.astype(np.float64) - want) / scale
+    assert got.dtype == np.float32
+    assert err.max(initial=0.0) <= 2 * (k + 2) * np.finfo(np.float32).eps, err.max()
+
+
+SHAPES = [(1, 1, 1), (7, 7, 7), (33, 33, 33), (130, 130, 130), (7, 33, 130), (130, 1, 33),
+          (1, 130, 7), (33, 130, 1)]
+
+
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_matmul_shapes(m, n, k):
+    a, b = rand(m, k), rand(k, n)
+    c = tilegemm.matmul(a, b)
+    assert c.shape == (m, n) and c.flags.c_contiguous
+    assert_close(c, a, b, reference(a, b))
+
+
+@pytest.mark.parametrize("trans_a,trans_b", list(itertools.product([False, True], repeat=2)))
+@pytest.mark.parametrize("order_a,order_b,order_c", list(itertools.product("CF", repeat=3)))
+def test_trans_and_orders(trans_a, trans_b, order_a, order_b, order_c):
+    m, n, k = 13, 9, 21
+    a = rand(*((k, m) if trans_a else (m, k)), order=order_a)
+    b = rand(*((n, k) if trans_b else (k, n)), order=order_b)
+    c = rand(m, n, order=order_c)
+    out = np.empty((m, n), dtype=np.float32, order=order_c)
+    r = tilegemm.sgemm(a, b, c, alpha=0.5, beta=-2.0, trans_a=trans_a, trans_b=trans_b, out=out)
+    assert r is out
+    assert_close(out, a, b, reference(a, b, c, 0.5, -2.0, trans_a, trans_b), trans_a, trans_b, 0.5)
+
+
+def test_sliced_views_use_leading_dimension():
+    big_a, big_b, big_c = rand(40, 50), rand(60, 70), rand(30, 90)
+    a, b = big_a[3:20, 5:36], big_b[10:41, 7:19]  # row stride > number of columns
+    c_before = big_c.copy()
+    out = big_c[4:21, 60:72]  # write into a window of a larger array
+    tilegemm.sgemm(a, b, out.copy(), beta=1.0, out=out)
+    want = reference(a, b, c_before[4:21, 60:72], 1.0, 1.0)
+    assert_close(out, a, b, want)
+    untouched = np.ones(big_c.shape, bool)
+    untouched[4:21, 60:72] = False
+    assert np.array_equal(big_c[untouched], c_before[untouched])
+    # Fortran-ordered slices and transposed views work the same way.
+    f = np.asfortranarray(rand(50, 40))[5:36, 3:20]
+    assert_close(tilegemm.matmul(f.T, a.T), f.T, a.T, reference(f.T, a.T))
+
+
+def test_in_place_update_and_c_not_modified():
+    a, b, c = rand(8, 5), rand(5, 6), rand(8, 6)
+    c0 = c.copy()
+    r = tilegemm.sgemm(a, b, c, alpha=2.0, beta=0.5)
+    assert r is not c and np.array_equal(c, c0)
+    assert_close(r, a, b, reference(a, b, c0, 2.0, 0.5), alpha=2.0)
+    tilegemm.sgemm(a, b, c, alpha=2.0, beta=0.5, out=c)
+    assert_close(c, a, b, reference(a, b, c0, 2.0, 0.5), alpha=2.0)
+
+
+def test_beta_zero_ignores_nan_in_c():
+    a, b = rand(9, 4), rand(4, 7)
+    c = np.full((9, 7), np.nan, dtype=np.float32)
+    r = tilegemm.sgemm(a, b, c, beta=0.0)
+    assert not np.isnan(r).any()
+    tilegemm.sgemm(a, b, c, beta=0.0, out=c)
+    assert not np.isnan(c).any()
+    assert_close(c, a, b, reference(a, b))
+
+
+def test_alpha_zero_does_not_read_a_or_b():
+    a = np.full((5, 3), np.nan, dtype=np.float32)
+    b = np.full((3, 4), np.inf, dtype=np.float32)
+    c = rand(5, 4)
+    r = tilegemm.sgemm(a, b, c, alpha=0.0, beta=3.0)
+    assert np.allclose(r, 3.0 * c)
+    r = tilegemm.sgemm(a, b, c, alpha=0.0, beta=1.0)
+    assert np.array_equal(r, c)
+
+
+def test_exact_small_integers_bit_for_bit():
+    a = rng.integers(-3, 4, size=(65, 129)).astype(np.float32)
+    b = rng.integers(-3, 4, size=(129, 33)).astype(np.float32)
+    assert a.any() and b.any()
+    assert np.array_equal(tilegemm.matmul(a, b), (a.astype(np.int64) @ b.astype(np.int64)))
+
+
+def test_empty_and_k_zero():
+    assert tilegemm.matmul(rand(0, 4), rand(4, 5)).shape == (0, 5)
+    r = tilegemm.sgemm(rand(3, 0), rand(0, 2), np.ones((3, 2), np.float32), beta=2.0)
+    assert np.array_equal(r, np.full((3, 2), 2.0, np.float32))
+    assert np.array_equal(tilegemm.matmul(rand(3, 0), rand(0, 2)), np.zeros((3, 2), np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float16, np.int32, np.complex64])
+def test_wrong_dtype_is_type_error(dtype):
+    a = np.ones((3, 3), dtype=dtype)
+    with pytest.raises(TypeError, match=r"a has dtype"):
+        tilegemm.matmul(a, np.ones((3, 3), np.float32))
+    with pytest.raises(TypeError, match=r"b has dtype"):
+        tilegemm.matmul(np.ones((3, 3), np.float32), a)
+    with pytest.raises(TypeError, match=r"out has dtype"):
+        tilegemm.sgemm(np.ones((3, 3), np.float32), np.ones((3, 3), np.float32), out=a)
+
+
+def test_not_an_array_is_type_error():
+    with pytest.raises(TypeError, match="must be a NumPy array"):
+        tilegemm.matmul([[1.0]], np.ones((1, 1), np.float32))
+
+
+def test_wrong_dimensions_and_shapes():
+    with pytest.raises(ValueError, match="2-D"):
+        tilegemm.matmul(np.ones((2, 3, 4), np.float32), np.ones((4, 2), np.float32))
+    with pytest.raises(ValueError, match="2-D"):
+        tilegemm.matmul(np.ones(3, np.float32), np.ones((3, 2), np.float32))
+    with pytest.raises(ValueError, match=r"op\(a\) is 2x3 .* op\(b\) is 4x2"):
+        tilegemm.matmul(np.ones((2, 3), np.float32), np.ones((4, 2), np.float32))
+    with pytest.raises(ValueError, match=r"c.shape = \(2, 3\)"):
+        tilegemm.sgemm(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32),
+                       np.ones((2, 3), np.float32), beta=1.0)
+    with pytest.raises(ValueError, match="needs c"):
+        tilegemm.sgemm(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32), beta=1.0)
+
+
+def test_non_contiguous_inner_stride_is_rejected():
+    a = rand(8, 8)
+    with pytest.raises(ValueError, match="neither row- nor column-major"):
+        tilegemm.matmul(a[:, ::2], rand(4, 3))
+    with pytest.raises(ValueError, match="neither row- nor column-major"):
+        tilegemm.matmul(a[::-1], rand(8, 3))
+    with pytest.raises(ValueError, match="neither row- nor column-major"):
+        tilegemm.matmul(np.broadcast_to(rand(1, 8), (8, 8)), rand(8, 3))
+
+
+def test_out_checks():
+    a, b = rand(4, 4), rand(4, 4)
+    ro = np.zeros((4, 4), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        tilegemm.sgemm(a, b, out=ro)
+    with pytest.raises(ValueError, match="out overlaps a"):
+        tilegemm.sgemm(a, b, out=a)
+
+
+def test_library_errors_raise_tilegemm_error():
+    # A call the binding cannot make wrong on its own: use the C function directly.
+    from tilegemm import _native
+    h = _native.handle()
+    status = _native.tg_sgemm(h.ptr, 101, 111, 111, 2, 2, 3, 1.0, None, 2, None, 2, 0.0,
+                              None, 2)
+    with pytest.raises(tilegemm.TilegemmError) as info:
+        h.check(status)
+    err = info.value
+    assert err.status == 1 and err.arg == 9 and err.arg_name == "lda"
+    assert "lda = 2 is less than k = 3" in err.message and "lda" in str(err)
+
+
+def test_threads_have_their_own_handles():
+    a, b = rand(64, 48), rand(48, 32)
+    want = reference(a, b)
+    errors = []
+
+    def work():
+        try:
+            for _ in range(5):
+                assert_close(tilegemm.matmul(a, b), a, b, want)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_version_and_backends():
+    assert tilegemm.version() == tilegemm.__version__
+    assert tilegemm.backend_available("cpu")
+    with pytest.raises(ValueError):
+        tilegemm.backend_available("tpu")

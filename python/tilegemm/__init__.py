@@ -1,0 +1,334 @@
+"""tilegemm: single-precision GEMM, C = alpha * op(A) @ op(B) + beta * C, over libtilegemm.
+
+    import numpy as np, tilegemm
+    c = tilegemm.matmul(a, b)                      # a @ b, float32
+    tilegemm.sgemm(a, b, c, alpha=2.0, beta=1.0, trans_a=True, out=c)   # in place
+
+Operands are 2-D float32 matrices:
+  * NumPy arrays (host memory): C- or Fortran-ordered, or any view whose elements along one
+    axis are adjacent (a slice `x[:, 2:7]` of a C-ordered array has a leading dimension larger
+    than its column count, and is used in place).  Views with negative strides, a step along
+    the inner axis or broadcast (zero) strides are rejected with ValueError: pass
+    np.ascontiguousarray(x).  Nothing is ever copied or converted silently.
+  * GPU arrays: CuPy arrays and PyTorch CUDA tensors (read directly: pointer, shape, strides),
+    and any other object with __cuda_array_interface__ or a CUDA __dlpack__; used in place, no
+    copy, with the same stride rules.  The call is queued on the producer's current stream
+    (torch.cuda.current_stream(), cupy.cuda.get_current_stream(), the interface's "stream"
+    entry, or the legacy default stream for DLPack) and returns without waiting, as CuPy and
+    PyTorch operations do.  PyTorch CPU tensors are host memory and work like NumPy arrays.
+All operands of one call must live on the same side (host, or one GPU); the result is allocated
+by the library of `a` (numpy.empty, cupy.empty, torch.empty) unless out= is given.
+
+Errors: TypeError for a wrong type or dtype, ValueError for wrong dimensions, shapes, strides,
+mixed devices, a read-only or overlapping out; these never reach the library.  A failure inside
+the library raises TilegemmError(status, message, arg) with its message.
+"""
+
+import ctypes
+
+from ._native import (TG_NO_TRANS, TG_ROW_MAJOR, TG_TRANS, TilegemmError,
+                      handle, library_path, tg_backend_available, tg_sgemm, tg_version)
+
+__all__ = ["matmul", "sgemm", "TilegemmError", "version", "backend_available", "library_path"]
+__version__ = "0.1.0"
+
+_LEGACY_DEFAULT_STREAM = 0  # cudaStreamLegacy as tg_set_stream takes it: NULL
+
+
+def version():
+    """The version of the loaded libtilegemm, e.g. "0.1.0"."""
+    return tg_version().decode()
+
+
+def backend_available(name):
+    """True if the backend ("cpu" or "cuda") can run in this process."""
+    codes = {"auto": 0, "cpu": 1, "cuda": 2}
+    if name not in codes:
+        raise ValueError(f"backend must be one of {sorted(codes)}, got {name!r}")
+    return bool(tg_backend_available(codes[name]))
+
+
+class _Operand:
+    """What the binding needs from one matrix, whatever library it comes from."""
+
+    __slots__ = ("obj", "name", "kind", "ptr", "shape", "strides", "readonly", "device",
+                 "stream", "keepalive")
+
+    def __init__(self, obj, name, kind, ptr, shape, strides, readonly, device, stream=None,
+                 keepalive=None):
+        self.obj, self.name, self.kind = obj, name, kind
+        self.ptr, self.shape, self.strides = int(ptr or 0), tuple(shape), tuple(strides)
+        self.readonly, self.device, self.stream = readonly, device, stream
+        self.keepalive = keepalive
+
+    def where(self):
+        return "host" if self.device is None else f"cuda:{self.device}"
+
+    def span(self):
+        """[first, last) bytes the matrix touches."""
+        r, c = self.shape
+        if r == 0 or c == 0:
+            return (self.ptr, self.ptr)
+        return (self.ptr, self.ptr + 4 * ((r - 1) * self.strides[0] + (c - 1) * self.strides[1] + 1))
+
+
+def _check_2d(shape, name):
+    if len(shape) != 2:
+        raise ValueError(f"{name} must be a 2-D matrix, got {len(shape)}-D with shape "
+                         f"{tuple(shape)}")
+
+
+def _element_strides(byte_strides, name):
+    if any(s % 4 for s in byte_strides):
+        raise ValueError(f"{name} has strides {tuple(byte_strides)} bytes, not a multiple of "
+                         f"the float32 size: pass a contiguous copy")
+    return tuple(s // 4 for s in byte_strides)
+
+
+def _c_strides(shape):
+    return (shape[1], 1)
+
+
+def _from_numpy(x, name):
+    import numpy as np
+    if x.dtype != np.float32:
+        raise TypeError(f"{name} has dtype {x.dtype}; tilegemm computes in float32 only "
+                        f"(convert explicitly, e.g. {name}.astype(numpy.float32))")
+    _check_2d(x.shape, name)
+    return _Operand(x, name, "numpy", x.__array_interface__["data"][0], x.shape,
+                    _element_strides(x.strides, name), not x.flags.writeable, None)
+
+
+def _from_torch(x, name):
+    import torch
+    if x.dtype != torch.float32:
+        raise TypeError(f"{name} has dtype {x.dtype}; tilegemm computes in float32 only "
+                        f"(convert explicitly, e.g. {name}.float())")
+    if x.layout != torch.strided:
+        raise TypeError(f"{name} has layout {x.layout}; only strided (dense) tensors are supported")
+    _check_2d(x.shape, name)
+    if x.is_cuda:
+        device = x.device.index if x.device.index is not None else torch.cuda.current_device()
+        stream = torch.cuda.current_stream(x.device).cuda_stream
+        return _Operand(x, name, "torch", x.data_ptr(), x.shape, x.stride(), False, device,
+                        stream)
+    if x.device.type != "cpu":
+        raise ValueError(f"{name} is on device {x.device}; tilegemm takes CPU or CUDA tensors")
+    return _Operand(x, name, "torch", x.data_ptr(), x.shape, x.stride(), False, None)
+
+
+def _from_cai(x, name):
+    cai = x.__cuda_array_interface__
+    typestr = cai.get("typestr")
+    if typestr not in ("<f4", "=f4", "|f4"):
+        raise TypeError(f"{name} has dtype {cai.get('descr', typestr)} ({typestr}); tilegemm "
+                        f"computes in float32 only")
+    shape = tuple(cai["shape"])
+    _check_2d(shape, name)
+    ptr, readonly = cai["data"]
+    strides = cai.get("strides")
+    strides = _c_strides(shape) if strides is None else _element_strides(strides, name)
+    kind, device, stream = "cai", -1, cai.get("stream")
+    module = type(x).__module__.split(".")[0]
+    if module == "cupy":
+        import cupy
+        kind, device = "cupy", x.device.id
+        stream = cupy.cuda.get_current_stream().ptr
+    # The interface's stream: None = no ordering needed, 1 = legacy default, 2 = per-thread.
+    if stream is None or stream == 1:
+        stream = _LEGACY_DEFAULT_STREAM
+    return _Operand(x, name, kind, ptr, shape, strides, bool(readonly), device, stream)
+
+
+# --- DLPack, for GPU arrays that speak neither of the above ------------------------------------
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+_kDLCPU, _kDLCUDA, _kDLCUDAManaged = 1, 2, 13
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _from_dlpack(x, name):
+    device_type, device_id = x.__dlpack_device__()
+    if device_type == _kDLCPU:
+        import numpy as np
+        return _from_numpy(np.from_dlpack(x), name)
+    if device_type not in (_kDLCUDA, _kDLCUDAManaged):
+        raise ValueError(f"{name} lives on DLPack device type {device_type}; tilegemm takes "
+                         f"host or CUDA memory")
+    # The producer makes the data ready on the legacy default stream, which the call then uses.
+    capsule = x.__dlpack__(stream=1)
+    # The capsule keeps its producer-side destructor: the tensor is only borrowed.
+    t = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
+    if (t.dtype.code, t.dtype.bits, t.dtype.lanes) != (2, 32, 1):
+        raise TypeError(f"{name} has DLPack dtype (code {t.dtype.code}, {t.dtype.bits} bits, "
+                        f"{t.dtype.lanes} lanes); tilegemm computes in float32 only")
+    shape = tuple(t.shape[i] for i in range(t.ndim))
+    _check_2d(shape, name)
+    strides = _c_strides(shape) if not t.strides else (t.strides[0], t.strides[1])
+    return _Operand(x, name, "dlpack", (t.data or 0) + t.byte_offset, shape, strides, False,
+                    t.device.device_id, _LEGACY_DEFAULT_STREAM, keepalive=capsule)
+
+
+def _describe(x, name):
+    module = type(x).__module__.split(".")[0]
+    if module == "numpy":
+        import numpy as np
+        if isinstance(x, np.ndarray):
+            return _from_numpy(x, name)
+    if module == "torch":
+        return _from_torch(x, name)
+    if hasattr(x, "__cuda_array_interface__"):
+        return _from_cai(x, name)
+    if hasattr(x, "__dlpack_device__") and hasattr(x, "__dlpack__"):
+        return _from_dlpack(x, name)
+    raise TypeError(f"{name} must be a NumPy array, a CuPy array, a PyTorch tensor or an object "
+                    f"with __cuda_array_interface__ / __dlpack__; got {type(x).__name__}")
+
+
+def _storage(op):
+    """(transposed, ld): op's matrix is a row-major matrix with leading dimension ld, or the
+    transpose of one.  Raises ValueError for anything else."""
+    r, c = op.shape
+    s0, s1 = op.strides
+    if r == 0 or c == 0:
+        return False, max(c, 1)
+    if (s1 == 1 or c == 1) and (r == 1 or s0 >= max(c, 1)):
+        return False, (s0 if r > 1 else max(c, 1))
+    if (s0 == 1 or r == 1) and (c == 1 or s1 >= max(r, 1)):
+        return True, (s1 if c > 1 else max(r, 1))
+    raise ValueError(
+        f"{op.name} (shape {op.shape}, element strides {op.strides}) is neither row- nor "
+        f"column-major with a positive leading dimension (negative strides, a step along the "
+        f"inner axis, or broadcasting): pass a contiguous copy, e.g. numpy.ascontiguousarray "
+        f"({op.name})")
+
+
+def _overlap(x, y):
+    (a0, a1), (b0, b1) = x.span(), y.span()
+    return a0 < b1 and b0 < a1
+
+
+def _empty(like, shape):
+    """A C-ordered float32 matrix from the library, and on the device, of `like`."""
+    if like.kind == "numpy":
+        import numpy as np
+        return np.empty(shape, dtype=np.float32)
+    if like.kind == "torch":
+        import torch
+        return torch.empty(shape, dtype=torch.float32, device=like.obj.device)
+    if like.kind == "cupy":
+        import cupy
+        with cupy.cuda.Device(like.device):
+            return cupy.empty(shape, dtype=cupy.float32)
+    raise ValueError(f"{like.name} is a {type(like.obj).__name__}; for arrays that only offer "
+                     f"__cuda_array_interface__ or DLPack, pass out= (a float32 matrix of "
+                     f"shape {shape})")
+
+
+def _copy_into(out, src):
+    """out[...] = src, done by out's library (on its current stream)."""
+    if out.kind == "numpy":
+        import numpy as np
+        np.copyto(out.obj, np.asarray(src.obj))
+    elif out.kind == "torch":
+        import torch
+        out.obj.copy_(torch.as_tensor(src.obj, device=out.obj.device))
+    elif out.kind == "cupy":
+        import cupy
+        out.obj[...] = cupy.asarray(src.obj)
+    else:
+        raise ValueError(f"cannot copy c into out of type {type(out.obj).__name__}: pass the same "
+                         f"array as c and out to update it in place")
+
+
+def sgemm(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, out=None):
+    """Returns alpha * op(a) @ op(b) + beta * c, op(x) being x.T when trans_x is true.
+
+    c:   the matrix beta multiplies (m x n); never read when beta == 0, so NaN in it does not
+         propagate.  Required when beta != 0.  Not modified unless it is also `out`.
+    out: where to write the result (m x n float32, writeable, row- or column-major); c is
+         copied into it first when it is a different array.  Default: a new C-ordered array of
+         the library of a.  `out` may be `c` (in-place update) but must not overlap a or b.
+    """
+    A = _describe(a, "a")
+    B = _describe(b, "b")
+    C = _describe(c, "c") if c is not None else None
+    O = _describe(out, "out") if out is not None else None
+    operands = [x for x in (A, B, C, O) if x is not None]
+    if len({x.device is None for x in operands}) > 1 or len(
+            {x.device for x in operands if x.device not in (None, -1)}) > 1:
+        raise ValueError("operands live in different places (" +
+                         ", ".join(f"{x.name} on {x.where()}" for x in operands) +
+                         "): put them all on the host or all on the same GPU")
+
+    m, k = (A.shape[1], A.shape[0]) if trans_a else A.shape
+    kb, n = (B.shape[1], B.shape[0]) if trans_b else B.shape
+    if k != kb:
+        raise ValueError(f"shapes do not match: op(a) is {m}x{k} (a.shape = {A.shape}"
+                         f"{', transposed' if trans_a else ''}) but op(b) is {kb}x{n} (b.shape = "
+                         f"{B.shape}{', transposed' if trans_b else ''})")
+    for x in (C, O):
+        if x is not None and x.shape != (m, n):
+            raise ValueError(f"{x.name}.shape = {x.shape} but the product op(a) @ op(b) is "
+                             f"{m}x{n}")
+    alpha, beta = float(alpha), float(beta)
+    if C is None and beta != 0.0:
+        raise ValueError(f"beta = {beta} needs c (the matrix it multiplies)")
+    if O is not None and O.readonly:
+        raise ValueError("out is read-only")
+    for x in (A, B, C, O):
+        if x is not None:
+            _storage(x)  # stride errors before anything is allocated or copied
+
+    if O is None:
+        out = _empty(A, (m, n))
+        O = _describe(out, "out")
+    for x in (A, B):
+        if _overlap(O, x):
+            raise ValueError(f"out overlaps {x.name}: the library would read {x.name} while it "
+                             f"writes out")
+    if C is not None:
+        same = C.ptr == O.ptr and C.strides == O.strides
+        if not same:
+            if _overlap(C, O):
+                raise ValueError("c and out overlap without being the same matrix")
+            _copy_into(O, C)
+    else:
+        beta = 0.0  # never reads out's old contents
+
+    ta, lda = _storage(A)
+    tb, ldb = _storage(B)
+    tc, ldc = _storage(O)
+    op_a, op_b = ta != bool(trans_a), tb != bool(trans_b)
+    h = handle()
+    if O.device is not None:
+        h.set_stream(O.stream if O.stream is not None else _LEGACY_DEFAULT_STREAM)
+    T = (TG_NO_TRANS, TG_TRANS)
+    if not tc:
+        status = tg_sgemm(h.ptr, TG_ROW_MAJOR, T[op_a], T[op_b], m, n, k, alpha, A.ptr, lda,
+                          B.ptr, ldb, beta, O.ptr, ldc)
+    else:
+        # out is stored column-major: write out^T = op(b)^T @ op(a)^T as a row-major matrix.
+        status = tg_sgemm(h.ptr, TG_ROW_MAJOR, T[not op_b], T[not op_a], n, m, k, alpha, B.ptr,
+                          ldb, A.ptr, lda, beta, O.ptr, ldc)
+    h.check(status)
+    return out
+
+
+def matmul(a, b):
+    """a @ b in float32 (2-D only): sgemm(a, b)."""
+    return sgemm(a, b)

@@ -1,0 +1,198 @@
+/*
+ * sgemm_: the Fortran 77 ABI of the reference BLAS SGEMM, over tg_sgemm.
+ *
+ *   SUBROUTINE SGEMM(TRANSA, TRANSB, M, N, K, ALPHA, A, LDA, B, LDB, BETA, C, LDC)
+ *
+ * Every argument by reference, 32-bit INTEGERs, and the lengths of the two CHARACTER arguments
+ * passed by value after the last argument (size_t, as gfortran >= 8 does).  Only the first
+ * character is read, compared as the reference LSAME compares: case-insensitively.
+ *
+ * The checks are the reference's, in its order (the first that fails wins):
+ *   TRANSA not N/T/C -> 1, TRANSB not N/T/C -> 2, M < 0 -> 3, N < 0 -> 4, K < 0 -> 5,
+ *   LDA < max(1, nrowa) -> 8, LDB < max(1, nrowb) -> 10, LDC < max(1, M) -> 13,
+ * where nrowa is M (TRANSA = N) or K, nrowb is K (TRANSB = N) or N.  A failure calls
+ * xerbla_("SGEMM ", &info, 6) and returns without touching C.  They run here, before any handle
+ * exists, so that error reporting needs neither a handle nor a GPU.  Then the reference quick
+ * return: M or N is 0, or (ALPHA is 0 or K is 0) and BETA is 1.
+ *
+ * The work goes to tg_sgemm in column-major on this thread's handle (created on first use,
+ * destroyed when the thread exits), so TILEGEMM_BACKEND and TILEGEMM_GPU_MIN_WORK apply.
+ * There is no way to return a runtime failure through this ABI, so one (a CUDA error, an
+ * allocation failure) is retried on the CPU backend, and if even that or the handle's creation
+ * fails, a plain loop computes the result: the caller always gets C.
+ *
+ * One thing the reference does not do: a NULL A, B or C that would be read is reported through
+ * xerbla_ with that pointer's position (7, 9, 12) instead of crashing.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../include/tilegemm.h"
+#include "../../include/tilegemm_cblas.h"
+
+/* Shared with cblas_sgemm.c (hidden: not part of the library's ABI). */
+void tg_blas_sgemm(char transa, char transb, int m, int n, int k, float alpha, const float *A,
+                   int lda, const float *B, int ldb, float beta, float *C, int ldc,
+                   int from_cblas, int row_major);
+
+/* --- One handle per thread ------------------------------------------------------------------ */
+
+static pthread_key_t handle_key;
+static pthread_once_t handle_key_once = PTHREAD_ONCE_INIT;
+static int handle_key_ready;
+static _Thread_local int handle_failed; /* tg_create failed on this thread: do not retry */
+
+static void destroy_handle(void *h) { tg_destroy((tg_handle *)h); }
+
+static void make_handle_key(void)
+{
+    handle_key_ready = pthread_key_create(&handle_key, destroy_handle) == 0;
+}
+
+/* If the library is unloaded (dlclose), the key's destructor must not outlive its code. */
+__attribute__((destructor)) static void delete_handle_key(void)
+{
+    if (handle_key_ready) {
+        handle_key_ready = 0;
+        pthread_key_delete(handle_key);
+    }
+}
+
+static tg_handle *thread_handle(void)
+{
+    pthread_once(&handle_key_once, make_handle_key);
+    if (!handle_key_ready || handle_failed)
+        return NULL;
+    tg_handle *h = pthread_getspecific(handle_key);
+    if (h)
+        return h;
+    if (tg_create(&h) != TG_SUCCESS) {
+        handle_failed = 1;
+        return NULL;
+    }
+    if (pthread_setspecific(handle_key, h) != 0) {
+        tg_destroy(h);
+        handle_failed = 1;
+        return NULL;
+    }
+    return h;
+}
+
+/* The backend a fresh handle would have, to restore after a retry on the CPU. */
+static tg_backend environment_backend(void)
+{
+    const char *b = getenv("TILEGEMM_BACKEND");
+    if (b && strcmp(b, "cpu") == 0)
+        return TG_BACKEND_CPU;
+    if (b && strcmp(b, "cuda") == 0)
+        return TG_BACKEND_CUDA;
+    return TG_BACKEND_AUTO;
+}
+
+/* --- The reference checks -------------------------------------------------------------------- */
+
+static int lsame(char ca, char cb)
+{
+    if (ca >= 'a' && ca <= 'z')
+        ca = (char)(ca - 'a' + 'A');
+    return ca == cb;
+}
+
+static void report(int info, int from_cblas, int row_major)
+{
+    /* Reference CBLAS tells its xerbla_ where the call came from through these globals; they
+     * are set only around the report, so concurrent successful calls never touch them. */
+    const int saved_from_c = CBLAS_CallFromC, saved_row_major = RowMajorStrg;
+    CBLAS_CallFromC = from_cblas;
+    RowMajorStrg = row_major;
+    xerbla_("SGEMM ", &info, 6);
+    CBLAS_CallFromC = saved_from_c;
+    RowMajorStrg = saved_row_major;
+}
+
+/* --- Last resort: the reference loops, for when no handle can be had ------------------------ */
+
+static void plain_sgemm(int nota, int notb, int m, int n, int k, float alpha, const float *A,
+                        int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) {
+            double sum = 0.0;
+            if (alpha != 0.0f)
+                for (int l = 0; l < k; ++l) {
+                    const float a = nota ? A[i + (size_t)l * lda] : A[l + (size_t)i * lda];
+                    const float b = notb ? B[l + (size_t)j * ldb] : B[j + (size_t)l * ldb];
+                    sum += (double)a * b;
+                }
+            float *c = &C[i + (size_t)j * ldc];
+            const float scaled = beta == 0.0f ? 0.0f : beta * *c; /* beta = 0 never reads C */
+            *c = alpha == 0.0f ? scaled : (float)(alpha * sum) + scaled;
+        }
+}
+
+void tg_blas_sgemm(char transa, char transb, int m, int n, int k, float alpha, const float *A,
+                   int lda, const float *B, int ldb, float beta, float *C, int ldc,
+                   int from_cblas, int row_major)
+{
+    const int nota = lsame(transa, 'N'), notb = lsame(transb, 'N');
+    const int nrowa = nota ? m : k, nrowb = notb ? k : n;
+    int info = 0;
+    if (!nota && !lsame(transa, 'C') && !lsame(transa, 'T'))
+        info = 1;
+    else if (!notb && !lsame(transb, 'C') && !lsame(transb, 'T'))
+        info = 2;
+    else if (m < 0)
+        info = 3;
+    else if (n < 0)
+        info = 4;
+    else if (k < 0)
+        info = 5;
+    else if (lda < (nrowa > 1 ? nrowa : 1))
+        info = 8;
+    else if (ldb < (nrowb > 1 ? nrowb : 1))
+        info = 10;
+    else if (ldc < (m > 1 ? m : 1))
+        info = 13;
+    if (info != 0) {
+        report(info, from_cblas, row_major);
+        return;
+    }
+    if (m == 0 || n == 0 || ((alpha == 0.0f || k == 0) && beta == 1.0f))
+        return;
+
+    tg_handle *h = thread_handle();
+    if (h) {
+        const tg_op opa = nota ? TG_NO_TRANS : TG_TRANS, opb = notb ? TG_NO_TRANS : TG_TRANS;
+        tg_status s = tg_sgemm(h, TG_COL_MAJOR, opa, opb, m, n, k, alpha, A, lda, B, ldb, beta,
+                               C, ldc);
+        if (s == TG_SUCCESS)
+            return;
+        if (s == TG_ERROR_INVALID_ARGUMENT && tg_last_error_arg(h) > 1) {
+            /* Only the NULL checks can get here; CBLAS position - 1 = Fortran position. */
+            report(tg_last_error_arg(h) - 1, from_cblas, row_major);
+            return;
+        }
+        /* A runtime failure wrote nothing to C (tg_sgemm's contract): retry on the CPU. */
+        if (tg_set_backend(h, TG_BACKEND_CPU) == TG_SUCCESS) {
+            s = tg_sgemm(h, TG_COL_MAJOR, opa, opb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+            tg_set_backend(h, environment_backend());
+            if (s == TG_SUCCESS)
+                return;
+        }
+    }
+    if ((alpha != 0.0f && k > 0 && (A == NULL || B == NULL)) || C == NULL) {
+        report(C == NULL ? 12 : A == NULL ? 7 : 9, from_cblas, row_major);
+        return;
+    }
+    plain_sgemm(nota, notb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+TG_API void sgemm_(const char *transa, const char *transb, const int *m, const int *n,
+                   const int *k, const float *alpha, const float *A, const int *lda,
+                   const float *B, const int *ldb, const float *beta, float *C, const int *ldc,
+                   size_t transa_len, size_t transb_len)
+{
+    (void)transa_len, (void)transb_len; /* LSAME reads the first character only */
+    tg_blas_sgemm(*transa, *transb, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C, *ldc, 0, 0);
+}
