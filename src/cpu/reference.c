@@ -28,59 +28,45 @@ static double dot_f64(const tg_problem *p, const float *A, const float *B, int64
     return sum;
 }
 
+/* Element (i, j) of batch item b in float64: alpha * (A B)_ij + beta * c_ij, with C_in's old
+ * value c; also its magnitude |alpha| sum |a b| + |beta c|.  Reads only what BLAS allows. */
+static double reference_element(const tg_problem *p, const float *C_in, int64_t b, int64_t i,
+                                int64_t j, double *magnitude)
+{
+    double value = 0.0, mag = 0.0;
+    if (p->alpha != 0.0f && p->k > 0) {
+        double abs_sum;
+        value = (double)p->alpha *
+                dot_f64(p, p->A + b * p->stride_a, p->B + b * p->stride_b, i, j, &abs_sum);
+        mag = fabs((double)p->alpha) * abs_sum;
+    }
+    if (p->beta != 0.0f) {
+        const double bc = (double)p->beta * (double)C_in[b * p->stride_c + i * p->ldc + j];
+        value += bc;
+        mag += fabs(bc);
+    }
+    *magnitude = mag;
+    return value;
+}
+
 void tg_ref_sgemm(const tg_problem *p)
 {
-    if (p->m <= 0 || p->n <= 0)
-        return;
-    const int reads_ab = p->alpha != 0.0f && p->k > 0;
-    const int reads_c = p->beta != 0.0f;
-    for (int64_t b = 0; b < p->batch; ++b) {
-        const float *A = p->A + b * p->stride_a;
-        const float *B = p->B + b * p->stride_b;
-        float *C = p->C + b * p->stride_c;
-        for (int64_t i = 0; i < p->m; ++i) {
-            for (int64_t j = 0; j < p->n; ++j) {
-                double v = 0.0;
-                if (reads_ab)
-                    v = (double)p->alpha * dot_f64(p, A, B, i, j, NULL);
-                if (reads_c)
-                    v += (double)p->beta * (double)C[i * p->ldc + j];
-                C[i * p->ldc + j] = (float)v;
-            }
-        }
-    }
+    double magnitude;
+    for (int64_t b = 0; b < p->batch; ++b)
+        for (int64_t i = 0; i < p->m; ++i)
+            for (int64_t j = 0; j < p->n; ++j)
+                p->C[b * p->stride_c + i * p->ldc + j] =
+                    (float)reference_element(p, p->C, b, i, j, &magnitude);
 }
 
 void tg_ref_gemm_f64(const tg_problem *p, const float *C_in, double *ref, double *bound)
 {
-    if (p->m <= 0 || p->n <= 0)
-        return;
-    const int reads_ab = p->alpha != 0.0f && p->k > 0;
-    const int reads_c = p->beta != 0.0f;
-    for (int64_t b = 0; b < p->batch; ++b) {
-        const float *A = p->A + b * p->stride_a;
-        const float *B = p->B + b * p->stride_b;
-        const float *C = C_in + b * p->stride_c;
-        double *r = ref + b * p->m * p->n;
-        double *bd = bound + b * p->m * p->n;
-        for (int64_t i = 0; i < p->m; ++i) {
+    for (int64_t b = 0; b < p->batch; ++b)
+        for (int64_t i = 0; i < p->m; ++i)
             for (int64_t j = 0; j < p->n; ++j) {
-                double v = 0.0, mag = 0.0;
-                if (reads_ab) {
-                    double abs_sum;
-                    v = (double)p->alpha * dot_f64(p, A, B, i, j, &abs_sum);
-                    mag = fabs((double)p->alpha) * abs_sum;
-                }
-                if (reads_c) {
-                    double bc = (double)p->beta * (double)C[i * p->ldc + j];
-                    v += bc;
-                    mag += fabs(bc);
-                }
-                r[i * p->n + j] = v;
-                bd[i * p->n + j] = mag;
+                const int64_t out = (b * p->m + i) * p->n + j;
+                ref[out] = reference_element(p, C_in, b, i, j, &bound[out]);
             }
-        }
-    }
 }
 
 double tg_scaled_error(const tg_problem *p, const float *C, const double *ref,

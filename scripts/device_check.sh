@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Everything a GPU machine must confirm, in one call: build for the local GPU, the whole test
+# suite (GPU tests run for real there), `tilegemm verify`, compute-sanitizer memcheck and
+# racecheck over a small verify sweep of every rung, then the benchmark suites saved as JSON.
+# Logs and results go under ${OUT:-device-out}; a short table is printed last.
+#
+#   scripts/device_check.sh [--no-bench] [--suite quick|squares|awkward|transposes|all]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-device-out}
+mkdir -p "$out"
+suite=all
+bench=1
+while (($#)); do
+  case $1 in
+    --no-bench) bench=0 ;;
+    --suite) suite=$2; shift ;;
+    *) echo "device_check: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+build=${BUILD_DIR:-build-device}
+status() { printf '%-28s %s\n' "$1" "$2" >>"$out/summary.txt"; }
+: >"$out/summary.txt"
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=native >"$out/build.log" 2>&1 &&
+  cmake --build "$build" -j"$(nproc)" >>"$out/build.log" 2>&1
+status build "$([ $? -eq 0 ] && echo ok || echo FAILED)"
+
+(cd "$build" && ctest --output-on-failure -j4) >"$out/ctest.log" 2>&1
+status ctest "$(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -n 1)"
+
+"$build/tilegemm" verify >"$out/verify.log" 2>&1
+status verify "$([ $? -eq 0 ] && echo PASS || echo FAIL)"
+
+if command -v compute-sanitizer >/dev/null 2>&1; then
+  for tool in memcheck racecheck; do
+    for algo in $("$build/tilegemm" algos | awk 'NR > 2 && $1 != "(this" {print $1}'); do
+      compute-sanitizer --tool "$tool" --error-exitcode 3 \
+        "$build/tilegemm" verify --quick --algo "$algo" >>"$out/sanitizer.log" 2>&1
+      status "$tool $algo" "$([ $? -eq 0 ] && echo clean || echo ERRORS)"
+    done
+  done
+else
+  status sanitizer "compute-sanitizer not found"
+fi
+
+if ((bench)); then
+  "$build/tilegemm" bench --suite "$suite" --save >"$out/bench.log" 2>&1
+  status "bench $suite" "$([ $? -eq 0 ] && echo ok || echo 'FAILED or MISMATCH')"
+  cp bench/results/*.json "$out/" 2>/dev/null
+fi
+cat "$out/summary.txt"
