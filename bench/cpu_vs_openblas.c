@@ -180,6 +180,26 @@ static void put_json_string(FILE *f, const char *text)
     fputc('"', f);
 }
 
+/* The processor's name from /proc/cpuinfo, for the results file. */
+static const char *cpu_model(void)
+{
+    static char model[256] = "unknown";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return model;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        const char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            snprintf(model, sizeof model, "%s", colon + 2);
+            model[strcspn(model, "\n")] = '\0';
+            break;
+        }
+    }
+    fclose(f);
+    return model;
+}
+
 static int write_json(const char *path, const char *commit, int threads, const result *res,
                       int count)
 {
@@ -197,7 +217,9 @@ static int write_json(const char *path, const char *commit, int threads, const r
     put_json_string(f, host);
     fprintf(f, ",\n  \"date\": \"%s\",\n  \"commit\": ", date);
     put_json_string(f, commit);
-    fprintf(f, ",\n");
+    fprintf(f, ",\n  \"cpu\": ");
+    put_json_string(f, cpu_model());
+    fprintf(f, ",\n  \"cores_online\": %ld,\n", sysconf(_SC_NPROCESSORS_ONLN));
     fprintf(f, "  \"benchmark\": \"cpu_vs_openblas\",\n  \"layout\": \"row-major NN\",\n");
     fprintf(f, "  \"threads\": %d,\n  \"openblas_threads\": %d,\n  \"results\": [\n", threads,
             openblas_threads());
