@@ -73,10 +73,10 @@ static int cmd_info(void)
 
 static int cmd_algos(void)
 {
-    printf("%-8s %5s  %s\n", "name", "rung", "summary");
-    printf("%-8s %5s  %s\n", "auto", "-", "picks per shape (see tilegemm explain)");
+    printf("%-14s %4s  %s\n", "name", "rung", "summary");
+    printf("%-14s %4s  %s\n", "auto", "-", "picks per shape (see tilegemm explain)");
     for (int i = 0; i < tg_rung_count; ++i)
-        printf("%-8s %5d  %s\n", tg_rungs[i]->name, tg_rungs[i]->level, tg_rungs[i]->summary);
+        printf("%-14s %4d  %s\n", tg_rungs[i]->name, tg_rungs[i]->level, tg_rungs[i]->summary);
     if (tg_rung_count == 0)
         printf("(this build has no CUDA rungs)\n");
     return 0;

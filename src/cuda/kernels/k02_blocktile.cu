@@ -14,16 +14,17 @@
  *   shared       As[BK][BM + pad] k-major (op(A) transposed on the way in) and Bs[BK][BN + pad];
  *                pad = 4 floats for an operand that is contiguous along k, whose 4 values of a
  *                vector are scattered over 4 rows of the tile: it spreads those stores over
- *                all 32 banks.  128x128x8: 8.25 to 8.5 KiB; 64x64x8: 4.25 to 4.5 KiB
+ *                all 32 banks.  128x128x8: 8 to 8.25 KiB; 64x64x8: 4 to 4.25 KiB
  *   stages       1: a barrier after the loads, another before the next phase overwrites them
  * Layouts: the launcher instantiates the kernel for how op(A) and op(B) sit in memory
  * (op(A) contiguous along k or along m, op(B) along n or along k) and for whether 16-byte
  * vectors are legal (both operands: the pointer 16-byte aligned, the stride between the
  * contiguous lines and the batch stride multiples of 4 floats).  Every transpose runs inside
  * the kernel, with no copies; misaligned pointers and odd leading dimensions take the scalar
- * instantiation, which is slower but exact.
- * Edges: a phase whose tile lies wholly inside op(A) (or op(B)) loads it by vectors; any other
- * phase loads element by element with the tiled rung's rule (outside the matrix writes 0.0f).
+ * instantiation, which is slower but still correct.
+ * Edges: where vectors are legal, a phase whose tile lies wholly inside op(A) (or op(B)) loads
+ * it by vectors; any other phase loads element by element with the tiled rung's rule (outside
+ * the matrix writes 0.0f), from the same addresses into the same shared slots.
  * C is stored by 16-byte vectors where C's pointer and ldc allow and all 4 columns are inside,
  * else element by element; beta == 0 never reads C.
  * Constraints: none (any m, n, k, strides and alignment).
@@ -37,62 +38,88 @@
 namespace {
 
 /*
- * Moves one operand's BK-deep tile into a k-major shared tile S[BK][ROWS + kPad].  "Outer" is
- * the operand's other index: m for op(A), n for op(B).  K_CONTIG says the operand's memory is
- * contiguous along k (op(A) row-major, op(B) column-major); otherwise it is contiguous along
- * the outer index.  base points at the tile's first element (outer0, k0); os and ks are the
- * strides along the outer index and along k.
+ * Moves one operand's BK-deep tile into a k-major shared tile S[BK][ROWS + kPad], a phase at a
+ * time.  "Outer" is the operand's other index: m for op(A), n for op(B).  K_CONTIG says the
+ * operand is read as contiguous along k (op(A) row-major, op(B) column-major); otherwise along
+ * the outer index.  Each thread moves kVecs runs of 4 floats along the contiguous direction:
+ * by one 16-byte load where the phase's tile is wholly inside the matrix and vectors are legal,
+ * else element by element with 0.0f outside the matrix.  Both ways read the same addresses and
+ * write the same shared slots, so the thread keeps one pointer per run for both.
  */
 template <int ROWS, int BK, int THREADS, bool K_CONTIG>
 struct TileLoader {
     static constexpr int kPad = K_CONTIG ? 4 : 0;
     static constexpr int kPitch = ROWS + kPad;
-    static constexpr int kElems = ROWS * BK;
-    static_assert(kElems % (THREADS * 4) == 0,
-                  "the threads must split a tile evenly into 16-byte vectors (ROWS * BK must "
+    static constexpr int kVecs = ROWS * BK / (THREADS * 4);
+    static_assert(ROWS * BK % (THREADS * 4) == 0,
+                  "the threads must split a tile evenly into runs of 4 floats (ROWS * BK must "
                   "be a multiple of 4 * threads)");
     static_assert(BK % 4 == 0 && ROWS % 4 == 0,
-                  "vectors of 4 floats must tile the tile's rows and its depth");
+                  "runs of 4 floats must tile the tile's rows and its depth");
     static_assert(kPitch % 4 == 0, "shared rows must stay 16-byte aligned for LDS.128");
 
-    /* Any tile, any strides: element by element, 0.0f outside the matrix. */
-    static __device__ __forceinline__ void load_scalar(float *S, const float *base, int64_t os,
-                                                       int64_t ks, int64_t outer_left,
-                                                       int64_t k_left, int tid)
+    const float *src[kVecs]; /* run l's first float in the current phase */
+    int outer[kVecs], depth[kVecs]; /* and where it sits in the tile */
+
+    /* first: the operand's element (outer0, 0); os, ks: its strides along outer and along k */
+    __device__ __forceinline__ TileLoader(const float *first, int64_t os, int64_t ks, int tid)
     {
 #pragma unroll
-        for (int l = 0; l < kElems / THREADS; ++l) {
-            const int e = tid + l * THREADS;
-            /* consecutive threads walk the contiguous direction, so a warp's loads coalesce */
-            const int o = K_CONTIG ? e / BK : e % ROWS;
-            const int kk = K_CONTIG ? e % BK : e / ROWS;
-            S[kk * kPitch + o] = o < outer_left && kk < k_left ? base[o * os + kk * ks] : 0.0f;
+        for (int l = 0; l < kVecs; ++l) {
+            const int v = tid + l * THREADS;
+            /* consecutive threads take consecutive runs along the contiguous direction, so a
+             * warp's loads coalesce */
+            outer[l] = K_CONTIG ? v / (BK / 4) : v % (ROWS / 4) * 4;
+            depth[l] = K_CONTIG ? v % (BK / 4) * 4 : v / (ROWS / 4);
+            src[l] = first + outer[l] * os + depth[l] * ks;
         }
     }
 
-    /* A tile wholly inside the matrix, base 16-byte aligned, the unit stride 1 and pitch (the
-     * other stride) a multiple of 4: one float4 per vector. */
-    static __device__ __forceinline__ void load_vector(float *S, const float *base, int64_t pitch,
-                                                       int tid)
+    /* Loads this phase's tile into S and steps to the next phase.  vectors: the tile is wholly
+     * inside the matrix and 16-byte loads are legal; outer_left, k_left: how much of the
+     * matrix is left from the tile's first element on. */
+    __device__ __forceinline__ void load(float *S, bool vectors, int64_t os, int64_t ks,
+                                         int64_t outer_left, int64_t k_left)
     {
 #pragma unroll
-        for (int l = 0; l < kElems / (THREADS * 4); ++l) {
-            const int v = tid + l * THREADS;
-            if (K_CONTIG) { /* 4 consecutive k of one outer index: scatter into 4 rows of S */
-                const int o = v / (BK / 4), kk = v % (BK / 4) * 4;
-                const float4 x = *reinterpret_cast<const float4 *>(base + o * pitch + kk);
-                S[(kk + 0) * kPitch + o] = x.x;
-                S[(kk + 1) * kPitch + o] = x.y;
-                S[(kk + 2) * kPitch + o] = x.z;
-                S[(kk + 3) * kPitch + o] = x.w;
-            } else { /* 4 consecutive outer indices of one k: a 16-byte store */
-                const int kk = v / (ROWS / 4), o = v % (ROWS / 4) * 4;
-                *reinterpret_cast<float4 *>(&S[kk * kPitch + o]) =
-                    *reinterpret_cast<const float4 *>(base + kk * pitch + o);
+        for (int l = 0; l < kVecs; ++l) {
+            float4 x;
+            if (vectors) {
+                x = *reinterpret_cast<const float4 *>(src[l]);
+            } else {
+                const int64_t step = K_CONTIG ? ks : os; /* between the run's floats */
+                const int o = outer[l], kk = depth[l];
+                x.x = in(o, kk, 0, outer_left, k_left) ? src[l][0] : 0.0f;
+                x.y = in(o, kk, 1, outer_left, k_left) ? src[l][step] : 0.0f;
+                x.z = in(o, kk, 2, outer_left, k_left) ? src[l][2 * step] : 0.0f;
+                x.w = in(o, kk, 3, outer_left, k_left) ? src[l][3 * step] : 0.0f;
             }
+            float *dst = &S[depth[l] * kPitch + outer[l]];
+            if (K_CONTIG) { /* a run along k lands in one column of 4 rows of S */
+                dst[0 * kPitch] = x.x;
+                dst[1 * kPitch] = x.y;
+                dst[2 * kPitch] = x.z;
+                dst[3 * kPitch] = x.w;
+            } else { /* a run along outer is 4 consecutive floats of one row: STS.128 */
+                *reinterpret_cast<float4 *>(dst) = x;
+            }
+            src[l] += BK * ks;
         }
     }
+
+  private:
+    /* Whether float c of the run starting at (o, kk) is inside the matrix. */
+    static __device__ __forceinline__ bool in(int o, int kk, int c, int64_t outer_left,
+                                              int64_t k_left)
+    {
+        return K_CONTIG ? o < outer_left && kk + c < k_left : o + c < outer_left && kk < k_left;
+    }
 };
+
+/* Blocks per SM the register budget is sized for: at most 128 registers a thread, so two
+ * 256-thread blocks (or four of 128) fit the SM's 64K registers. */
+template <int THREADS>
+constexpr int kMinBlocks = 65536 / (THREADS * 128);
 
 /*
  * A_K_CONTIG: op(A) is read as contiguous along k (a_cs == 1), else along m (a_rs == 1, or
@@ -100,7 +127,7 @@ struct TileLoader {
  * along k.  VEC: both operands may be read by 16-byte vectors.
  */
 template <int BM, int BN, int BK, int TM, int TN, bool A_K_CONTIG, bool B_N_CONTIG, bool VEC>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+__global__ void __launch_bounds__((BM / TM) * (BN / TN), kMinBlocks<(BM / TM) * (BN / TN)>)
     sgemm_blocktile(const tg_problem p)
 {
     constexpr int kThreadsX = BN / TN; /* threads along n */
@@ -120,23 +147,15 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     const int tx = tid % kThreadsX, ty = tid / kThreadsX;
     const int64_t i0 = blockIdx.y * (int64_t)BM, j0 = blockIdx.x * (int64_t)BN;
     const batch_item item(p);
-    const float *a = item.A + i0 * p.a_rs; /* op(A)(i0, k0), advanced each phase */
-    const float *b = item.B + j0 * p.b_cs; /* op(B)(k0, j0) */
-    const int64_t a_pitch = A_K_CONTIG ? p.a_rs : p.a_cs; /* between contiguous lines */
-    const int64_t b_pitch = B_N_CONTIG ? p.b_rs : p.b_cs;
+    LoadA load_a(item.A + i0 * p.a_rs, p.a_rs, p.a_cs, tid); /* from op(A)(i0, 0) */
+    LoadB load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs, tid); /* from op(B)(0, j0) */
     const bool a_rows_inside = i0 + BM <= p.m, b_cols_inside = j0 + BN <= p.n;
 
     float acc[TM][TN] = {};
     for (int64_t k0 = 0; k0 < p.k; k0 += BK) {
         const int64_t k_left = p.k - k0;
-        if (VEC && a_rows_inside && k_left >= BK)
-            LoadA::load_vector(As, a, a_pitch, tid);
-        else
-            LoadA::load_scalar(As, a, p.a_rs, p.a_cs, p.m - i0, k_left, tid);
-        if (VEC && b_cols_inside && k_left >= BK)
-            LoadB::load_vector(Bs, b, b_pitch, tid);
-        else
-            LoadB::load_scalar(Bs, b, p.b_cs, p.b_rs, p.n - j0, k_left, tid);
+        load_a.load(As, VEC && a_rows_inside && k_left >= BK, p.a_rs, p.a_cs, p.m - i0, k_left);
+        load_b.load(Bs, VEC && b_cols_inside && k_left >= BK, p.b_cs, p.b_rs, p.n - j0, k_left);
         __syncthreads(); /* the tiles are complete */
 
 #pragma unroll
@@ -161,8 +180,6 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
                     acc[i][j] += af[i] * bf[j];
         }
         __syncthreads(); /* everyone is done reading before the next phase overwrites */
-        a += BK * p.a_cs;
-        b += BK * p.b_rs;
     }
 
     /* acc[i][j] is C(i0 + row(i), j0 + col(j)), with the 4x4 pieces strided as they were read. */
@@ -201,7 +218,8 @@ int launch_instance(const tg_problem *p, cudaStream_t stream)
 {
     const dim3 block((BM / TM) * (BN / TN));
     const dim3 grid(ceil_div(p->n, BN), ceil_div(p->m, BM), (unsigned)p->batch);
-    sgemm_blocktile<BM, BN, BK, TM, TN, A_K_CONTIG, B_N_CONTIG, VEC><<<grid, block, 0, stream>>>(*p);
+    const auto kernel = sgemm_blocktile<BM, BN, BK, TM, TN, A_K_CONTIG, B_N_CONTIG, VEC>;
+    kernel<<<grid, block, 0, stream>>>(*p);
     return (int)cudaGetLastError();
 }
 
