@@ -20,8 +20,8 @@ typedef struct tg_error {
 
 /* Device buffers that host operands are staged through; grown on demand, kept for reuse. */
 typedef struct tg_workspace {
-    void *buffer[3]; /* A, B, C */
-    size_t bytes[3];
+    void *buffer[4]; /* A, B, C, split-K partial products */
+    size_t bytes[4];
 } tg_workspace;
 
 struct tg_handle {
@@ -73,6 +73,7 @@ typedef struct tg_plan {
     tg_backend backend; /* TG_BACKEND_CPU or TG_BACKEND_CUDA */
     int rung;           /* registry index; -1 when no product kernel runs (alpha or k is 0) */
     int stage[3];       /* 1 where a host operand (A, B, C) goes through device memory */
+    int split_k;        /* slices of k (see split_k.h); 1 runs the product in one piece */
     char why[768];
 } tg_plan;
 

@@ -10,7 +10,9 @@
  *   - all operands on the host: the CPU when the work (m*n*k*batch) is under the handle's
  *     threshold or there is no product to compute (alpha or k is 0), CUDA otherwise;
  *   - on CUDA, `auto` takes the highest rung of the ladder that supports the problem among
- *     those the registry admits to auto (in_auto).
+ *     those the registry admits to auto (in_auto);
+ *   - a single product whose tiles leave SMs idle and whose k is long is split along k
+ *     (split_k.h), whichever rung runs it.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #include "cuda/backend.h"
 #include "cuda/registry.h"
 #include "internal.h"
+#include "split_k.h"
 
 int tg_find_rung(const char *name)
 {
@@ -81,6 +84,7 @@ tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
     plan->rung = -1;
+    plan->split_k = 1;
     const int runs_product = p->alpha != 0.0f && p->k > 0;
     const char *names[3] = {"A", "B", "C"};
     const void *pointers[3] = {runs_product ? p->A : NULL, runs_product ? p->B : NULL, p->C};
@@ -152,5 +156,17 @@ tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan)
         note(plan, "kernel: scale C by beta (alpha or k is 0, A and B are not read)\n");
         return TG_SUCCESS;
     }
-    return choose_rung(h, p, plan);
+    tg_status s = choose_rung(h, p, plan);
+    if (s != TG_SUCCESS)
+        return s;
+    const tg_rung *rung = tg_rungs[plan->rung];
+    const int sms = tg_cuda_sm_count();
+    plan->split_k = tg_split_k_slices(p, rung->block_rows, rung->block_cols, sms);
+    if (plan->split_k > 1)
+        note(plan,
+             "split-K: %d slices along k, because %lld x %lld in %d x %d tiles leaves most of "
+             "the %d SMs idle; the partial products are summed by a reduction kernel\n",
+             plan->split_k, (long long)p->m, (long long)p->n, rung->block_rows,
+             rung->block_cols, sms);
+    return TG_SUCCESS;
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "../split_k.h"
 #include "backend.h"
 #include "registry.h"
 
@@ -24,7 +25,7 @@ namespace {
 /* Grid limits for grid.y and grid.z; larger problems are launched in slices. */
 constexpr int64_t kMaxGridYZ = 65535;
 
-enum Slot { kSlotA = 0, kSlotB = 1, kSlotC = 2 };
+enum Slot { kSlotA = 0, kSlotB = 1, kSlotC = 2, kSlotSplitK = 3 };
 
 cudaStream_t stream_of(const tg_handle *h) { return (cudaStream_t)h->stream; }
 
@@ -128,6 +129,20 @@ tg_status launch_scale(tg_handle *h, const tg_problem &p)
     return TG_SUCCESS;
 }
 
+/* Split-K's last step: C = alpha * (sum of the partial products) + beta * C. */
+__global__ void reduce_split_k(const tg_problem p, const float *partials, int64_t count)
+{
+    const int64_t per_item = p.m * p.n;
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < per_item;
+         e += (int64_t)gridDim.x * blockDim.x) {
+        float sum = 0.0f;
+        for (int64_t s = 0; s < count; ++s)
+            sum += partials[s * per_item + e];
+        float *c = p.C + (e / p.n) * p.ldc + e % p.n;
+        *c = p.beta == 0.0f ? p.alpha * sum : p.alpha * sum + p.beta * *c;
+    }
+}
+
 /* Launches the rung over slices that keep grid.y and grid.z inside their limits. */
 tg_status launch_rung(tg_handle *h, const tg_rung &rung, const tg_problem &p)
 {
@@ -146,6 +161,27 @@ tg_status launch_rung(tg_handle *h, const tg_rung &rung, const tg_problem &p)
     return TG_SUCCESS;
 }
 
+/* The product cut along k: the rung runs the slices into workspace, then they are summed. */
+tg_status launch_split_k(tg_handle *h, const tg_rung &rung, const tg_problem &p, int slices)
+{
+    float *workspace = nullptr;
+    tg_status s = reserve(h, kSlotSplitK,
+                          (size_t)tg_split_k_workspace(&p, slices) * sizeof(float), &workspace);
+    if (s != TG_SUCCESS)
+        return s;
+    tg_split_k split;
+    tg_split_k_make(&p, slices, workspace, &split);
+    if ((s = launch_rung(h, rung, split.full)) != TG_SUCCESS)
+        return s;
+    if (split.tail.k > 0 && (s = launch_rung(h, rung, split.tail)) != TG_SUCCESS)
+        return s;
+    const int threads = 256;
+    const int64_t blocks = std::min<int64_t>((p.m * p.n + threads - 1) / threads, 65535);
+    reduce_split_k<<<(unsigned)blocks, threads, 0, stream_of(h)>>>(p, workspace, split.partials);
+    TG_CUDA_CHECK(h, cudaGetLastError());
+    return TG_SUCCESS;
+}
+
 } // namespace
 
 extern "C" {
@@ -159,6 +195,20 @@ int tg_cuda_device_count(void)
             n = 0;
         }
         return n;
+    }();
+    return count;
+}
+
+int tg_cuda_sm_count(void)
+{
+    static const int count = [] {
+        int device = 0, sms = 0;
+        if (tg_cuda_device_count() == 0 || cudaGetDevice(&device) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+            (void)cudaGetLastError(); /* planning goes on without split-K */
+            sms = 0;
+        }
+        return sms;
     }();
     return count;
 }
@@ -243,7 +293,12 @@ tg_status tg_cuda_execute(tg_handle *h, const tg_problem *p, const tg_plan *plan
             return s;
     }
 
-    s = runs_product ? launch_rung(h, *tg_rungs[plan->rung], d) : launch_scale(h, d);
+    if (!runs_product)
+        s = launch_scale(h, d);
+    else if (plan->split_k > 1)
+        s = launch_split_k(h, *tg_rungs[plan->rung], d, plan->split_k);
+    else
+        s = launch_rung(h, *tg_rungs[plan->rung], d);
     if (s != TG_SUCCESS)
         return s;
 

@@ -15,6 +15,9 @@ extern "C" {
 /* Number of usable GPUs (0 without a driver or device); asked once per process. */
 int tg_cuda_device_count(void);
 
+/* Streaming multiprocessors of the current GPU (0 without one); asked once per process. */
+int tg_cuda_sm_count(void);
+
 /* What kind of memory ptr is; host for anything the CUDA runtime does not know. */
 tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind);
 

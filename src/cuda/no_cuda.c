@@ -12,6 +12,8 @@ const int tg_rung_count = 0;
 
 int tg_cuda_device_count(void) { return 0; }
 
+int tg_cuda_sm_count(void) { return 0; }
+
 tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind)
 {
     (void)h, (void)ptr;

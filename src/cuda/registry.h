@@ -17,6 +17,7 @@ typedef struct tg_rung {
     int level;           /* its rung on the ladder: 0 naive, 1 tiled16, ... */
     const char *summary; /* one line: its tiling and what it adds over the rung below */
     int block_rows;      /* rows of C one block covers: the launcher keeps grid.y in range */
+    int block_cols;      /* columns of C one block covers: planning counts tiles with both */
     int in_auto;         /* 1 if `auto` may pick it.  A rung above the classic ones joins only
                           * after it has passed the GPU tests on a device; a forced algo may
                           * run any rung */

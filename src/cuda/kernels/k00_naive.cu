@@ -43,5 +43,5 @@ const char *naive_unsupported(const tg_problem *) { return nullptr; }
 } // namespace
 
 extern "C" const tg_rung tg_rung_naive = {
-    "naive", 0, "one thread per output, dot product from global memory (32x8 threads)", kBlockY, 1,
+    "naive", 0, "one thread per output, dot product from global memory (32x8 threads)", kBlockY, kBlockX, 1,
     launch_naive, naive_unsupported};

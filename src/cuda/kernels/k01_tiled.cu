@@ -63,7 +63,7 @@ const char *tiled_unsupported(const tg_problem *) { return nullptr; }
 
 extern "C" const tg_rung tg_rung_tiled16 = {
     "tiled16", 1, "shared-memory tiles, 16x16 block, one output per thread, 2 barriers a phase",
-    16, 1, launch_tiled<16>, tiled_unsupported};
+    16, 16, 1, launch_tiled<16>, tiled_unsupported};
 extern "C" const tg_rung tg_rung_tiled32 = {
     "tiled32", 2, "shared-memory tiles, 32x32 block, one output per thread, 2 barriers a phase",
-    32, 1, launch_tiled<32>, tiled_unsupported};
+    32, 32, 1, launch_tiled<32>, tiled_unsupported};

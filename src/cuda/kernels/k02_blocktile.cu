@@ -256,9 +256,9 @@ const char *blocktile_unsupported(const tg_problem *) { return nullptr; }
 
 extern "C" const tg_rung tg_rung_blocktile64 = {
     "blocktile64", 3,
-    "64x64x8 block, 8x4 outputs per thread in registers, 128-bit global and shared loads", 64, 0,
+    "64x64x8 block, 8x4 outputs per thread in registers, 128-bit global and shared loads", 64, 64, 0,
     launch_blocktile<64, 64, 8, 8, 4>, blocktile_unsupported};
 extern "C" const tg_rung tg_rung_blocktile128 = {
     "blocktile128", 3,
     "128x128x8 block, 8x8 outputs per thread in registers, 128-bit global and shared loads", 128,
-    0, launch_blocktile<128, 128, 8, 8, 8>, blocktile_unsupported};
+    128, 0, launch_blocktile<128, 128, 8, 8, 8>, blocktile_unsupported};

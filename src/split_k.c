@@ -1,0 +1,69 @@
+/* Split-K decomposition; see split_k.h. */
+#include "split_k.h"
+
+/* Slices shorter than this spend more on the reduction than they save. */
+#define TG_SPLIT_K_MIN_SLICE 256
+#define TG_SPLIT_K_MAX_SLICES 16
+/* A slice's k is rounded to this, so every rung's k loop sees whole phases but the last. */
+#define TG_SPLIT_K_ALIGN 16
+
+int tg_split_k_slices(const tg_problem *p, int block_rows, int block_cols, int sm_count)
+{
+    if (p->batch != 1 || sm_count <= 0)
+        return 1;
+    const int64_t tiles = ((p->m + block_rows - 1) / block_rows) *
+                          ((p->n + block_cols - 1) / block_cols);
+    if (tiles >= sm_count)
+        return 1;
+    /* Enough slices to give every SM about one tile, as far as k allows. */
+    int64_t slices = sm_count / tiles;
+    const int64_t by_k = p->k / TG_SPLIT_K_MIN_SLICE;
+    if (slices > by_k)
+        slices = by_k;
+    if (slices > TG_SPLIT_K_MAX_SLICES)
+        slices = TG_SPLIT_K_MAX_SLICES;
+    return slices >= 2 ? (int)slices : 1;
+}
+
+static int64_t slice_length(const tg_problem *p, int slices)
+{
+    const int64_t even = (p->k + slices - 1) / slices;
+    return (even + TG_SPLIT_K_ALIGN - 1) / TG_SPLIT_K_ALIGN * TG_SPLIT_K_ALIGN;
+}
+
+int64_t tg_split_k_workspace(const tg_problem *p, int slices)
+{
+    const int64_t slice_k = slice_length(p, slices);
+    const int64_t partials = (p->k + slice_k - 1) / slice_k;
+    return partials * p->m * p->n;
+}
+
+void tg_split_k_make(const tg_problem *p, int slices, float *workspace, tg_split_k *out)
+{
+    const int64_t slice_k = slice_length(p, slices);
+    const int64_t full = p->k / slice_k;
+    out->slice_k = slice_k;
+
+    /* Slice s reads op(A)'s columns and op(B)'s rows s*slice_k onwards: a batch stride. */
+    tg_problem f = *p;
+    f.k = slice_k;
+    f.alpha = 1.0f;
+    f.beta = 0.0f;
+    f.stride_a = slice_k * p->a_cs;
+    f.stride_b = slice_k * p->b_rs;
+    f.C = workspace;
+    f.ldc = p->n;
+    f.stride_c = p->m * p->n;
+    f.batch = full;
+    out->full = f;
+
+    tg_problem t = f;
+    t.k = p->k - full * slice_k;
+    t.A = p->A + full * slice_k * p->a_cs;
+    t.B = p->B + full * slice_k * p->b_rs;
+    t.C = workspace + full * p->m * p->n;
+    t.batch = 1;
+    t.stride_a = t.stride_b = t.stride_c = 0;
+    out->tail = t;
+    out->partials = full + (t.k > 0);
+}

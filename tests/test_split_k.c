@@ -1,0 +1,105 @@
+/*
+ * Split-K's decomposition, checked on the CPU: the slices it makes, run by the reference and
+ * summed, must give the product; and the slice count follows its rules.  The GPU runs the
+ * same slices through a rung (test_gpu_rungs covers that where a GPU exists).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu.h"
+#include "internal.h"
+#include "split_k.h"
+#include "testing.h"
+
+static float random_float(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((*state >> 40) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static void check_split(tg_layout layout, tg_op ta, tg_op tb, int64_t m, int64_t n, int64_t k,
+                        int slices, float alpha, float beta, uint64_t seed)
+{
+    const int64_t pad = 3;
+    const int row = layout == TG_ROW_MAJOR;
+    const int64_t lda = ((row != (ta == TG_TRANS)) ? k : m) + pad;
+    const int64_t ldb = ((row != (tb == TG_TRANS)) ? n : k) + pad;
+    const int64_t ldc = (row ? n : m) + pad;
+    const int64_t a_lines = (row != (ta == TG_TRANS)) ? m : k;
+    const int64_t b_lines = (row != (tb == TG_TRANS)) ? k : n;
+    const int64_t c_lines = row ? m : n;
+    float *A = malloc(sizeof(float) * (size_t)(a_lines * lda));
+    float *B = malloc(sizeof(float) * (size_t)(b_lines * ldb));
+    float *C = malloc(sizeof(float) * (size_t)(c_lines * ldc));
+    float *C_in = malloc(sizeof(float) * (size_t)(c_lines * ldc));
+    double *ref = malloc(sizeof(double) * (size_t)(m * n));
+    double *bound = malloc(sizeof(double) * (size_t)(m * n));
+    for (int64_t i = 0; i < a_lines * lda; ++i)
+        A[i] = random_float(&seed);
+    for (int64_t i = 0; i < b_lines * ldb; ++i)
+        B[i] = random_float(&seed);
+    for (int64_t i = 0; i < c_lines * ldc; ++i)
+        C[i] = C_in[i] = random_float(&seed);
+
+    const tg_call call = {.layout = layout, .transa = ta, .transb = tb, .m = m, .n = n, .k = k,
+                          .alpha = alpha, .beta = beta, .A = A, .lda = lda, .B = B, .ldb = ldb,
+                          .C = C, .ldc = ldc, .batch = 1};
+    tg_problem p;
+    tg_normalize(&call, &p);
+    float *workspace = malloc(sizeof(float) * (size_t)tg_split_k_workspace(&p, slices));
+    tg_split_k split;
+    tg_split_k_make(&p, slices, workspace, &split);
+    EXPECT(split.slice_k % 16 == 0 && split.full.batch >= 1 &&
+               split.full.batch * split.slice_k + split.tail.k == k,
+           "slices of %lld: %lld x %lld + %lld", (long long)k, (long long)split.full.batch,
+           (long long)split.slice_k, (long long)split.tail.k);
+    tg_ref_sgemm(&split.full);
+    if (split.tail.k > 0)
+        tg_ref_sgemm(&split.tail);
+    /* The reduction, as the GPU's reduce_split_k does it. */
+    for (int64_t i = 0; i < p.m; ++i)
+        for (int64_t j = 0; j < p.n; ++j) {
+            float sum = 0.0f;
+            for (int64_t s = 0; s < split.partials; ++s)
+                sum += workspace[s * p.m * p.n + i * p.n + j];
+            float *c = &p.C[i * p.ldc + j];
+            *c = beta == 0.0f ? alpha * sum : alpha * sum + beta * *c;
+        }
+    p.C = C_in;
+    tg_ref_gemm_f64(&p, C_in, ref, bound);
+    p.C = C;
+    const double err = tg_scaled_error(&p, C, ref, bound);
+    EXPECT(err <= 1.0, "%s %c%c %lldx%lldx%lld in %d slices: scaled error %g",
+           row ? "row" : "col", ta == TG_TRANS ? 'T' : 'N', tb == TG_TRANS ? 'T' : 'N',
+           (long long)m, (long long)n, (long long)k, slices, err);
+    free(A), free(B), free(C), free(C_in), free(ref), free(bound), free(workspace);
+}
+
+int main(void)
+{
+    const tg_op ops[] = {TG_NO_TRANS, TG_TRANS};
+    uint64_t seed = 42;
+    for (int l = 0; l < 2; ++l)
+        for (int o = 0; o < 4; ++o) {
+            const tg_layout layout = l ? TG_COL_MAJOR : TG_ROW_MAJOR;
+            check_split(layout, ops[o >> 1], ops[o & 1], 7, 33, 1023, 3, 1.5f, 0.0f, seed++);
+            check_split(layout, ops[o >> 1], ops[o & 1], 33, 5, 512, 2, 1.0f, -0.5f, seed++);
+            check_split(layout, ops[o >> 1], ops[o & 1], 17, 19, 4097, 16, -1.0f, 1.0f, seed++);
+        }
+    /* The slice count: only single products that leave SMs idle, with k to spare. */
+    tg_problem p = {.m = 4096, .n = 4096, .k = 4096, .batch = 1};
+    EXPECT(tg_split_k_slices(&p, 128, 128, 132) == 1, "4096^3 fills the GPU: no split");
+    p = (tg_problem){.m = 127, .n = 8191, .k = 1023, .batch = 1};
+    EXPECT(tg_split_k_slices(&p, 128, 128, 132) == 2, "127x8191x1023: 64 tiles, 2 slices");
+    p = (tg_problem){.m = 1024, .n = 1024, .k = 65536, .batch = 1};
+    EXPECT(tg_split_k_slices(&p, 128, 128, 132) == 2, "1024x1024x65536: 64 tiles, 2 slices");
+    p = (tg_problem){.m = 128, .n = 128, .k = 65536, .batch = 1};
+    EXPECT(tg_split_k_slices(&p, 128, 128, 132) == 16, "one tile, long k: capped at 16");
+    p = (tg_problem){.m = 128, .n = 128, .k = 600, .batch = 1};
+    EXPECT(tg_split_k_slices(&p, 128, 128, 132) == 2, "k = 600 allows 2 slices of >= 256");
+    p = (tg_problem){.m = 128, .n = 128, .k = 65536, .batch = 2};
+    EXPECT(tg_split_k_slices(&p, 128, 128, 132) == 1, "batches are not split");
+    EXPECT(tg_split_k_slices(&p, 128, 128, 0) == 1, "no GPU, no split");
+    return tg_test_result("test_split_k");
+}
