@@ -1,0 +1,334 @@
+/*
+ * The CUDA runtime, as far as the rungs' kernels need it, for running their real source on the
+ * CPU (see test_emulated_rungs.cpp for what this checks and what it does not).  The rewritten
+ * kernel copies include <cuda_runtime.h> and find this file first on the include path.
+ *
+ * Execution model: a launch runs its blocks one after another; a block runs its threads as
+ * fibers (ucontext) on the calling thread, each until it reaches __syncthreads() or returns, in
+ * thread order, then the next round.  So a thread always runs as far as it can before anyone
+ * else moves: a missing barrier makes a thread read shared data that the others have not
+ * written yet (or have already overwritten), deterministically rather than by chance.
+ * Alternate blocks run their threads in reverse order, to catch the race the other way round.
+ *   __shared__        static: one copy per kernel instantiation, shared by the block's threads
+ *                     (and left over from the previous block, as stale data)
+ *   extern __shared__ rewritten to a pointer into a per-launch buffer, NaN-filled per block
+ *   reinterpret_cast  rewritten to emu_cast, which fails the test on a misaligned vector access
+ *   warp intrinsics   compile-time error: threads do not run in lockstep warps here
+ *   inline PTX        compile-time error (the rewrite turns asm(...) into EMU_INLINE_PTX(...)):
+ *                     a kernel header using inline PTX gets an emulated twin in overrides/
+ */
+#ifndef TG_EMULATED_CUDA_RUNTIME_H
+#define TG_EMULATED_CUDA_RUNTIME_H
+
+#include <ucontext.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
+#define __constant__
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)
+
+/* ---- types ------------------------------------------------------------------------------- */
+
+struct uint3 {
+    unsigned x, y, z;
+};
+struct dim3 {
+    unsigned x, y, z;
+    constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+    constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+};
+struct alignas(8) float2 {
+    float x, y;
+};
+struct alignas(16) float4 {
+    float x, y, z, w;
+};
+struct alignas(16) int4 {
+    int x, y, z, w;
+};
+struct alignas(16) uint4 {
+    unsigned x, y, z, w;
+};
+inline float2 make_float2(float x, float y) { return float2{x, y}; }
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+inline int4 make_int4(int x, int y, int z, int w) { return int4{x, y, z, w}; }
+
+typedef struct CUstream_st *cudaStream_t;
+enum cudaError {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorInvalidConfiguration = 9,
+};
+typedef enum cudaError cudaError_t;
+enum cudaFuncAttribute {
+    cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+    cudaFuncAttributePreferredSharedMemoryCarveout = 9,
+};
+constexpr int warpSize = 32;
+
+/* ---- device intrinsics that have a plain meaning on one thread ---------------------------- */
+
+template <class T> inline T __ldg(const T *p) { return *p; }
+inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fadd_rn(float a, float b) { return a + b; }
+
+/* Warp intrinsics need lockstep warps, which fibers are not: refuse at compile time. */
+template <class... T> struct emu_always_false : std::false_type {};
+#define EMU_NO_WARP_INTRINSIC(name)                                                              \
+    template <class... T> inline unsigned name(T...)                                             \
+    {                                                                                            \
+        static_assert(emu_always_false<T...>::value,                                             \
+                      "CPU emulation: warp intrinsic " #name " is not emulated (the threads of "  \
+                      "a block run as fibers, not lockstep warps); give the helper that uses it " \
+                      "an emulated twin in tests/emulated/overrides/");                          \
+        return 0;                                                                                \
+    }
+EMU_NO_WARP_INTRINSIC(__shfl_sync)
+EMU_NO_WARP_INTRINSIC(__shfl_up_sync)
+EMU_NO_WARP_INTRINSIC(__shfl_down_sync)
+EMU_NO_WARP_INTRINSIC(__shfl_xor_sync)
+EMU_NO_WARP_INTRINSIC(__ballot_sync)
+EMU_NO_WARP_INTRINSIC(__any_sync)
+EMU_NO_WARP_INTRINSIC(__all_sync)
+EMU_NO_WARP_INTRINSIC(__match_any_sync)
+EMU_NO_WARP_INTRINSIC(__activemask)
+EMU_NO_WARP_INTRINSIC(__syncwarp)
+#undef EMU_NO_WARP_INTRINSIC
+
+/* The rewrite turns every asm(...) / asm volatile(...) of a kernel source into this. */
+#define EMU_INLINE_PTX(...)                                                                      \
+    static_assert(sizeof(char) == 0,                                                             \
+                  "CPU emulation: inline PTX cannot run on the CPU; give the header that wraps " \
+                  "it an emulated twin of the same name in tests/emulated/overrides/")
+
+/* ---- emulator state ---------------------------------------------------------------------- */
+
+namespace emu {
+
+/* What the test is running, printed with any abort from inside a kernel. */
+inline const char *context = "";
+/* Casts to a pointer (or reference) of an 8- or 16-byte vector type that were checked. */
+inline long vector_casts;
+/* Launches, and blocks where some threads returned while others waited at a barrier
+ * (__syncthreads in divergent code: undefined behaviour on a GPU). */
+inline long launches, divergent_barriers;
+inline cudaError_t last_error = cudaSuccess;
+
+[[noreturn]] inline void fail(const char *what, const void *where)
+{
+    fprintf(stderr, "EMULATION ABORT: %s (address %p) while running: %s\n", what, where, context);
+    fflush(stderr);
+    std::_Exit(1); /* a failure, never a pass; no core file */
+}
+
+template <class P> inline void check_alignment(const void *ptr)
+{
+    if constexpr (!std::is_void_v<P> && alignof(P) > 4) {
+        ++vector_casts;
+        if (reinterpret_cast<uintptr_t>(ptr) % alignof(P) != 0)
+            fail(alignof(P) == 16 ? "misaligned 16-byte vector access" : "misaligned vector access",
+                 ptr);
+    }
+}
+
+/* ---- fibers: the threads of one block ---------------------------------------------------- */
+
+constexpr size_t kStackBytes = 128 * 1024;
+
+struct Fiber {
+    ucontext_t ctx;
+    std::unique_ptr<char[]> stack;
+    bool done;
+};
+
+struct Block {
+    ucontext_t scheduler;
+    std::vector<Fiber> fibers;
+    Fiber *current = nullptr;
+    void (*body)(void *) = nullptr;
+    void *body_arg = nullptr;
+    std::vector<float> dynamic_shared; /* extern __shared__, NaN-filled for each block */
+};
+inline Block block;
+
+} // namespace emu
+
+inline uint3 threadIdx, blockIdx;
+inline dim3 blockDim, gridDim;
+
+namespace emu {
+
+inline void fiber_entry()
+{
+    block.body(block.body_arg);
+    block.current->done = true; /* returns to the scheduler through uc_link */
+}
+
+/* Runs one block: every thread as a fiber, round by round between barriers. */
+inline void run_block(unsigned threads, bool reverse)
+{
+    if (block.fibers.size() < threads)
+        block.fibers.resize(threads);
+    for (unsigned t = 0; t < threads; ++t) {
+        Fiber &f = block.fibers[t];
+        if (!f.stack)
+            f.stack.reset(new char[kStackBytes]);
+        if (getcontext(&f.ctx) != 0)
+            fail("getcontext failed", nullptr);
+        f.ctx.uc_stack.ss_sp = f.stack.get();
+        f.ctx.uc_stack.ss_size = kStackBytes;
+        f.ctx.uc_link = &block.scheduler;
+        makecontext(&f.ctx, fiber_entry, 0);
+        f.done = false;
+    }
+    if (!block.dynamic_shared.empty())
+        std::fill(block.dynamic_shared.begin(), block.dynamic_shared.end(), std::nanf(""));
+    const dim3 b = blockDim;
+    unsigned live = threads;
+    while (live > 0) {
+        unsigned waiting = 0, exited = 0;
+        for (unsigned i = 0; i < threads; ++i) {
+            const unsigned t = reverse ? threads - 1 - i : i;
+            Fiber &f = block.fibers[t];
+            if (f.done)
+                continue;
+            threadIdx = uint3{t % b.x, t / b.x % b.y, t / (b.x * b.y)};
+            block.current = &f;
+            if (swapcontext(&block.scheduler, &f.ctx) != 0)
+                fail("swapcontext failed", nullptr);
+            if (f.done)
+                ++exited, --live;
+            else
+                ++waiting;
+        }
+        if (waiting > 0 && exited > 0)
+            ++divergent_barriers;
+    }
+    block.current = nullptr;
+}
+
+} // namespace emu
+
+inline void __syncthreads()
+{
+    emu::Fiber *f = emu::block.current;
+    if (!f)
+        emu::fail("__syncthreads outside a kernel", nullptr);
+    if (swapcontext(&f->ctx, &emu::block.scheduler) != 0)
+        emu::fail("swapcontext failed", nullptr);
+    __asm__ __volatile__("" ::: "memory"); /* shared memory changed under us */
+}
+
+inline void *emu_dynamic_shared() { return emu::block.dynamic_shared.data(); }
+
+/* reinterpret_cast, checking the alignment of vector accesses (x86 would forgive them). */
+template <class T, class U> inline T emu_cast(U &&from)
+{
+    if constexpr (std::is_pointer_v<T> && std::is_pointer_v<std::remove_reference_t<U>>) {
+        emu::check_alignment<std::remove_cv_t<std::remove_pointer_t<T>>>(
+            reinterpret_cast<const void *>(from));
+    } else if constexpr (std::is_lvalue_reference_v<T>) {
+        emu::check_alignment<std::remove_cv_t<std::remove_reference_t<T>>>(
+            reinterpret_cast<const void *>(&from));
+    }
+    return reinterpret_cast<T>(from);
+}
+
+/* ---- launches: kernel<<<grid, block, smem, stream>>>(args) is rewritten to
+ *      kernel ->* emu_config(grid, block, smem, stream)(args) ---------------------------------- */
+
+namespace emu {
+
+template <class... A> struct Bound;
+
+struct Config {
+    dim3 grid, block;
+    size_t dynamic_shared;
+    template <class... A> Bound<std::decay_t<A>...> operator()(A &&...args) const
+    {
+        return Bound<std::decay_t<A>...>{*this, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...)};
+    }
+};
+
+template <class... A> struct Bound {
+    Config config;
+    std::tuple<A...> args;
+};
+
+template <class Call> void launch(const Config &c, Call &call)
+{
+    ++launches;
+    const unsigned threads = c.block.x * c.block.y * c.block.z;
+    if (threads == 0 || threads > 1024 || c.block.x > 1024 || c.block.y > 1024 ||
+        c.block.z > 64 || c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0 ||
+        c.grid.y > 65535 || c.grid.z > 65535 || c.grid.x > 2147483647u ||
+        c.dynamic_shared > 227 * 1024) {
+        last_error = cudaErrorInvalidConfiguration;
+        return;
+    }
+    block.dynamic_shared.assign((c.dynamic_shared + sizeof(float) - 1) / sizeof(float), 0.0f);
+    block.body = [](void *arg) { (*static_cast<Call *>(arg))(); };
+    block.body_arg = &call;
+    gridDim = c.grid, blockDim = c.block;
+    for (unsigned bz = 0; bz < c.grid.z; ++bz)
+        for (unsigned by = 0; by < c.grid.y; ++by)
+            for (unsigned bx = 0; bx < c.grid.x; ++bx) {
+                blockIdx = uint3{bx, by, bz};
+                run_block(threads, ((bx + by + bz + launches) & 1) != 0);
+            }
+}
+
+} // namespace emu
+
+inline emu::Config emu_config(dim3 grid, dim3 block, size_t dynamic_shared = 0,
+                              cudaStream_t = nullptr)
+{
+    return emu::Config{grid, block, dynamic_shared};
+}
+
+template <class... P, class... A> void operator->*(void (*kernel)(P...), emu::Bound<A...> &&bound)
+{
+    auto call = [&] {
+        /* each thread gets its own copy of the arguments, converted to the parameter types */
+        std::apply([&](const A &...a) { kernel(a...); }, bound.args);
+    };
+    emu::launch(bound.config, call);
+}
+
+/* ---- host API ---------------------------------------------------------------------------- */
+
+inline cudaError_t cudaGetLastError()
+{
+    const cudaError_t e = emu::last_error;
+    emu::last_error = cudaSuccess;
+    return e;
+}
+inline cudaError_t cudaPeekAtLastError() { return emu::last_error; }
+inline const char *cudaGetErrorString(cudaError_t e)
+{
+    return e == cudaSuccess ? "no error" : "emulated launch error";
+}
+template <class F> inline cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute, int)
+{
+    return cudaSuccess;
+}
+
+#endif

@@ -1,0 +1,471 @@
+/*
+ * emulated_rungs: every registered rung's real kernel source, run on the CPU.
+ *
+ * What this is.  At build time tests/emulated/emulate.cmake copies src/cuda/kernels/, the
+ * registry and the headers they include into the build tree with a few textual rewrites
+ * (<<<...>>> launches become calls into the emulator, reinterpret_cast becomes an
+ * alignment-checking emu_cast, extern __shared__ becomes a per-launch buffer), and the host
+ * compiler builds the copies against tests/emulated/cuda_runtime.h, a stand-in CUDA runtime that
+ * runs each block's threads as fibers between barriers.  This driver then walks the emulated
+ * registry (tg_rungs, so a new rung is tested as soon as it is listed there) and runs each
+ * rung's launcher, its dispatch included, over a sweep: the 4 transpose combinations and
+ * general strides, shapes that miss every tile, aligned and misaligned pointers with odd
+ * leading dimensions, beta = 0 over NaN-poisoned C and beta != 0, batches with a shared A, and
+ * small-integer inputs whose result must match bit for bit.  Each case is checked against the
+ * float64 reference (tg_ref_gemm_f64, tg_scaled_error <= 1), and C's padding, the guards around
+ * every buffer, and A and B must come back unchanged.  Every buffer ends just before an
+ * inaccessible 4 MiB fence, so a read or write past the end of a matrix faults, and the fault is
+ * reported with the operand and the case.  Like the real backend, it only ever
+ * launches with m, n, k > 0 and alpha != 0 (the backend handles the rest itself).
+ *
+ * What it checks: the kernels' arithmetic, indexing, edge handling (no access outside the
+ * matrices), strides, batching, beta = 0 never reading C, the alignment of every vector
+ * (float2/float4) access, launch configurations within CUDA's limits, and, through the emulated
+ * twin of async_copy.cuh, cp.async pipelines (copies land only at the matching wait).  Barriers: threads run as far as they can before the
+ * next one moves, in forward order in some blocks and reverse order in others, so a missing or
+ * misplaced __syncthreads shows up as a wrong result; a __syncthreads reached by only some of
+ * the block's threads is reported.  That is a coarse race check, not a race detector: it cannot
+ * see races between warps that the GPU's scheduling would expose and this order does not.
+ *
+ * What it is not: a GPU test.  It says nothing about speed, registers, occupancy, bank
+ * conflicts, coalescing or memory-model subtleties, and it cannot run warp intrinsics
+ * (__shfl_sync and friends fail the build with a message) or inline PTX (likewise: a kernel
+ * header using inline PTX gets an emulated twin of the same name in tests/emulated/overrides/,
+ * which the rewrite copies instead of the original).  The GPU tests remain test_gpu_rungs and
+ * `tilegemm verify`, which skip where there is no GPU.
+ *
+ * Usage: test_emulated_rungs [--rung NAME] [--quick] [--case N] [--verbose]
+ *   --rung NAME  only that rung          --quick    fewer and smaller shapes
+ *   --case N     only case N of the sweep (as printed on failure), to reproduce it
+ *   --verbose    one line per case
+ * Exit status 0 when every case passed, 1 otherwise.
+ */
+#include <cfloat>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cuda_runtime.h" /* the emulator's counters */
+
+#include "cpu/cpu.h"
+#include "cuda/registry.h"
+
+namespace {
+
+struct Shape {
+    int64_t m, n, k;
+};
+
+/* How the case lays out memory. */
+enum Layout { kNN, kNT, kTN, kTT, kGeneral }; /* row-major view: N = op(X) contiguous along
+                                                 its second index (A along k, B along n) */
+enum Align {
+    kAligned,      /* pointers 16-byte aligned, pitches and batch strides multiples of 4 */
+    kMisaligned,   /* every pointer 1 float past a 16-byte boundary, odd pitches and strides */
+    kOnlyC,        /* A and B aligned, C misaligned */
+    kOnlyB,        /* A and C aligned, B misaligned */
+    kPointers,     /* every pointer 1 float past a 16-byte boundary, pitches and strides aligned */
+    kBatchStrides, /* pointers and pitches aligned, batch strides odd */
+};
+
+/* Which of operand x's (0 A, 1 B, 2 C) pointer, pitch and batch stride are aligned. */
+struct Alignment {
+    bool pointer, pitch, stride;
+};
+Alignment alignment(Align a, int x)
+{
+    switch (a) {
+    case kAligned: return {true, true, true};
+    case kMisaligned: return {false, false, false};
+    case kOnlyC: return x == 2 ? Alignment{false, false, false} : Alignment{true, true, true};
+    case kOnlyB: return x == 1 ? Alignment{false, false, false} : Alignment{true, true, true};
+    case kPointers: return {false, true, true};
+    case kBatchStrides: return {true, true, false};
+    }
+    return {true, true, true};
+}
+
+struct Case {
+    Shape s;
+    Layout layout;
+    Align align;
+    float alpha, beta;
+    int64_t batch;
+    bool share_a; /* stride_a = 0 */
+    bool ints;    /* small integers: the result must be exact */
+};
+
+const char *layout_name(Layout l)
+{
+    static const char *names[] = {"NN", "NT", "TN", "TT", "general"};
+    return names[l];
+}
+
+const char *align_name(Align a)
+{
+    static const char *names[] = {"aligned",      "misaligned",       "C-misaligned",
+                                  "B-misaligned", "pointers-misaligned", "odd-batch-strides"};
+    return names[a];
+}
+
+std::string describe(const Case &c)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%" PRId64 "x%" PRId64 "x%" PRId64 " %s %s alpha %g beta %g batch %" PRId64 "%s%s",
+             c.s.m, c.s.n, c.s.k, layout_name(c.layout), align_name(c.align), (double)c.alpha,
+             (double)c.beta, c.batch, c.share_a ? " shared-A" : "", c.ints ? " exact" : "");
+    return buf;
+}
+
+/* The sweep for one rung; the order is stable, so --case N reproduces case N. */
+std::vector<Case> sweep(const tg_rung &r, bool quick)
+{
+    std::vector<Shape> shapes = {{1, 1, 1}, {7, 33, 5}, {33, 7, 65}};
+    if (!quick) {
+        shapes.push_back({129, 130, 17});
+        if (r.block_rows >= 128)
+            shapes.push_back({257, 255, 33});
+    }
+    std::vector<Case> cases;
+    for (int l = kNN; l <= kTT; ++l)
+        for (const Shape &s : shapes)
+            for (Align a : {kAligned, kMisaligned})
+                for (float beta : {0.0f, -0.75f})
+                    cases.push_back({s, (Layout)l, a, beta == 0.0f ? 1.25f : -1.5f, beta, 1,
+                                     false, false});
+    /* vectors legal for the operands but not for C, and for one operand only */
+    const Shape mid = quick ? Shape{33, 7, 65} : Shape{129, 130, 17};
+    for (int l = kNN; l <= kTT; ++l) {
+        cases.push_back({mid, (Layout)l, kOnlyC, 1.0f, 0.5f, 1, false, false});
+        cases.push_back({mid, (Layout)l, kOnlyB, 1.0f, 0.0f, 1, false, false});
+        cases.push_back({mid, (Layout)l, kPointers, 1.0f, 1.0f, 1, false, false});
+        cases.push_back({mid, (Layout)l, kBatchStrides, 0.5f, 0.0f, 2, false, false});
+    }
+    /* general strides: neither stride of op(A) or op(B) is 1 */
+    cases.push_back({{37, 70, 19}, kGeneral, kAligned, 1.0f, 0.25f, 1, false, false});
+    cases.push_back({{37, 70, 19}, kGeneral, kMisaligned, 2.0f, 0.0f, 1, false, false});
+    /* batches, with a shared A (stride_a = 0) */
+    cases.push_back({{33, 35, 9}, kNN, kAligned, 1.0f, 0.5f, 3, true, false});
+    cases.push_back({{70, 66, 20}, kTT, kMisaligned, -1.0f, 0.0f, 3, false, false});
+    /* exact: small integers, every product and sum exact in float */
+    for (int l = kNN; l <= kTT; ++l)
+        cases.push_back({quick ? Shape{33, 7, 65} : Shape{129, 130, 17}, (Layout)l,
+                         l % 2 ? kMisaligned : kAligned, 1.25f, -0.75f, l == kNN ? 2 : 1, false,
+                         true});
+    return cases;
+}
+
+/* A buffer fenced by inaccessible pages: [4 MiB PROT_NONE][pages][4 MiB PROT_NONE], the view
+ * placed to end at most 12 bytes before the upper fence (with `offset` floats past a 16-byte
+ * boundary at its start), so a read or write past the end of the matrix faults, and the fault
+ * handler names the operand and the case.  Everything in the pages outside the view is `fill`,
+ * so a read of padding shows in the result and a write to it shows in the guard check. */
+constexpr size_t kFence = 4u << 20;
+
+struct Fenced {
+    const char *name;
+    char *lo, *hi; /* the fenced region, fences included */
+    float *view, *view_end;
+};
+Fenced fenced[3];
+
+struct Buffer {
+    char *map = nullptr;
+    size_t map_bytes = 0;
+    float *base = nullptr; /* the accessible pages */
+    size_t total = 0;      /* floats in them */
+    float *view = nullptr;
+    Buffer(int slot, const char *name, int64_t len, int offset, float fill)
+    {
+        const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        const size_t need = (size_t)(len + 8) * sizeof(float);
+        const size_t rw = (need + page - 1) / page * page;
+        map_bytes = kFence + rw + kFence;
+        void *m = mmap(nullptr, map_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED || mprotect((char *)m + kFence, rw, PROT_READ | PROT_WRITE) != 0) {
+            perror("test_emulated_rungs: mmap");
+            exit(1);
+        }
+        map = (char *)m;
+        base = (float *)(map + kFence);
+        total = rw / sizeof(float);
+        /* view end = base + total - slack, start 4 * offset bytes past a 16-byte boundary */
+        const size_t slack = (size_t)((16 * 4 - (len + offset) % 4) % 4);
+        view = base + total - slack - (size_t)len;
+        for (size_t i = 0; i < total; ++i)
+            base[i] = fill;
+        fenced[slot] = Fenced{name, map, map + map_bytes, view, view + len};
+    }
+    ~Buffer()
+    {
+        for (Fenced &f : fenced)
+            if (f.lo == map)
+                f = Fenced{};
+        munmap(map, map_bytes);
+    }
+    Buffer(const Buffer &) = delete;
+    Buffer &operator=(const Buffer &) = delete;
+    std::vector<float> snapshot() const { return std::vector<float>(base, base + total); }
+    bool same_as(const std::vector<float> &s) const
+    {
+        return memcmp(base, s.data(), total * sizeof(float)) == 0;
+    }
+};
+
+/* A fault in a fence: say where, for which case, and fail (never a pass). */
+void on_fault(int sig, siginfo_t *info, void *)
+{
+    const char *addr = (const char *)info->si_addr;
+    char msg[512];
+    int len = snprintf(msg, sizeof msg, "EMULATION ABORT: signal %d at address %p", sig, (const void *)addr);
+    for (const Fenced &f : fenced)
+        if (f.lo && addr >= f.lo && addr < f.hi) {
+            const bool after = addr >= (const char *)f.view_end;
+            const long floats = after ? (long)((addr - (const char *)f.view_end) / 4)
+                                      : (long)(((const char *)f.view - addr + 3) / 4);
+            len += snprintf(msg + len, sizeof msg - len, ", %ld float(s) %s of %s",
+                            floats + (after ? 1 : 0), after ? "past the end" : "before the start",
+                            f.name);
+        }
+    len += snprintf(msg + len, sizeof msg - len, ", while running: %s\n", emu::context);
+    if (write(2, msg, (size_t)len) < 0) {
+    }
+    _exit(1);
+}
+
+int64_t round_up4(int64_t x) { return (x + 3) / 4 * 4; }
+/* A pitch or batch stride of at least `len`: aligned keeps a multiple of 4 with a gap, else odd. */
+int64_t pitch(int64_t len, bool aligned) { return aligned ? round_up4(len + 1) : len + (len % 2 ? 2 : 1); }
+
+struct Result {
+    bool ok;
+    double error;
+    std::string why;
+};
+
+Result run_case(const tg_rung &r, const Case &c, unsigned seed)
+{
+    const int64_t m = c.s.m, n = c.s.n, k = c.s.k;
+    const Alignment al_a = alignment(c.align, 0), al_b = alignment(c.align, 1),
+                    al_c = alignment(c.align, 2);
+    tg_problem p{};
+    p.m = m, p.n = n, p.k = k, p.alpha = c.alpha, p.beta = c.beta, p.batch = c.batch;
+    switch (c.layout) {
+    case kNN: case kNT: p.a_cs = 1, p.a_rs = pitch(k, al_a.pitch); break;
+    case kTN: case kTT: p.a_rs = 1, p.a_cs = pitch(m, al_a.pitch); break;
+    case kGeneral: p.a_cs = 2, p.a_rs = 2 * k + (al_a.pitch ? 3 : 1); break;
+    }
+    switch (c.layout) {
+    case kNN: case kTN: p.b_cs = 1, p.b_rs = pitch(n, al_b.pitch); break;
+    case kNT: case kTT: p.b_rs = 1, p.b_cs = pitch(k, al_b.pitch); break;
+    case kGeneral: p.b_cs = 2, p.b_rs = 2 * n + (al_b.pitch ? 3 : 1); break;
+    }
+    p.ldc = pitch(n, al_c.pitch);
+    const int64_t span_a = (m - 1) * p.a_rs + (k - 1) * p.a_cs + 1;
+    const int64_t span_b = (k - 1) * p.b_rs + (n - 1) * p.b_cs + 1;
+    const int64_t span_c = (m - 1) * p.ldc + n;
+    p.stride_a = c.share_a ? 0 : pitch(span_a, al_a.stride);
+    p.stride_b = pitch(span_b, al_b.stride);
+    p.stride_c = pitch(span_c, al_c.stride);
+    const int64_t items_a = c.share_a ? 1 : c.batch;
+    const float nan = std::nanf("");
+    const float sentinel = -12345.5f;
+    Buffer A(0, "A", (items_a - 1) * p.stride_a + span_a, al_a.pointer ? 0 : 1, nan);
+    Buffer B(1, "B", (c.batch - 1) * p.stride_b + span_b, al_b.pointer ? 0 : 1, nan);
+    Buffer C(2, "C", (c.batch - 1) * p.stride_c + span_c, al_c.pointer ? 0 : 1, sentinel);
+
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+    std::uniform_int_distribution<int> small(-3, 3);
+    auto value = [&] {
+        for (;;) { /* operands are non-zero, so a dropped term always shows */
+            const float v = c.ints ? (float)small(rng) : real(rng);
+            if (v != 0.0f)
+                return v;
+        }
+    };
+    for (int64_t b = 0; b < items_a; ++b)
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t q = 0; q < k; ++q)
+                A.view[b * p.stride_a + i * p.a_rs + q * p.a_cs] = value();
+    for (int64_t b = 0; b < c.batch; ++b)
+        for (int64_t q = 0; q < k; ++q)
+            for (int64_t j = 0; j < n; ++j)
+                B.view[b * p.stride_b + q * p.b_rs + j * p.b_cs] = value();
+    std::vector<char> inside(C.total, 0);
+    for (int64_t b = 0; b < c.batch; ++b)
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+                float *e = &C.view[b * p.stride_c + i * p.ldc + j];
+                *e = c.beta == 0.0f ? nan : value();
+                inside[(size_t)(e - C.base)] = 1;
+            }
+    p.A = A.view, p.B = B.view, p.C = C.view;
+
+    Result res{true, 0.0, ""};
+    if (const char *why = r.unsupported ? r.unsupported(&p) : nullptr) {
+        res.why = std::string("refused: ") + why;
+        return res;
+    }
+    /* the backend's slicing contract (launch_rung in backend.cu) */
+    if (m > 65535 * (int64_t)r.block_rows || c.batch > 65535) {
+        fprintf(stderr, "internal: case outside the launch contract\n");
+        exit(1);
+    }
+
+    const std::vector<float> a0 = A.snapshot(), b0 = B.snapshot(), c0 = C.snapshot();
+    std::vector<double> ref((size_t)(m * n * c.batch)), bound(ref.size());
+    tg_ref_gemm_f64(&p, C.view, ref.data(), bound.data());
+
+    const long divergent0 = emu::divergent_barriers;
+    const int rc = r.launch(&p, nullptr);
+
+    auto fail = [&](const std::string &why) {
+        res.ok = false;
+        res.why += (res.why.empty() ? "" : "; ") + why;
+    };
+    if (rc != 0)
+        fail("launch returned " + std::to_string(rc));
+    if (emu::divergent_barriers != divergent0)
+        fail("__syncthreads reached by only some threads of a block");
+    res.error = tg_scaled_error(&p, C.view, ref.data(), bound.data());
+    if (!(res.error <= 1.0)) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "scaled error %.3g", res.error);
+        fail(buf);
+    } else if (c.ints && res.error != 0.0) {
+        fail("small-integer case not exact");
+    }
+    long changed = 0;
+    int64_t first = -1;
+    for (size_t e = 0; e < C.total; ++e)
+        if (!inside[e] && memcmp(&C.base[e], &c0[e], sizeof(float)) != 0)
+            first = first < 0 ? (int64_t)e : first, ++changed;
+    if (changed)
+        fail(std::to_string(changed) + " float(s) of C's padding or guards changed (first at " +
+             std::to_string(first - (int64_t)(C.view - C.base)) + " from C)");
+    if (!A.same_as(a0))
+        fail("A changed");
+    if (!B.same_as(b0))
+        fail("B changed");
+    if (!res.ok && m * n * c.batch <= 64) { /* keep the evidence of a small case */
+        for (int64_t b = 0; b < c.batch; ++b)
+            for (int64_t i = 0; i < m; ++i)
+                for (int64_t j = 0; j < n; ++j)
+                    fprintf(stderr, "    C[%" PRId64 "](%" PRId64 ",%" PRId64 ") = %.9g, want %.9g\n", b, i, j,
+                            (double)C.view[b * p.stride_c + i * p.ldc + j],
+                            ref[(size_t)((b * m + i) * n + j)]);
+    }
+    return res;
+}
+
+struct Summary {
+    const char *name;
+    int cases = 0, failed = 0, refused = 0;
+    double worst = 0.0;
+    long vectors = 0;
+    double seconds = 0.0;
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const char *only = nullptr;
+    bool quick = false, verbose = false;
+    long only_case = -1;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--rung") && i + 1 < argc) {
+            only = argv[++i];
+        } else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
+            only_case = strtol(argv[++i], nullptr, 10);
+        } else if (!strcmp(argv[i], "--quick")) {
+            quick = true;
+        } else if (!strcmp(argv[i], "--verbose")) {
+            verbose = true;
+        } else {
+            fprintf(stderr, "usage: %s [--rung NAME] [--quick] [--case N] [--verbose]\n", argv[0]);
+            return 1;
+        }
+    }
+    if (tg_rung_count == 0) {
+        fprintf(stderr, "test_emulated_rungs: the emulated registry is empty\n");
+        return 1;
+    }
+    struct sigaction sa {};
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &sa, nullptr);
+    sigaction(SIGBUS, &sa, nullptr);
+    bool found = only == nullptr;
+    std::vector<Summary> table;
+    for (int ri = 0; ri < tg_rung_count; ++ri) {
+        const tg_rung &r = *tg_rungs[ri];
+        if (only && strcmp(only, r.name) != 0)
+            continue;
+        found = true;
+        Summary s;
+        s.name = r.name;
+        const long vectors0 = emu::vector_casts;
+        const auto t0 = std::chrono::steady_clock::now();
+        const std::vector<Case> cases = sweep(r, quick);
+        for (size_t ci = 0; ci < cases.size(); ++ci) {
+            if (only_case >= 0 && (long)ci != only_case)
+                continue;
+            const Case &c = cases[ci];
+            const std::string what = std::string(r.name) + " case " + std::to_string(ci) + ": " +
+                                     describe(c);
+            emu::context = what.c_str();
+            const Result res = run_case(r, c, 1000u + (unsigned)ci);
+            ++s.cases;
+            if (!res.why.empty() && res.ok)
+                ++s.refused;
+            if (!res.ok)
+                ++s.failed;
+            if (res.error > s.worst || std::isnan(res.error))
+                s.worst = res.error;
+            if (!res.ok || verbose)
+                printf("%-4s %s  (error %.3g)%s%s\n", res.ok ? "ok" : "FAIL", what.c_str(),
+                       res.error, res.why.empty() ? "" : "  ", res.why.c_str());
+            if (!res.ok)
+                printf("     reproduce: %s --rung %s --case %zu%s\n", argv[0], r.name, ci,
+                       quick ? " --quick" : "");
+            fflush(stdout);
+        }
+        s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        s.vectors = emu::vector_casts - vectors0;
+        table.push_back(s);
+    }
+    emu::context = "";
+    if (!found) {
+        fprintf(stderr, "test_emulated_rungs: no rung named %s in the registry\n", only);
+        return 1;
+    }
+
+    int failed = 0;
+    printf("\n%-16s %6s %8s %12s %10s %8s  %s\n", "rung", "cases", "refused", "worst error",
+           "vector ops", "seconds", "result");
+    for (const Summary &s : table) {
+        printf("%-16s %6d %8d %12.4f %10ld %8.2f  %s\n", s.name, s.cases, s.refused, s.worst,
+               s.vectors, s.seconds, s.failed ? "FAIL" : "PASS");
+        failed += s.failed;
+    }
+    printf("(worst error: scaled against the float64 reference, <= 1 passes; vector ops: checked "
+           "8/16-byte casts)\n");
+    if (failed) {
+        printf("test_emulated_rungs: %d case(s) failed\n", failed);
+        return 1;
+    }
+    printf("test_emulated_rungs: all passed\n");
+    return 0;
+}
