@@ -303,6 +303,10 @@ void tg_cpu_sgemm(const tg_problem *p)
         return;
     }
     if ((double)p->m * (double)p->n * (double)p->k < SMALL_PROBLEM_FLOPS) {
+        /* Small items are independent (validation keeps their C apart): one thread each. */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (p->batch > 1)
+#endif
         for (int64_t b = 0; b < p->batch; ++b)
             simple_sgemm(p, p->A + b * p->stride_a, p->B + b * p->stride_b, p->C + b * p->stride_c);
         return;
