@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal.h" /* tg_normalize: the tuning table is keyed by the normalized shape */
 #include "tilegemm.h"
 
 #ifdef TG_HAVE_CUDA
@@ -60,6 +61,7 @@ typedef struct result {
     bench_case c;
     tg_layout layout;
     char algo[64];
+    int split_k; /* what tg_set_split_k was given: 0 planner, 1 never, n slices */
     double median_ms, min_ms, max_ms, flops_per_s;
     double cublas_ms, cublas_flops_per_s, ratio;
     double rel_error, max_rel_error;
@@ -87,6 +89,9 @@ typedef struct options {
     int save;
     const char *commit;
     int list_only; /* --list: print the cases and algorithms, run nothing */
+    int splits[8]; /* --split-k values, each timed for every rung; {0} = the planner's */
+    int nsplits;
+    int tune;      /* --tune: write the winners to tuning/sm_<cc>.tsv */
 } options;
 
 typedef struct run_info {
@@ -448,6 +453,10 @@ static void usage(FILE *f, const char *cmd)
             "  --save               write JSON to bench/results/<device>-<date>.json\n"
             "  --json FILE          write JSON to FILE\n"
             "  --commit SHA         commit to record (default $TILEGEMM_COMMIT, else git)\n"
+            "  --split-k S[,S...]   time each rung with tg_set_split_k(S): 0 planner (default),\n"
+            "                       1 never, n slices\n"
+            "  --tune               also write each case's fastest correct rung and split-K to\n"
+            "                       tuning/sm_<cc>.tsv, the table `auto` reads (GPU only)\n"
             "  --list               print the cases and algorithms that would run, and exit\n"
             "  --help               this text\n"
             "\n"
@@ -595,6 +604,27 @@ static int parse_algos(const char *s, options *o)
     return 0;
 }
 
+/* "0,2,4": split-K settings to time, each 0..64, at most 8. */
+static int parse_splits(const char *v, options *o)
+{
+    o->nsplits = 0;
+    for (const char *p = v; p && *p;) {
+        char *end = NULL;
+        const long value = strtol(p, &end, 10);
+        if (end == p || value < 0 || value > 64 || o->nsplits == 8 || (*end && *end != ',')) {
+            fprintf(stderr, "tilegemm bench: --split-k takes up to 8 values 0..64, e.g. 0,2,4\n");
+            return 0;
+        }
+        o->splits[o->nsplits++] = (int)value;
+        p = *end ? end + 1 : end;
+    }
+    if (o->nsplits == 0) {
+        fprintf(stderr, "tilegemm bench: --split-k needs a value list\n");
+        return 0;
+    }
+    return 1;
+}
+
 static int parse_count(const char *opt, const char *value, int min, int *out)
 {
     char *end = NULL;
@@ -618,6 +648,7 @@ static int parse_options(int argc, char **argv, options *o, int *exit_code)
     o->repeats = 10;
     o->warmup = 3;
     o->rotate_mib = DEFAULT_ROTATE_MIB;
+    o->nsplits = 1; /* splits[0] = 0: the planner's choice */
     const char *shapes[256];
     int nshapes = 0;
     *exit_code = 2;
@@ -687,6 +718,12 @@ static int parse_options(int argc, char **argv, options *o, int *exit_code)
             o->save = 1;
         } else if (strcmp(a, "--list") == 0) {
             o->list_only = 1;
+        } else if (strcmp(a, "--tune") == 0) {
+            o->tune = 1;
+        } else if (strcmp(a, "--split-k") == 0) {
+            if (!parse_splits(v, o))
+                return 0;
+            ++i;
         } else if (strcmp(a, "--commit") == 0) {
             if (!v) {
                 fprintf(stderr, "tilegemm bench: --commit needs a value\n");
@@ -947,7 +984,7 @@ static int write_json(const char *path, const run_info *info, const options *o,
                 i ? "," : "", (long long)r->c.m, (long long)r->c.n, (long long)r->c.k,
                 trans_name(r->c.ta, r->c.tb), layout_name(r->layout));
         json_string(f, r->algo);
-        fprintf(f, ", \"median_ms\": ");
+        fprintf(f, ", \"split_k\": %d, \"median_ms\": ", r->split_k);
         json_number(f, r->median_ms, "%.6g");
         fprintf(f, ", \"min_ms\": ");
         json_number(f, r->min_ms, "%.6g");
@@ -1380,9 +1417,16 @@ static int run_gpu_case(gpu_ctx *g, const options *o, const bench_case *c)
     const double cublas_ms = cr->median_ms, cublas_rate = cr->flops_per_s;
     print_row(cr, 1);
 
-    for (int a = 0; a < o->nalgos; ++a) {
-        const char *algo = o->algos[a];
-        result *r = new_result(c, o->layout, algo);
+    for (int run = 0; run < o->nalgos * o->nsplits; ++run) {
+        const char *algo = o->algos[run / o->nsplits];
+        const int split = o->splits[run % o->nsplits];
+        char label[64];
+        if (split == 0)
+            snprintf(label, sizeof label, "%s", algo);
+        else
+            snprintf(label, sizeof label, "%s/k%d", algo, split);
+        result *r = new_result(c, o->layout, label);
+        r->split_k = split;
         r->sets = b.sets;
         r->cublas_ms = cublas_ms;
         r->cublas_flops_per_s = cublas_rate;
@@ -1395,6 +1439,8 @@ static int run_gpu_case(gpu_ctx *g, const options *o, const bench_case *c)
             continue;
         }
         tg_status s = tg_set_algo(g->h, algo);
+        if (s == TG_SUCCESS)
+            s = tg_set_split_k(g->h, split);
         if (s == TG_SUCCESS)
             s = gpu_run_set0(g, c, o->layout, &b, 0, host_c);
         if (s != TG_SUCCESS) {
@@ -1421,8 +1467,8 @@ static int run_gpu_case(gpu_ctx *g, const options *o, const bench_case *c)
         }
         print_row(r, 1);
     }
-    if (tg_set_algo(g->h, "auto") != TG_SUCCESS)
-        die("tg_set_algo(auto): %s", tg_last_error(g->h));
+    if (tg_set_algo(g->h, "auto") != TG_SUCCESS || tg_set_split_k(g->h, 0) != TG_SUCCESS)
+        die("restoring auto: %s", tg_last_error(g->h));
 done:
     free(host_c);
     free(ref);
@@ -1445,6 +1491,61 @@ static void gpu_info(run_info *info)
     info->memory_bytes = (long long)prop.totalGlobalMem;
     CUDA_CHECK(cudaDriverGetVersion(&info->driver_version));
     CUDA_CHECK(cudaRuntimeGetVersion(&info->runtime_version));
+}
+
+/*
+ * --tune: each case's fastest correct rung and split-K setting, keyed by compute capability
+ * and the normalized shape the planner sees (problem.h), into tuning/sm_<cc>.tsv.  The build
+ * embeds those files (cmake/tuning.cmake) and `auto` looks its calls up there (src/tuning.c).
+ */
+static int write_tuning(const run_info *info, const options *o)
+{
+    const char *root = source_root();
+    char dir[1100], path[1200];
+    snprintf(dir, sizeof dir, "%s/tuning", root ? root : ".");
+    snprintf(path, sizeof path, "%s/sm_%d%d.tsv", dir, info->cc_major, info->cc_minor);
+    FILE *f = make_dirs(dir) ? fopen(path, "w") : NULL;
+    if (!f) {
+        fprintf(stderr, "tilegemm bench: cannot write %s: %s\n", path, strerror(errno));
+        return 0;
+    }
+    fprintf(f, "# tilegemm tuning table for %s (sm_%d%d), written by `tilegemm bench --tune` "
+               "at commit %s on %s. Generated: do not edit.\n",
+            info->device, info->cc_major, info->cc_minor, info->commit, info->date);
+    fprintf(f, "# cc\tm\tn\tk\ta_k_contiguous\tb_n_contiguous\talgo\tsplit_k\ttflops\t"
+               "cublas_tflops\n");
+    int rows = 0;
+    for (int i = 0; i < o->ncases; ++i) {
+        const bench_case *c = &o->cases[i];
+        const result *best = NULL;
+        for (int j = 0; j < nresults; ++j) {
+            const result *r = &results[j];
+            if (memcmp(&r->c, c, sizeof *c) != 0 || r->layout != o->layout ||
+                strcmp(r->status, "OK") != 0 || strcmp(r->algo, "cublas") == 0 ||
+                strncmp(r->algo, "auto", 4) == 0)
+                continue;
+            if (!best || r->flops_per_s > best->flops_per_s)
+                best = r;
+        }
+        if (!best)
+            continue;
+        int64_t lda, ldb, ldc;
+        leading_dims(c, o->layout, &lda, &ldb, &ldc);
+        const tg_call call = {.layout = o->layout, .transa = c->ta, .transb = c->tb, .m = c->m,
+                              .n = c->n, .k = c->k, .lda = lda, .ldb = ldb, .ldc = ldc,
+                              .batch = 1};
+        tg_problem p;
+        tg_normalize(&call, &p);
+        const int name_length = (int)strcspn(best->algo, "/");
+        fprintf(f, "%d\t%lld\t%lld\t%lld\t%d\t%d\t%.*s\t%d\t%.3f\t%.3f\n",
+                info->cc_major * 10 + info->cc_minor, (long long)p.m, (long long)p.n,
+                (long long)p.k, p.a_cs == 1, p.b_cs == 1, name_length, best->algo,
+                best->split_k, best->flops_per_s / 1e12, best->cublas_flops_per_s / 1e12);
+        ++rows;
+    }
+    fclose(f);
+    printf("\ntuning: %d rows written to %s (rebuild to embed them)\n", rows, path);
+    return 1;
 }
 
 static int run_gpu(tg_handle *h, const options *o, run_info *info)
@@ -1490,6 +1591,8 @@ static int run_gpu(tg_handle *h, const options *o, run_info *info)
     int ok = 1;
     for (int i = 0; i < o->ncases; ++i)
         ok &= run_gpu_case(&g, o, &o->cases[i]);
+    if (o->tune)
+        ok &= write_tuning(info, o);
 
     for (int i = 0; i < g.nevents; ++i) {
         CUDA_CHECK(cudaEventDestroy(g.start[i]));

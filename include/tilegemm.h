@@ -86,6 +86,10 @@ TG_API tg_status tg_set_backend(tg_handle *handle, tg_backend backend);
 TG_API tg_status tg_set_algo(tg_handle *handle, const char *name);
 TG_API const char *const *tg_algos(void);
 
+/* Split-K for single products: 0 lets the planner decide (the default), 1 never splits, and
+ * n >= 2 cuts k into n slices run as a batch and summed (see tg_explain).  For tuning. */
+TG_API tg_status tg_set_split_k(tg_handle *handle, int slices);
+
 TG_API tg_status tg_sgemm(tg_handle *handle, tg_layout layout, tg_op transa, tg_op transb,
                           int64_t m, int64_t n, int64_t k, float alpha, const float *A,
                           int64_t lda, const float *B, int64_t ldb, float beta, float *C,

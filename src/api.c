@@ -173,6 +173,16 @@ tg_status tg_set_backend(tg_handle *h, tg_backend backend)
     return TG_SUCCESS;
 }
 
+tg_status tg_set_split_k(tg_handle *h, int slices)
+{
+    REQUIRE_HANDLE(h);
+    if (slices < 0 || slices > 64)
+        return tg_fail(h, TG_ERROR_INVALID_ARGUMENT, 2,
+                       "slices = %d is not 0 (auto), 1 (never) or 2..64", slices);
+    h->split_k = slices;
+    return TG_SUCCESS;
+}
+
 static const char *algo_names[64];
 static pthread_once_t algo_names_once = PTHREAD_ONCE_INIT;
 

@@ -28,6 +28,7 @@ struct tg_handle {
     tg_backend backend;   /* forced backend, or TG_BACKEND_AUTO */
     int algo;             /* index into the rung registry, or -1 for auto */
     int64_t gpu_min_work; /* host-memory calls with m*n*k below this run on the CPU */
+    int split_k;          /* 0: planner decides; 1: never; n: n slices (tg_set_split_k) */
     void *stream;         /* cudaStream_t */
     int owns_stream;
     tg_workspace workspace;
@@ -74,6 +75,7 @@ typedef struct tg_plan {
     int rung;           /* registry index; -1 when no product kernel runs (alpha or k is 0) */
     int stage[3];       /* 1 where a host operand (A, B, C) goes through device memory */
     int split_k;        /* slices of k (see split_k.h); 1 runs the product in one piece */
+    int tuned_split_k;  /* the tuned table's split-K for this call, 0 when it has none */
     char why[768];
 } tg_plan;
 

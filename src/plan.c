@@ -9,8 +9,9 @@
  *   - any operand in device or managed memory: CUDA, on the handle's stream;
  *   - all operands on the host: the CPU when the work (m*n*k*batch) is under the handle's
  *     threshold or there is no product to compute (alpha or k is 0), CUDA otherwise;
- *   - on CUDA, `auto` takes the highest rung of the ladder that supports the problem among
- *     those the registry admits to auto (in_auto);
+ *   - on CUDA, `auto` takes the tuned table's rung for the nearest measured shape on this
+ *     compute capability (tuning.h), else the highest rung of the ladder that supports the
+ *     problem among those the registry admits to auto (in_auto);
  *   - a single product whose tiles leave SMs idle and whose k is long is split along k
  *     (split_k.h), whichever rung runs it.
  */
@@ -22,6 +23,7 @@
 #include "cuda/registry.h"
 #include "internal.h"
 #include "split_k.h"
+#include "tuning.h"
 
 int tg_find_rung(const char *name)
 {
@@ -61,6 +63,23 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
              rung->summary);
         return TG_SUCCESS;
     }
+    const int cc = tg_cuda_compute_capability();
+    const tg_tuned *tuned = tg_tuning_lookup(tg_tuning_table, tg_tuning_count, cc, p);
+    if (tuned) {
+        const int i = tg_find_rung(tuned->algo);
+        const char *reason = i < 0 ? "this build has no such rung" : tg_rungs[i]->unsupported(p);
+        if (!reason) {
+            plan->rung = i;
+            plan->tuned_split_k = tuned->split_k;
+            note(plan,
+                 "rung: %s (level %d), the fastest measured on sm_%d for %lldx%lldx%lld, the "
+                 "nearest tuned shape: %s\n",
+                 tg_rungs[i]->name, tg_rungs[i]->level, cc, (long long)tuned->m,
+                 (long long)tuned->n, (long long)tuned->k, tg_rungs[i]->summary);
+            return TG_SUCCESS;
+        }
+        note(plan, "tuned table names %s for this shape, not used: %s\n", tuned->algo, reason);
+    }
     for (int i = tg_rung_count - 1; i >= 0; --i) {
         if (!tg_rungs[i]->in_auto) {
             note(plan, "skipped %s: not yet admitted to auto (runs only when forced)\n",
@@ -78,6 +97,34 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
         return TG_SUCCESS;
     }
     return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "no CUDA rung supports this call");
+}
+
+/* Split-K: forced by tg_set_split_k, else the tuned table's, else the rule of split_k.h. */
+static tg_status choose_split_k(tg_handle *h, const tg_problem *p, tg_plan *plan)
+{
+    if (h->split_k > 1 && p->batch != 1)
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                       "split-K (%d slices, tg_set_split_k) needs a single product, not a "
+                       "batch of %lld",
+                       h->split_k, (long long)p->batch);
+    const int requested = h->split_k ? h->split_k : p->batch == 1 ? plan->tuned_split_k : 0;
+    if (requested >= 1) {
+        plan->split_k = requested;
+        if (requested > 1)
+            note(plan, "split-K: %d slices along k, %s\n", requested,
+                 h->split_k ? "forced by tg_set_split_k" : "as tuned");
+        return TG_SUCCESS;
+    }
+    const tg_rung *rung = tg_rungs[plan->rung];
+    const int sms = tg_cuda_sm_count();
+    plan->split_k = tg_split_k_slices(p, rung->block_rows, rung->block_cols, sms);
+    if (plan->split_k > 1)
+        note(plan,
+             "split-K: %d slices along k, because %lld x %lld in %d x %d tiles leaves most of "
+             "the %d SMs idle; the partial products are summed by a reduction kernel\n",
+             plan->split_k, (long long)p->m, (long long)p->n, rung->block_rows,
+             rung->block_cols, sms);
+    return TG_SUCCESS;
 }
 
 tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan)
@@ -159,14 +206,5 @@ tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan)
     tg_status s = choose_rung(h, p, plan);
     if (s != TG_SUCCESS)
         return s;
-    const tg_rung *rung = tg_rungs[plan->rung];
-    const int sms = tg_cuda_sm_count();
-    plan->split_k = tg_split_k_slices(p, rung->block_rows, rung->block_cols, sms);
-    if (plan->split_k > 1)
-        note(plan,
-             "split-K: %d slices along k, because %lld x %lld in %d x %d tiles leaves most of "
-             "the %d SMs idle; the partial products are summed by a reduction kernel\n",
-             plan->split_k, (long long)p->m, (long long)p->n, rung->block_rows,
-             rung->block_cols, sms);
-    return TG_SUCCESS;
+    return choose_split_k(h, p, plan);
 }

@@ -70,6 +70,18 @@ static void test_rung(const char *algo)
           (tg_case){TG_COL_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 3, 2, 4, 1, 1.0f, 1.0f, 65537, 0, 0,
                     0, TG_CHECK_DEVICE},
           seed++);
+    /* Split-K through this rung: forced slices (with a short tail slice), and the planner's. */
+    const int slices[] = {3, 16, 0};
+    for (int s = 0; s < 3; ++s) {
+        EXPECT(tg_set_split_k(h, slices[s]) == TG_SUCCESS, "split-K %d: %s", slices[s],
+               tg_last_error(h));
+        check(h, algo,
+              (tg_case){s % 2 ? TG_COL_MAJOR : TG_ROW_MAJOR, s ? TG_TRANS : TG_NO_TRANS,
+                        TG_NO_TRANS, 33, 65, 1000 + 333 * s, 1, 1.5f, s ? 0.0f : -1.0f, 1, 0,
+                        s == 1, 0, TG_CHECK_DEVICE},
+              seed++);
+    }
+    tg_set_split_k(h, 0);
     tg_destroy(h);
 }
 

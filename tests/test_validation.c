@@ -162,6 +162,12 @@ static void test_handles(void)
     EXPECT(strstr(tg_last_error(h), "fastest-ever") != NULL, "message: %s", tg_last_error(h));
     EXPECT(tg_set_algo(h, "auto") == TG_SUCCESS, "auto: %s", tg_last_error(h));
     EXPECT(tg_set_backend(h, (tg_backend)42) == TG_ERROR_INVALID_ARGUMENT, "backend 42");
+    EXPECT(tg_set_split_k(h, -1) == TG_ERROR_INVALID_ARGUMENT &&
+               strstr(tg_last_error(h), "slices = -1") != NULL,
+           "split-K -1: %s", tg_last_error(h));
+    EXPECT(tg_set_split_k(h, 65) == TG_ERROR_INVALID_ARGUMENT, "split-K 65");
+    EXPECT(tg_set_split_k(h, 4) == TG_SUCCESS && tg_set_split_k(h, 0) == TG_SUCCESS,
+           "split-K 4 then auto: %s", tg_last_error(h));
     const char *const *algos = tg_algos();
     EXPECT(algos[0] && strcmp(algos[0], "auto") == 0, "tg_algos() starts with auto");
     for (const char *const *a = algos; *a; ++a)

@@ -213,6 +213,23 @@ int tg_cuda_sm_count(void)
     return count;
 }
 
+int tg_cuda_compute_capability(void)
+{
+    static const int cc = [] {
+        int device = 0, major = 0, minor = 0;
+        if (tg_cuda_device_count() == 0 || cudaGetDevice(&device) != cudaSuccess ||
+            cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) !=
+                cudaSuccess ||
+            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) !=
+                cudaSuccess) {
+            (void)cudaGetLastError(); /* planning goes on without the tuned tables */
+            return 0;
+        }
+        return major * 10 + minor;
+    }();
+    return cc;
+}
+
 tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind)
 {
     (void)h;

@@ -18,6 +18,9 @@ int tg_cuda_device_count(void);
 /* Streaming multiprocessors of the current GPU (0 without one); asked once per process. */
 int tg_cuda_sm_count(void);
 
+/* Compute capability of the current GPU as major * 10 + minor (0 without one). */
+int tg_cuda_compute_capability(void);
+
 /* What kind of memory ptr is; host for anything the CUDA runtime does not know. */
 tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind);
 

@@ -14,6 +14,8 @@ int tg_cuda_device_count(void) { return 0; }
 
 int tg_cuda_sm_count(void) { return 0; }
 
+int tg_cuda_compute_capability(void) { return 0; }
+
 tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind)
 {
     (void)h, (void)ptr;

@@ -1,0 +1,50 @@
+/* The tuned-table lookup: nearest measured shape, same GPU and operand orientation, within a
+ * factor of 2 in every dimension; and the embedded table is well formed. */
+#include <string.h>
+
+#include "testing.h"
+#include "tuning.h"
+
+static const tg_tuned kTable[] = {
+    {90, 4096, 4096, 4096, 1, 1, "warptile128", 0},
+    {90, 1024, 1024, 1024, 1, 1, "blocktile64", 0},
+    {90, 1024, 1024, 65536, 1, 1, "warptile128", 4},
+    {90, 4096, 4096, 4096, 0, 1, "blocktile128", 0},
+    {80, 4096, 4096, 4096, 1, 1, "tiled32", 0},
+};
+static const int kCount = (int)(sizeof kTable / sizeof kTable[0]);
+
+static const char *lookup(int cc, int64_t m, int64_t n, int64_t k, int a_k, int b_n)
+{
+    const tg_problem p = {.m = m, .n = n, .k = k, .a_rs = a_k ? k : 1, .a_cs = a_k ? 1 : m,
+                          .b_rs = b_n ? n : 1, .b_cs = b_n ? 1 : k, .batch = 1};
+    const tg_tuned *t = tg_tuning_lookup(kTable, kCount, cc, &p);
+    return t ? t->algo : "(none)";
+}
+
+#define EXPECT_ALGO(want, ...)                                                                    \
+    do {                                                                                          \
+        const char *got = lookup(__VA_ARGS__);                                                    \
+        EXPECT(strcmp(got, want) == 0, "lookup(%s) gave %s, wanted %s", #__VA_ARGS__, got, want); \
+    } while (0)
+
+int main(void)
+{
+    EXPECT_ALGO("warptile128", 90, 4096, 4096, 4096, 1, 1);  /* exact */
+    EXPECT_ALGO("warptile128", 90, 3000, 5000, 4096, 1, 1);  /* within 2x */
+    EXPECT_ALGO("blocktile64", 90, 1000, 1000, 1000, 1, 1);  /* nearer the 1024^3 row */
+    EXPECT_ALGO("warptile128", 90, 1024, 1024, 40000, 1, 1); /* the long-k row */
+    EXPECT_ALGO("blocktile128", 90, 4096, 4096, 4096, 0, 1); /* orientation is part of the key */
+    EXPECT_ALGO("tiled32", 80, 4096, 4096, 4096, 1, 1);      /* and so is the GPU */
+    EXPECT_ALGO("(none)", 75, 4096, 4096, 4096, 1, 1);
+    EXPECT_ALGO("(none)", 90, 127, 8191, 1023, 1, 1);        /* 8x from every row in m */
+    EXPECT_ALGO("(none)", 90, 4096, 4096, 4096, 0, 0);
+    const tg_problem p = {.m = 64, .n = 64, .k = 64, .a_cs = 1, .b_cs = 1, .batch = 1};
+    EXPECT(tg_tuning_lookup(kTable, 0, 90, &p) == NULL, "empty table");
+    /* The embedded table: every row names a shape and an algo. */
+    for (int i = 0; i < tg_tuning_count; ++i)
+        EXPECT(tg_tuning_table[i].m > 0 && tg_tuning_table[i].n > 0 &&
+                   tg_tuning_table[i].k > 0 && tg_tuning_table[i].algo[0],
+               "embedded row %d is malformed", i);
+    return tg_test_result("test_tuning");
+}
