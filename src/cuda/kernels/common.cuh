@@ -44,6 +44,39 @@ __device__ __forceinline__ void store_result4(float *c, float4 acc, float alpha,
     *reinterpret_cast<float4 *>(c) = r;
 }
 
+/* Stores r[0..3], the outputs at columns col..col+3 of a row of C whose first element is c_row
+ * and which has n columns: by one 16-byte access where vec (C's pointer and ldc allow it) and
+ * all 4 are inside, else element by element, the ones at n or past it skipped.  beta == 0 must
+ * not read C. */
+__device__ __forceinline__ void store_result_run4(float *c_row, int64_t col, int64_t n,
+                                                  const float *r, float alpha, float beta,
+                                                  bool vec)
+{
+    if (vec && col + 4 <= n) {
+        store_result4(c_row + col, make_float4(r[0], r[1], r[2], r[3]), alpha, beta);
+    } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            if (col + e < n)
+                store_result(c_row + col + e, r[e], alpha, beta);
+    }
+}
+
+/* Blocks per SM the register budget is sized for: at most 128 registers a thread, so two
+ * 256-thread blocks (or four of 128) fit the SM's 64K registers. */
+template <int THREADS>
+constexpr int kMinBlocks = 65536 / (THREADS * 128);
+
 static inline unsigned ceil_div(int64_t a, int64_t b) { return (unsigned)((a + b - 1) / b); }
+
+/* Whether an operand may be read by 16-byte vectors along its contiguous direction: unit
+ * stride there, the pointer 16-byte aligned, the stride between the contiguous lines and the
+ * batch stride multiples of 4 floats. */
+static inline bool vectors_allowed(const float *base, int64_t unit_stride, int64_t pitch,
+                                   int64_t batch_stride)
+{
+    return unit_stride == 1 && pitch % 4 == 0 && batch_stride % 4 == 0 &&
+           reinterpret_cast<uintptr_t>(base) % 16 == 0;
+}
 
 #endif

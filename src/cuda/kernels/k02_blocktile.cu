@@ -116,11 +116,6 @@ struct TileLoader {
     }
 };
 
-/* Blocks per SM the register budget is sized for: at most 128 registers a thread, so two
- * 256-thread blocks (or four of 128) fit the SM's 64K registers. */
-template <int THREADS>
-constexpr int kMinBlocks = 65536 / (THREADS * 128);
-
 /*
  * A_K_CONTIG: op(A) is read as contiguous along k (a_cs == 1), else along m (a_rs == 1, or
  * general strides on the scalar path).  B_N_CONTIG: op(B) contiguous along n (b_cs == 1), else
@@ -193,24 +188,9 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN), kMinBlocks<(BM / TM) * 
 #pragma unroll
         for (int g = 0; g < TN / 4; ++g) {
             const int64_t col = j0 + g * 4 * kThreadsX + tx * 4;
-            const float *r = &acc[i][g * 4];
-            if (c_vec && col + 4 <= p.n) {
-                store_result4(c_row + col, make_float4(r[0], r[1], r[2], r[3]), p.alpha, p.beta);
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    if (col + e < p.n)
-                        store_result(c_row + col + e, r[e], p.alpha, p.beta);
-            }
+            store_result_run4(c_row, col, p.n, &acc[i][g * 4], p.alpha, p.beta, c_vec);
         }
     }
-}
-
-/* Whether an operand may be read by 16-byte vectors along its contiguous direction. */
-bool vectors_allowed(const float *base, int64_t unit_stride, int64_t pitch, int64_t batch_stride)
-{
-    return unit_stride == 1 && pitch % 4 == 0 && batch_stride % 4 == 0 &&
-           reinterpret_cast<uintptr_t>(base) % 16 == 0;
 }
 
 template <int BM, int BN, int BK, int TM, int TN, bool A_K_CONTIG, bool B_N_CONTIG, bool VEC>

@@ -1,0 +1,334 @@
+/*
+ * Rung 4: warp tiling and a multi-stage cp.async pipeline.
+ *   sgemm_warptile_128x128x16_w64x32_t8x8_s3 ("warptile128")
+ *
+ * What it adds over rung 3 (blocktile128):
+ *   - warp tiling: each warp owns a 64x32 piece of the block tile and its 32 lanes an 8x8
+ *     register tile inside it, so each LDS.128 of a fragment reads 128 consecutive bytes of As
+ *     or 64 of Bs across the warp (no bank conflicts, the repeats broadcast) and a warp's
+ *     threads share rows and columns instead of spanning the whole block tile;
+ *   - asynchronous copies: global tiles go straight into shared memory by cp.async (LDGSTS),
+ *     with no trip through registers, into STAGES = 3 rotating buffers, so the copies of phase
+ *     t + 2 are in flight while phase t is computed.  One __syncthreads per phase instead of
+ *     rung 3's two;
+ *   - BK 16 instead of 8: half as many phases (barriers, waits) per FMA.
+ *   block tile   BM x BN x BK = 128 x 128 x 16, 256 threads = 8 warps as 2 (m) x 4 (n)
+ *   warp tile    64 x 32, lanes as 8 (m) x 4 (n)
+ *   thread tile  8 x 8 as 2 x 2 pieces of 4 x 4: rows lane_m*4 + {0..3} and 32 + lane_m*4 +
+ *                {0..3} of the warp tile, columns lane_n*4 + {0..3} and 16 + lane_n*4 + {0..3}.
+ *                Per k step a thread does 2 + 2 LDS.128 and 64 FFMA; per phase 1024 FFMA
+ *   stages       3 (template parameter): copies of phase t + STAGES - 1 overlap the math of t
+ *   shared       STAGES x (As[BK][BM + padA] + Bs[BK][BN + padB]), dynamic: 48 KiB with no
+ *                pad, 48.75 or 49.5 KiB with the pads below; the launcher raises the block's
+ *                limit above the default 48 KiB.  Two blocks per SM on sm_80 and sm_90 (one on
+ *                sm_75, whose limit is 64 KiB an SM)
+ *   registers    __launch_bounds__(256, 2): at most 128 a thread, for 2 blocks an SM
+ * How each operand layout is copied (op(A) and op(B) alike; "outer" is m for A, n for B):
+ *   contiguous along outer, 16-byte vectors legal (pointer 16-byte aligned, leading dimension
+ *     and batch stride multiples of 4): runs of 4 floats land as 4 consecutive floats of one
+ *     shared row, so each is one 16-byte cp.async.cg; 2 a thread per operand per phase, a
+ *     warp writes one 512-byte shared row.  A run that straddles the matrix edge copies only
+ *     its floats inside (src-size 4 to 12 bytes) and zero-fills the rest: no byte outside the
+ *     matrix is read.
+ *   contiguous along outer, vectors not legal (misaligned pointer, odd leading dimension,
+ *     general strides): 8 4-byte cp.async.ca a thread per operand per phase, consecutive lanes
+ *     along outer: same shared layout, 4x the copy instructions, misaligned sectors.
+ *   contiguous along k (op(A) with a_cs == 1, e.g. row-major A untransposed; op(B) with
+ *     b_rs == 1): shared memory stores the tiles k-major, so the 4 floats of a global run
+ *     belong to 4 different shared rows and cp.async cannot scatter them: 8 4-byte cp.async.ca
+ *     a thread per operand per phase instead of 2, each with its own address and bounds test
+ *     (sm_90 loop body: 1170 instructions for 1024 FFMA with both operands by vectors, 1187
+ *     with one operand along k, up to 1228 with both by 4-byte copies).  A warp's copy reads
+ *     4 rows x 8 consecutive k (4 whole 32-byte sectors) and writes 8 k rows x 4 columns of
+ *     the shared tile, whose pitch of BM + 4 floats puts those 32 floats in 32 different
+ *     banks.  A k-contiguous shared layout with 16-byte copies would trade this for fragment
+ *     reads along k; not tried yet.
+ * Edges: every copy carries its own bounds test and zero-fills outside the matrix (cp.async's
+ * src-size 0), so partial tiles take the same path as interior ones.  C is stored by 16-byte
+ * vectors where C's pointer and ldc allow and all 4 columns are inside, else element by
+ * element; beta == 0 never reads C.  Offsets are 64-bit.
+ * Below sm_80 async_copy.cuh turns the copies into synchronous loads and stores: correct, with
+ * no overlap.
+ * Constraints: none (any m, n, k, strides and alignment).
+ * Benchmark:   tilegemm bench --algo warptile128 4096x4096x4096
+ * Measured:    not yet measured on a GPU (see bench/results/).
+ */
+#include <stdint.h>
+
+#include "async_copy.cuh"
+#include "common.cuh"
+
+namespace {
+
+/*
+ * Copies one operand's BK-deep tile into a k-major shared tile S[BK][ROWS + kPad] by cp.async,
+ * a phase per call.  "Outer" is the operand's other index: m for op(A), n for op(B).  K_CONTIG:
+ * the operand is contiguous along k (op(A) row-major, op(B) column-major); otherwise along outer
+ * (or general strides on the scalar path).  VEC (only with !K_CONTIG): 16-byte copies are legal.
+ * Copy e of a thread sits at (outer + e * kOuterStep, depth + e * kDepthStep) of the tile and
+ * kWidth floats long along outer, so one global pointer per operand and thread suffices.
+ */
+template <int ROWS, int BK, int THREADS, bool K_CONTIG, bool VEC>
+struct AsyncTileLoader {
+    static_assert(!(K_CONTIG && VEC),
+                  "16-byte copies need the operand contiguous along the shared rows (outer)");
+    static constexpr int kWidth = VEC ? 4 : 1;
+    static constexpr int kPad = K_CONTIG ? 4 : 0;
+    static constexpr int kPitch = ROWS + kPad;
+    static constexpr int kTileFloats = BK * kPitch;
+    static constexpr int kCopies = ROWS * BK / (THREADS * kWidth);
+    static constexpr int kOuterStep = K_CONTIG ? THREADS / BK : 0;
+    static constexpr int kDepthStep = K_CONTIG ? 0 : THREADS * kWidth / ROWS;
+    static_assert(kPitch % 4 == 0, "shared rows must stay 16-byte aligned for LDS.128");
+    static_assert(ROWS * BK % (THREADS * kWidth) == 0,
+                  "the threads must split a tile evenly into copies");
+    static_assert(K_CONTIG || (ROWS % kWidth == 0 && THREADS % (ROWS / kWidth) == 0 &&
+                               BK % kDepthStep == 0),
+                  "along outer, a whole number of shared rows must be copied per round of "
+                  "threads, and rounds must tile the depth");
+    static_assert(!K_CONTIG || (BK % 8 == 0 && THREADS % (4 * BK) == 0 &&
+                                (THREADS / 32) % (BK / 8) == 0 && ROWS % (THREADS / BK) == 0),
+                  "along k, each warp copies 8 k x 4 rows: BK a multiple of 8, and the threads "
+                  "must cover whole groups of 4 rows over the full depth");
+    static_assert(!K_CONTIG || kPitch % 32 == 4,
+                  "along k, a shared pitch of 4 mod 32 floats puts a warp's 8 k x 4 rows in 32 "
+                  "different banks");
+
+    const float *src; /* copy 0's first float in the current phase */
+    int outer_in;     /* how many of the tile's rows from copy 0's on lie inside the matrix,
+                       * capped at ROWS (so it fits an int; <= 0 when none does) */
+    int depth;        /* copy 0's depth in the tile */
+    int tile_offset;  /* copy 0's float in the shared tile */
+
+    /* first: the operand's element (outer0, 0); os, ks: its strides along outer and along k;
+     * outer_left: how many rows of the matrix are left from outer0 on */
+    __device__ __forceinline__ AsyncTileLoader(const float *first, int64_t os, int64_t ks,
+                                               int64_t outer_left, int tid)
+    {
+        int outer;
+        if (K_CONTIG) {
+            /* lane bits 0-2 along k, 3-4 along outer; warps tile the rest */
+            depth = tid % 8 + 8 * (tid / 32 % (BK / 8));
+            outer = tid / 8 % 4 + 4 * (tid / (4 * BK));
+        } else {
+            /* consecutive threads take consecutive runs along outer */
+            outer = tid % (ROWS / kWidth) * kWidth;
+            depth = tid / (ROWS / kWidth);
+        }
+        outer_in = (int)(outer_left - outer < ROWS ? outer_left - outer : ROWS);
+        src = first + outer * os + depth * ks;
+        tile_offset = depth * kPitch + outer;
+    }
+
+    /* Issues this phase's copies into the shared tile S and steps to the next phase.  os, ks:
+     * the strides again (re-read rather than kept in registers); k_left (> 0): how much of k
+     * is left from the phase's first k on. */
+    __device__ __forceinline__ void load(float *S, int64_t os, int64_t ks, int64_t k_left)
+    {
+        float *const dst = S + tile_offset;
+        const int64_t step = K_CONTIG ? kOuterStep * os : kDepthStep * ks;
+        const float *g = src;
+#pragma unroll
+        for (int e = 0; e < kCopies; ++e) {
+            const int o = e * kOuterStep; /* relative to copy 0 */
+            float *const s = dst + e * (kOuterStep + kDepthStep * kPitch);
+            const bool k_in = depth + e * kDepthStep < k_left;
+            if (VEC) { /* o is 0: the floats inside, 0 to 4 (a run may straddle the edge) */
+                const int floats_in = outer_in < 4 ? outer_in : 4;
+                copy_async_16_zfill_partial(s, g, k_in && floats_in > 0 ? floats_in : 0);
+            } else {
+                copy_async_4_zfill(s, g, k_in && o < outer_in);
+            }
+            g += step;
+        }
+        src += BK * ks;
+    }
+};
+
+/*
+ * A_K_CONTIG: op(A) is contiguous along k (a_cs == 1), else along m (a_rs == 1, or general
+ * strides).  B_N_CONTIG: op(B) contiguous along n (b_cs == 1), else along k.  A_VEC / B_VEC:
+ * the operand is contiguous along m / n and may be copied by 16-byte vectors.
+ */
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool A_K_CONTIG, bool A_VEC,
+          bool B_N_CONTIG, bool B_VEC>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32,
+                                  kMinBlocks<(BM / WM) * (BN / WN) * 32>)
+    sgemm_warptile(const tg_problem p)
+{
+    constexpr int kTM = 8, kTN = 8;           /* thread tile, as 2 x 2 pieces of 4 x 4 */
+    constexpr int kWarpsN = BN / WN, kWarpsM = BM / WM;
+    constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+    constexpr int kLanesN = WN / kTN, kLanesM = WM / kTM;
+    static_assert(BM % WM == 0 && BN % WN == 0, "the warp tile must divide the block tile");
+    static_assert(WM % kTM == 0 && WN % kTN == 0 && kLanesM * kLanesN == 32,
+                  "a warp's 32 lanes must tile the warp tile with 8 x 8 thread tiles");
+    static_assert(kLanesM * 4 * 4 == 128,
+                  "the lanes along m must read 128 consecutive bytes of As per piece, which "
+                  "makes the A fragment loads conflict-free");
+    static_assert(kThreads <= 1024, "at most 1024 threads a block");
+    static_assert(STAGES >= 2, "a pipeline needs at least two shared buffers");
+    using LoadA = AsyncTileLoader<BM, BK, kThreads, A_K_CONTIG, A_VEC>;
+    using LoadB = AsyncTileLoader<BN, BK, kThreads, !B_N_CONTIG, B_VEC>;
+
+    extern __shared__ __align__(16) float smem[];
+    float *const As = smem;                              /* [STAGES][BK][LoadA::kPitch] */
+    float *const Bs = smem + STAGES * LoadA::kTileFloats; /* [STAGES][BK][LoadB::kPitch] */
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int lane_m = lane / kLanesN, lane_n = lane % kLanesN;
+    /* this thread's first row of As and first column of Bs within the block tile */
+    const int a_off = warp / kWarpsN * WM + lane_m * 4;
+    const int b_off = warp % kWarpsN * WN + lane_n * 4;
+
+    const int64_t i0 = blockIdx.y * (int64_t)BM, j0 = blockIdx.x * (int64_t)BN;
+    const batch_item item(p);
+    LoadA load_a(item.A + i0 * p.a_rs, p.a_rs, p.a_cs, p.m - i0, tid); /* op(A)(i0, 0) on */
+    LoadB load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs, p.n - j0, tid); /* op(B)(0, j0) on */
+
+    /* Prologue: phases 0 .. STAGES-2 into buffers 0 .. STAGES-2, one commit group each (empty
+     * groups where k has fewer phases, so that group g is always phase g). */
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s * BK < p.k) {
+            load_a.load(As + s * LoadA::kTileFloats, p.a_rs, p.a_cs, p.k - s * BK);
+            load_b.load(Bs + s * LoadB::kTileFloats, p.b_cs, p.b_rs, p.k - s * BK);
+        }
+        async_commit();
+    }
+
+    float acc[kTM][kTN] = {};
+    int read = 0; /* buffer of phase t; phase t + STAGES - 1 goes to the one before it */
+    /* Iteration t computes phase t from buffer t % STAGES; k_left = k - t * BK. */
+    for (int64_t k_left = p.k; k_left > 0; k_left -= BK) {
+        /* Groups committed so far: phases 0 .. t + STAGES - 2.  Leaving the newest STAGES - 2
+         * in flight means phase t's group has landed (this thread's copies)... */
+        async_wait<STAGES - 2>();
+        /* ...and after the barrier everyone's copies of phase t are visible, and everyone has
+         * finished computing phase t - 1, whose buffer is the one refilled next. */
+        __syncthreads();
+        const int64_t next_left = k_left - (STAGES - 1) * BK; /* of phase t + STAGES - 1 */
+        if (next_left > 0) {
+            const int write = read == 0 ? STAGES - 1 : read - 1;
+            load_a.load(As + write * LoadA::kTileFloats, p.a_rs, p.a_cs, next_left);
+            load_b.load(Bs + write * LoadB::kTileFloats, p.b_cs, p.b_rs, next_left);
+        }
+        async_commit(); /* possibly empty: keeps group g = phase g */
+
+        const float *const a = As + read * LoadA::kTileFloats + a_off;
+        const float *const b = Bs + read * LoadB::kTileFloats + b_off;
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+            float af[kTM], bf[kTN];
+#pragma unroll
+            for (int g = 0; g < 2; ++g) {
+                const float4 va =
+                    *reinterpret_cast<const float4 *>(&a[kk * LoadA::kPitch + g * WM / 2]);
+                af[g * 4 + 0] = va.x, af[g * 4 + 1] = va.y, af[g * 4 + 2] = va.z,
+                af[g * 4 + 3] = va.w;
+                const float4 vb =
+                    *reinterpret_cast<const float4 *>(&b[kk * LoadB::kPitch + g * WN / 2]);
+                bf[g * 4 + 0] = vb.x, bf[g * 4 + 1] = vb.y, bf[g * 4 + 2] = vb.z,
+                bf[g * 4 + 3] = vb.w;
+            }
+#pragma unroll
+            for (int i = 0; i < kTM; ++i)
+#pragma unroll
+                for (int j = 0; j < kTN; ++j)
+                    acc[i][j] += af[i] * bf[j];
+        }
+        read = read == STAGES - 1 ? 0 : read + 1;
+    }
+    async_wait<0>(); /* only empty groups can be left; drain them before the block exits */
+
+    /* acc[i][j] is C(i0 + a_off + i / 4 * WM / 2 + i % 4, j0 + b_off + j / 4 * WN / 2 + j % 4).
+     * C's pointer is formed only now, so that it holds no registers during the main loop. */
+    float *const C = batch_item(p).C;
+    const bool c_vec = reinterpret_cast<uintptr_t>(C) % 16 == 0 && p.ldc % 4 == 0;
+#pragma unroll
+    for (int i = 0; i < kTM; ++i) {
+        const int64_t row = i0 + a_off + i / 4 * (WM / 2) + i % 4;
+        if (row >= p.m)
+            continue;
+        float *const c_row = C + row * p.ldc;
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+            store_result_run4(c_row, j0 + b_off + h * (WN / 2), p.n, &acc[i][h * 4], p.alpha,
+                              p.beta, c_vec);
+    }
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool A_K_CONTIG, bool A_VEC,
+          bool B_N_CONTIG, bool B_VEC>
+int launch_instance(const tg_problem *p, cudaStream_t stream)
+{
+    using LoadA = AsyncTileLoader<BM, BK, (BM / WM) * (BN / WN) * 32, A_K_CONTIG, A_VEC>;
+    using LoadB = AsyncTileLoader<BN, BK, (BM / WM) * (BN / WN) * 32, !B_N_CONTIG, B_VEC>;
+    const size_t smem = STAGES * (LoadA::kTileFloats + LoadB::kTileFloats) * sizeof(float);
+    const auto kernel =
+        sgemm_warptile<BM, BN, BK, WM, WN, STAGES, A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>;
+    if (smem > 48 * 1024) {
+        /* above the default limit a block must opt in; per device, so set on every launch */
+        const cudaError_t e =
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        if (e != cudaSuccess)
+            return (int)e;
+    }
+    const dim3 block((BM / WM) * (BN / WN) * 32);
+    const dim3 grid(ceil_div(p->n, BN), ceil_div(p->m, BM), (unsigned)p->batch);
+    kernel<<<grid, block, smem, stream>>>(*p);
+    return (int)cudaGetLastError();
+}
+
+/* The copy of each operand: along k (4-byte copies), along outer by vectors, or along outer
+ * (or general strides) by 4-byte copies. */
+enum class Copy { kAlongK, kOuterVec, kOuterScalar };
+
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, Copy CA>
+int launch_b(const tg_problem *p, cudaStream_t stream, Copy cb)
+{
+    constexpr bool a_k = CA == Copy::kAlongK, a_vec = CA == Copy::kOuterVec;
+    switch (cb) {
+    case Copy::kAlongK:
+        return launch_instance<BM, BN, BK, WM, WN, STAGES, a_k, a_vec, false, false>(p, stream);
+    case Copy::kOuterVec:
+        return launch_instance<BM, BN, BK, WM, WN, STAGES, a_k, a_vec, true, true>(p, stream);
+    default:
+        return launch_instance<BM, BN, BK, WM, WN, STAGES, a_k, a_vec, true, false>(p, stream);
+    }
+}
+
+/* Picks the instantiation for how op(A) and op(B) sit in memory and whether vectors are legal. */
+template <int BM, int BN, int BK, int WM, int WN, int STAGES>
+int launch_warptile(const tg_problem *p, void *stream_)
+{
+    const cudaStream_t stream = (cudaStream_t)stream_;
+    /* As rung 3: op(A) along k when a_cs == 1, else along m (a_rs == 1, or general strides);
+     * op(B) along n when b_cs == 1, else along k (b_rs == 1, or general strides).  16-byte
+     * copies only along m or n, the direction of the shared rows. */
+    const Copy ca = p->a_cs == 1 ? Copy::kAlongK
+                    : vectors_allowed(p->A, p->a_rs, p->a_cs, p->stride_a) ? Copy::kOuterVec
+                                                                          : Copy::kOuterScalar;
+    const Copy cb = p->b_cs != 1 ? Copy::kAlongK
+                    : vectors_allowed(p->B, p->b_cs, p->b_rs, p->stride_b) ? Copy::kOuterVec
+                                                                          : Copy::kOuterScalar;
+    switch (ca) {
+    case Copy::kAlongK:
+        return launch_b<BM, BN, BK, WM, WN, STAGES, Copy::kAlongK>(p, stream, cb);
+    case Copy::kOuterVec:
+        return launch_b<BM, BN, BK, WM, WN, STAGES, Copy::kOuterVec>(p, stream, cb);
+    default:
+        return launch_b<BM, BN, BK, WM, WN, STAGES, Copy::kOuterScalar>(p, stream, cb);
+    }
+}
+
+/* Every tiling constraint is compile-time (the static_asserts above); the 4-byte copies cover
+ * any shape, stride and alignment, so no problem is refused. */
+const char *warptile_unsupported(const tg_problem *) { return nullptr; }
+
+} // namespace
+
+extern "C" const tg_rung tg_rung_warptile128 = {
+    "warptile128", 4,
+    "128x128x16 block, 64x32 warp tiles, 8x8 per thread, 3-stage cp.async pipeline", 128, 128,
+    0, launch_warptile<128, 128, 16, 64, 32, 3>, warptile_unsupported};
