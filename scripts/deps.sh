@@ -25,7 +25,13 @@ for m in numpy pytest matplotlib; do
 done
 if ((${#need[@]})); then
   echo "deps: pip installing ${need[*]}"
-  "$python" -m pip install -q "${need[@]}"
+  if ! "$python" -m pip install -q "${need[@]}"; then
+    # A system Python that refuses pip installs (PEP 668) gets Debian's packages instead.
+    echo "deps: pip refused; installing python3-${need[*]// / python3-} with apt-get"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]/#/python3-}" >/dev/null
+  fi
 fi
 
 if command -v nvcc >/dev/null 2>&1; then
