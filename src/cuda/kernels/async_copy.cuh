@@ -31,19 +31,6 @@
 #define TG_HAVE_CP_ASYNC 0
 #endif
 
-__device__ __forceinline__ void copy_async_16_zfill(float *dst, const float *src, bool in)
-{
-#if TG_HAVE_CP_ASYNC
-    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src),
-                 "r"(in ? 16 : 0)
-                 : "memory");
-#else
-    *reinterpret_cast<float4 *>(dst) = in ? *reinterpret_cast<const float4 *>(src)
-                                          : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#endif
-}
-
 /* The 16-byte copy of a run that may straddle the matrix edge: its first floats_in floats (0 to
  * 4) are copied, the rest of the 16 bytes zero-filled, nothing past them read. */
 __device__ __forceinline__ void copy_async_16_zfill_partial(float *dst, const float *src,
@@ -62,6 +49,11 @@ __device__ __forceinline__ void copy_async_16_zfill_partial(float *dst, const fl
             dst[c] = c < floats_in ? src[c] : 0.0f;
     }
 #endif
+}
+
+__device__ __forceinline__ void copy_async_16_zfill(float *dst, const float *src, bool in)
+{
+    copy_async_16_zfill_partial(dst, src, in ? 4 : 0);
 }
 
 __device__ __forceinline__ void copy_async_4_zfill(float *dst, const float *src, bool in)
