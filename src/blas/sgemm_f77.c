@@ -11,15 +11,16 @@
  *   TRANSA not N/T/C -> 1, TRANSB not N/T/C -> 2, M < 0 -> 3, N < 0 -> 4, K < 0 -> 5,
  *   LDA < max(1, nrowa) -> 8, LDB < max(1, nrowb) -> 10, LDC < max(1, M) -> 13,
  * where nrowa is M (TRANSA = N) or K, nrowb is K (TRANSB = N) or N.  A failure calls
- * xerbla_("SGEMM ", &info, 6) and returns without touching C.  They run here, before any handle
- * exists, so that error reporting needs neither a handle nor a GPU.  Then the reference quick
- * return: M or N is 0, or (ALPHA is 0 or K is 0) and BETA is 1.
+ * xerbla_("SGEMM ", &info, 6) and returns without touching C.  They are the library's own
+ * checks (validate.c, which follows the reference), run before any handle exists, so error
+ * reporting needs neither a handle nor a GPU.  Then the reference quick return: M or N is 0,
+ * or (ALPHA is 0 or K is 0) and BETA is 1.
  *
  * The work goes to tg_sgemm in column-major on this thread's handle (created on first use,
  * destroyed when the thread exits), so TILEGEMM_BACKEND and TILEGEMM_GPU_MIN_WORK apply.
  * There is no way to return a runtime failure through this ABI, so one (a CUDA error, an
  * allocation failure) is retried on the CPU backend, and if even that or the handle's creation
- * fails, a plain loop computes the result: the caller always gets C.
+ * fails, the float64 reference computes the result: the caller always gets C.
  *
  * One thing the reference does not do: a NULL A, B or C that would be read is reported through
  * xerbla_ with that pointer's position (7, 9, 12) instead of crashing.
@@ -30,6 +31,8 @@
 
 #include "../../include/tilegemm.h"
 #include "../../include/tilegemm_cblas.h"
+#include "../cpu/cpu.h"
+#include "../internal.h"
 
 /* Shared with cblas_sgemm.c (hidden: not part of the library's ABI). */
 void tg_blas_sgemm(char transa, char transb, int m, int n, int k, float alpha, const float *A,
@@ -90,13 +93,15 @@ static tg_backend environment_backend(void)
     return TG_BACKEND_AUTO;
 }
 
-/* --- The reference checks -------------------------------------------------------------------- */
+/* --- The reference checks: the library's own (validate.c), with Fortran's numbering -------- */
 
-static int lsame(char ca, char cb)
+/* LSAME's reading of a TRANS character; anything else becomes an invalid tg_op, which
+ * validation reports at that argument's position. */
+static tg_op op_of(char c)
 {
-    if (ca >= 'a' && ca <= 'z')
-        ca = (char)(ca - 'a' + 'A');
-    return ca == cb;
+    if (c >= 'a' && c <= 'z')
+        c = (char)(c - 'a' + 'A');
+    return c == 'N' ? TG_NO_TRANS : c == 'T' || c == 'C' ? TG_TRANS : (tg_op)0;
 }
 
 static void report(int info, int from_cblas, int row_major)
@@ -111,81 +116,42 @@ static void report(int info, int from_cblas, int row_major)
     RowMajorStrg = saved_row_major;
 }
 
-/* --- Last resort: the reference loops, for when no handle can be had ------------------------ */
-
-static void plain_sgemm(int nota, int notb, int m, int n, int k, float alpha, const float *A,
-                        int lda, const float *B, int ldb, float beta, float *C, int ldc)
-{
-    for (int j = 0; j < n; ++j)
-        for (int i = 0; i < m; ++i) {
-            double sum = 0.0;
-            if (alpha != 0.0f)
-                for (int l = 0; l < k; ++l) {
-                    const float a = nota ? A[i + (size_t)l * lda] : A[l + (size_t)i * lda];
-                    const float b = notb ? B[l + (size_t)j * ldb] : B[j + (size_t)l * ldb];
-                    sum += (double)a * b;
-                }
-            float *c = &C[i + (size_t)j * ldc];
-            const float scaled = beta == 0.0f ? 0.0f : beta * *c; /* beta = 0 never reads C */
-            *c = alpha == 0.0f ? scaled : (float)(alpha * sum) + scaled;
-        }
-}
-
 void tg_blas_sgemm(char transa, char transb, int m, int n, int k, float alpha, const float *A,
                    int lda, const float *B, int ldb, float beta, float *C, int ldc,
                    int from_cblas, int row_major)
 {
-    const int nota = lsame(transa, 'N'), notb = lsame(transb, 'N');
-    const int nrowa = nota ? m : k, nrowb = notb ? k : n;
-    int info = 0;
-    if (!nota && !lsame(transa, 'C') && !lsame(transa, 'T'))
-        info = 1;
-    else if (!notb && !lsame(transb, 'C') && !lsame(transb, 'T'))
-        info = 2;
-    else if (m < 0)
-        info = 3;
-    else if (n < 0)
-        info = 4;
-    else if (k < 0)
-        info = 5;
-    else if (lda < (nrowa > 1 ? nrowa : 1))
-        info = 8;
-    else if (ldb < (nrowb > 1 ? nrowb : 1))
-        info = 10;
-    else if (ldc < (m > 1 ? m : 1))
-        info = 13;
-    if (info != 0) {
-        report(info, from_cblas, row_major);
+    const tg_call call = {.layout = TG_COL_MAJOR, .transa = op_of(transa),
+                          .transb = op_of(transb), .m = m, .n = n, .k = k, .alpha = alpha,
+                          .beta = beta, .A = A, .lda = lda, .B = B, .ldb = ldb, .C = C,
+                          .ldc = ldc, .batch = 1};
+    tg_error error;
+    if (tg_validate(&call, &error) != TG_SUCCESS) {
+        /* Column-major CBLAS positions are Fortran's plus one (the layout comes first). */
+        report(error.arg - 1, from_cblas, row_major);
         return;
     }
-    if (m == 0 || n == 0 || ((alpha == 0.0f || k == 0) && beta == 1.0f))
+    if (tg_is_quick_return(&call))
         return;
 
     tg_handle *h = thread_handle();
     if (h) {
-        const tg_op opa = nota ? TG_NO_TRANS : TG_TRANS, opb = notb ? TG_NO_TRANS : TG_TRANS;
-        tg_status s = tg_sgemm(h, TG_COL_MAJOR, opa, opb, m, n, k, alpha, A, lda, B, ldb, beta,
-                               C, ldc);
+        tg_status s = tg_sgemm(h, TG_COL_MAJOR, call.transa, call.transb, m, n, k, alpha, A, lda,
+                               B, ldb, beta, C, ldc);
         if (s == TG_SUCCESS)
             return;
-        if (s == TG_ERROR_INVALID_ARGUMENT && tg_last_error_arg(h) > 1) {
-            /* Only the NULL checks can get here; CBLAS position - 1 = Fortran position. */
-            report(tg_last_error_arg(h) - 1, from_cblas, row_major);
-            return;
-        }
         /* A runtime failure wrote nothing to C (tg_sgemm's contract): retry on the CPU. */
         if (tg_set_backend(h, TG_BACKEND_CPU) == TG_SUCCESS) {
-            s = tg_sgemm(h, TG_COL_MAJOR, opa, opb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+            s = tg_sgemm(h, TG_COL_MAJOR, call.transa, call.transb, m, n, k, alpha, A, lda, B,
+                         ldb, beta, C, ldc);
             tg_set_backend(h, environment_backend());
             if (s == TG_SUCCESS)
                 return;
         }
     }
-    if ((alpha != 0.0f && k > 0 && (A == NULL || B == NULL)) || C == NULL) {
-        report(C == NULL ? 12 : A == NULL ? 7 : 9, from_cblas, row_major);
-        return;
-    }
-    plain_sgemm(nota, notb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    /* No handle, or even the CPU backend failed: the float64 reference loops still answer. */
+    tg_problem p;
+    tg_normalize(&call, &p);
+    tg_ref_sgemm(&p);
 }
 
 TG_API void sgemm_(const char *transa, const char *transb, const int *m, const int *n,
