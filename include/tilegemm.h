@@ -64,13 +64,17 @@ typedef struct tg_handle tg_handle;
 /* Version string, e.g. "0.1.0". */
 TG_API const char *tg_version(void);
 
-/* Creates a handle: its own CUDA stream (when a GPU exists), workspace and error message.
+/* Creates a handle: its workspace, its error message and, when a GPU exists, its own CUDA
+ * stream (a blocking one, so it is ordered after work on the legacy default stream).  The
+ * handle belongs to the GPU current at creation: make one per GPU, and call it with that GPU
+ * current.  A handle forced onto the CPU (TILEGEMM_BACKEND=cpu) creates no CUDA context.
  * One handle per thread. */
 TG_API tg_status tg_create(tg_handle **handle);
 TG_API tg_status tg_destroy(tg_handle *handle);
 
-/* Runs later calls on this cudaStream_t (NULL means the legacy default stream).
- * The handle does not own a stream it is given. */
+/* Runs later calls on this cudaStream_t (NULL means the legacy default stream), like
+ * cublasSetStream: it does not wait for work already queued on the old stream (the library
+ * orders its own workspace between the two).  The handle does not own a stream it is given. */
 TG_API tg_status tg_set_stream(tg_handle *handle, void *cuda_stream);
 TG_API void *tg_get_stream(const tg_handle *handle);
 
@@ -105,7 +109,8 @@ TG_API tg_status tg_sgemm_strided_batched(tg_handle *handle, tg_layout layout, t
                                           int64_t stride_c, int64_t batch_count);
 
 /* Writes into buf (always NUL-terminated) the plan tg_sgemm would follow for this call and
- * why: backend, rung and its parameters.  Pointers are only inspected, never read. */
+ * why: backend, rung and its parameters.  Pointers are only inspected, never read; NULL ones
+ * stand for host memory.  Argument errors are reported as tg_sgemm would number them. */
 TG_API tg_status tg_explain(tg_handle *handle, tg_layout layout, tg_op transa, tg_op transb,
                             int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
                             const float *B, int64_t ldb, const float *C, int64_t ldc, char *buf,

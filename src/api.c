@@ -107,7 +107,10 @@ tg_status tg_create(tg_handle **handle)
     h->gpu_min_work = TG_DEFAULT_GPU_MIN_WORK;
     tg_status s = read_environment(h);
     if (s == TG_SUCCESS && tg_cuda_device_count() > 0)
-        s = tg_cuda_create_stream(h);
+        s = tg_cuda_attach(h);
+    /* A handle forced onto the CPU never touches the GPU, so it makes no CUDA context. */
+    if (s == TG_SUCCESS && h->backend != TG_BACKEND_CPU)
+        s = tg_cuda_ensure_stream(h);
     if (s != TG_SUCCESS) {
         if (h->error.message[0]) /* a CUDA failure recorded on the half-made handle */
             orphan_error = h->error;
@@ -132,13 +135,7 @@ tg_status tg_set_stream(tg_handle *h, void *cuda_stream)
     REQUIRE_HANDLE(h);
     if (tg_cuda_device_count() == 0)
         return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 2, "a stream was given but no GPU was found");
-    tg_status s = tg_cuda_synchronize(h); /* work queued on the old stream finishes first */
-    if (s != TG_SUCCESS)
-        return s;
-    tg_cuda_release(h);
-    h->stream = cuda_stream;
-    h->owns_stream = 0;
-    return TG_SUCCESS;
+    return tg_cuda_switch_stream(h, cuda_stream);
 }
 
 void *tg_get_stream(const tg_handle *h) { return h ? h->stream : NULL; }
@@ -170,7 +167,7 @@ tg_status tg_set_backend(tg_handle *h, tg_backend backend)
         return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 2,
                        "backend = TG_BACKEND_CUDA but no GPU was found");
     h->backend = backend;
-    return TG_SUCCESS;
+    return backend == TG_BACKEND_CPU ? TG_SUCCESS : tg_cuda_ensure_stream(h);
 }
 
 tg_status tg_set_split_k(tg_handle *h, int slices)
@@ -222,7 +219,7 @@ tg_status tg_set_algo(tg_handle *h, const char *name)
 /* Validation up to the plan: shared by tg_sgemm, the batched call and tg_explain.  Returns
  * TG_SUCCESS with *quick set when there is nothing to do. */
 static tg_status prepare(tg_handle *h, const tg_call *call, tg_problem *p, tg_plan *plan,
-                         int *quick)
+                         int *quick, int explain)
 {
     tg_status s = tg_validate(call, &h->error);
     if (s != TG_SUCCESS)
@@ -231,7 +228,7 @@ static tg_status prepare(tg_handle *h, const tg_call *call, tg_problem *p, tg_pl
     if (*quick)
         return TG_SUCCESS;
     tg_normalize(call, p);
-    return tg_make_plan(h, p, plan);
+    return tg_make_plan(h, p, plan, explain);
 }
 
 static tg_status run(tg_handle *h, const tg_call *call)
@@ -240,13 +237,13 @@ static tg_status run(tg_handle *h, const tg_call *call)
     tg_problem p;
     tg_plan plan;
     int quick = 0;
-    tg_status s = prepare(h, call, &p, &plan, &quick);
+    tg_status s = prepare(h, call, &p, &plan, &quick, 0);
     if (s != TG_SUCCESS || quick)
         return s;
     if (plan.backend == TG_BACKEND_CUDA)
         return tg_cuda_execute(h, &p, &plan);
     /* Managed memory may still be written by work queued on the handle's stream. */
-    if ((s = tg_cuda_synchronize(h)) != TG_SUCCESS)
+    if (plan.managed && (s = tg_cuda_synchronize(h)) != TG_SUCCESS)
         return s;
     tg_cpu_sgemm(&p);
     return TG_SUCCESS;
@@ -298,7 +295,7 @@ tg_status tg_explain(tg_handle *h, tg_layout layout, tg_op transa, tg_op transb,
     tg_problem p;
     tg_plan plan;
     int quick = 0;
-    tg_status s = prepare(h, &call, &p, &plan, &quick);
+    tg_status s = prepare(h, &call, &p, &plan, &quick, 1);
     if (s != TG_SUCCESS)
         return s;
     snprintf(buf, buf_size, "%s",

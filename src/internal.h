@@ -31,6 +31,10 @@ struct tg_handle {
     int split_k;          /* 0: planner decides; 1: never; n: n slices (tg_set_split_k) */
     void *stream;         /* cudaStream_t */
     int owns_stream;
+    int stream_chosen;    /* stream holds the created or the caller's stream (NULL = legacy) */
+    int device;           /* the GPU current at tg_create: the handle's device */
+    int sm_count;         /* its streaming multiprocessors (0 without a GPU) */
+    int compute_capability; /* major * 10 + minor (0 without a GPU) */
     tg_workspace workspace;
     tg_error error;
 };
@@ -63,8 +67,6 @@ tg_status tg_validate(const tg_call *call, tg_error *err);
 /* 1 when the reference BLAS would return without touching anything. */
 int tg_is_quick_return(const tg_call *call);
 void tg_normalize(const tg_call *call, tg_problem *problem);
-/* The position an argument has in the function that was called. */
-int tg_arg_position(const tg_call *call, tg_arg arg);
 
 /* Where a pointer lives, as far as the CUDA runtime knows. */
 typedef enum tg_memory { TG_MEMORY_HOST = 0, TG_MEMORY_DEVICE, TG_MEMORY_MANAGED } tg_memory;
@@ -74,12 +76,15 @@ typedef struct tg_plan {
     tg_backend backend; /* TG_BACKEND_CPU or TG_BACKEND_CUDA */
     int rung;           /* registry index; -1 when no product kernel runs (alpha or k is 0) */
     int stage[3];       /* 1 where a host operand (A, B, C) goes through device memory */
+    int managed;        /* some operand is managed memory: the CPU must wait for the GPU */
+    int explaining;     /* fill `why` (tg_explain); plain calls skip the text */
     int split_k;        /* slices of k (see split_k.h); 1 runs the product in one piece */
     int tuned_split_k;  /* the tuned table's split-K for this call, 0 when it has none */
     char why[768];
 } tg_plan;
 
-tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan);
+/* explain = 1 also writes the reasons into plan->why (tg_explain); calls skip that work. */
+tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan, int explain);
 
 /* api.c: records an error on the handle and returns status. */
 tg_status tg_fail(tg_handle *h, tg_status status, int arg, const char *fmt, ...)
@@ -87,9 +92,6 @@ tg_status tg_fail(tg_handle *h, tg_status status, int arg, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
-
-/* Elements spanned by one batch item of an operand: the highest offset touched, plus one. */
-int64_t tg_span(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,8 @@ int tg_find_rung(const char *name)
 static void note(tg_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(tg_plan *plan, const char *fmt, ...)
 {
+    if (!plan->explaining)
+        return;
     const size_t used = strlen(plan->why);
     if (used + 1 >= sizeof plan->why)
         return;
@@ -63,7 +65,7 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
              rung->summary);
         return TG_SUCCESS;
     }
-    const int cc = tg_cuda_compute_capability();
+    const int cc = h->compute_capability;
     const tg_tuned *tuned = tg_tuning_lookup(tg_tuning_table, tg_tuning_count, cc, p);
     if (tuned) {
         const int i = tg_find_rung(tuned->algo);
@@ -116,7 +118,7 @@ static tg_status choose_split_k(tg_handle *h, const tg_problem *p, tg_plan *plan
         return TG_SUCCESS;
     }
     const tg_rung *rung = tg_rungs[plan->rung];
-    const int sms = tg_cuda_sm_count();
+    const int sms = h->sm_count;
     plan->split_k = tg_split_k_slices(p, rung->block_rows, rung->block_cols, sms);
     if (plan->split_k > 1)
         note(plan,
@@ -127,9 +129,10 @@ static tg_status choose_split_k(tg_handle *h, const tg_problem *p, tg_plan *plan
     return TG_SUCCESS;
 }
 
-tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan)
+tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan, int explain)
 {
     memset(plan, 0, sizeof *plan);
+    plan->explaining = explain;
     plan->rung = -1;
     plan->split_k = 1;
     const int runs_product = p->alpha != 0.0f && p->k > 0;
@@ -145,12 +148,17 @@ tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan)
         if (kinds[i] == TG_MEMORY_DEVICE && on_device < 0)
             on_device = i;
         off_host += kinds[i] != TG_MEMORY_HOST;
+        plan->managed |= kinds[i] == TG_MEMORY_MANAGED;
     }
     const int gpus = tg_cuda_device_count();
     const double work = (double)p->m * (double)p->n * (double)p->k * (double)p->batch;
     const int wants_cuda = h->backend == TG_BACKEND_CUDA || h->algo >= 0;
 
     if (h->backend == TG_BACKEND_CPU) {
+        if (h->algo >= 0)
+            return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                           "algo \"%s\" is a CUDA rung but the CPU backend is forced",
+                           tg_rungs[h->algo]->name);
         if (on_device >= 0)
             return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
                            "%s is device memory, which the forced CPU backend cannot read",

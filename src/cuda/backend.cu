@@ -9,6 +9,7 @@
 
 #include "../split_k.h"
 #include "backend.h"
+#include "kernels/common.cuh" /* store_result: the one rule for writing C */
 #include "registry.h"
 
 #define TG_CUDA_CHECK(h, expr)                                                                   \
@@ -29,7 +30,8 @@ enum Slot { kSlotA = 0, kSlotB = 1, kSlotC = 2, kSlotSplitK = 3 };
 
 cudaStream_t stream_of(const tg_handle *h) { return (cudaStream_t)h->stream; }
 
-/* Grows a workspace buffer to at least bytes; contents are not kept. */
+/* Grows a workspace buffer to at least bytes; contents are not kept.  Freeing the old buffer
+ * waits for the work that may still use it. */
 tg_status reserve(tg_handle *h, Slot slot, size_t bytes, float **out)
 {
     tg_workspace *ws = &h->workspace;
@@ -56,15 +58,39 @@ tg_status reserve(tg_handle *h, Slot slot, size_t bytes, float **out)
 
 /*
  * A strided matrix view as lines of contiguous floats: one of the two strides of a view built
- * from a leading dimension is 1, and that direction is the line.
+ * from a leading dimension is 1, and that direction is the line.  When both are 1 (ld = 1) the
+ * view is a single row or column, one line whatever its orientation.
  */
 struct Lines {
+    bool along_rows; /* each line is a row of the view */
     int64_t count, length, pitch;
     explicit Lines(int64_t rows, int64_t cols, int64_t rs, int64_t cs)
-        : count(cs == 1 ? rows : cols), length(cs == 1 ? cols : rows), pitch(cs == 1 ? rs : cs)
+        : along_rows(cs == 1 && (rs != 1 || rows == 1)), count(along_rows ? rows : cols),
+          length(along_rows ? cols : rows), pitch(count == 1 ? length : along_rows ? rs : cs)
     {
     }
 };
+
+/* items of `count` lines of `length` floats each: line i of item b at b * stride + i * pitch,
+ * on either side.  One copy where both sides are contiguous, else one 2D copy per item. */
+tg_status copy_lines(tg_handle *h, float *dst, int64_t dst_pitch, int64_t dst_stride,
+                     const float *src, int64_t src_pitch, int64_t src_stride, int64_t items,
+                     int64_t count, int64_t length, cudaMemcpyKind kind)
+{
+    const int64_t item = count * length;
+    const bool dense = (count == 1 || (dst_pitch == length && src_pitch == length)) &&
+                       (items == 1 || (dst_stride == item && src_stride == item));
+    if (dense) {
+        TG_CUDA_CHECK(h, cudaMemcpyAsync(dst, src, (size_t)(item * items) * sizeof(float), kind,
+                                         stream_of(h)));
+        return TG_SUCCESS;
+    }
+    for (int64_t b = 0; b < items; ++b)
+        TG_CUDA_CHECK(h, cudaMemcpy2DAsync(dst + b * dst_stride, dst_pitch * sizeof(float),
+                                           src + b * src_stride, src_pitch * sizeof(float),
+                                           length * sizeof(float), count, kind, stream_of(h)));
+    return TG_SUCCESS;
+}
 
 /* Copies a host operand into the workspace, packed, and points the view at the copy. */
 tg_status stage_operand(tg_handle *h, Slot slot, int64_t rows, int64_t cols, int64_t batch,
@@ -75,36 +101,21 @@ tg_status stage_operand(tg_handle *h, Slot slot, int64_t rows, int64_t cols, int
     const int64_t items = *stride == 0 ? 1 : batch;
     float *device = nullptr;
     tg_status s = reserve(h, slot, (size_t)(item * items) * sizeof(float), &device);
-    if (s != TG_SUCCESS)
+    if (s != TG_SUCCESS ||
+        (s = copy_lines(h, device, lines.length, item, *data, lines.pitch, *stride, items,
+                        lines.count, lines.length, cudaMemcpyHostToDevice)))
         return s;
-    const bool dense = lines.pitch == lines.length && (items == 1 || *stride == item);
-    if (dense) {
-        TG_CUDA_CHECK(h, cudaMemcpyAsync(device, *data, (size_t)(item * items) * sizeof(float),
-                                         cudaMemcpyHostToDevice, stream_of(h)));
-    } else {
-        for (int64_t b = 0; b < items; ++b)
-            TG_CUDA_CHECK(h, cudaMemcpy2DAsync(device + b * item, lines.length * sizeof(float),
-                                               *data + b * *stride, lines.pitch * sizeof(float),
-                                               lines.length * sizeof(float), lines.count,
-                                               cudaMemcpyHostToDevice, stream_of(h)));
-    }
-    const bool row_lines = *cs == 1;
-    *rs = row_lines ? lines.length : 1;
-    *cs = row_lines ? 1 : lines.length;
+    *rs = lines.along_rows ? lines.length : 1;
+    *cs = lines.along_rows ? 1 : lines.length;
     *stride = *stride == 0 ? 0 : item;
     *data = device;
     return TG_SUCCESS;
 }
 
-/* C between the caller's rows of ldc and the workspace's packed rows of n, each way. */
-tg_status copy_c(tg_handle *h, float *dst, int64_t dst_ld, int64_t dst_stride, const float *src,
-                 int64_t src_ld, int64_t src_stride, const tg_problem &p, cudaMemcpyKind kind)
+/* Blocks for a grid-stride loop over `elements`. */
+unsigned blocks_for(int64_t elements, int threads)
 {
-    for (int64_t b = 0; b < p.batch; ++b)
-        TG_CUDA_CHECK(h, cudaMemcpy2DAsync(dst + b * dst_stride, dst_ld * sizeof(float),
-                                           src + b * src_stride, src_ld * sizeof(float),
-                                           p.n * sizeof(float), p.m, kind, stream_of(h)));
-    return TG_SUCCESS;
+    return (unsigned)std::min<int64_t>((elements + threads - 1) / threads, 65535);
 }
 
 /* C = beta * C for the calls where alpha or k is 0; beta = 0 writes zeros without reading. */
@@ -115,16 +126,14 @@ __global__ void scale_c(const tg_problem p)
     for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total;
          e += (int64_t)gridDim.x * blockDim.x) {
         const int64_t b = e / per_item, i = (e % per_item) / p.n, j = e % p.n;
-        float *c = p.C + b * p.stride_c + i * p.ldc + j;
-        *c = p.beta == 0.0f ? 0.0f : p.beta * *c;
+        store_result(p.C + b * p.stride_c + i * p.ldc + j, 0.0f, 0.0f, p.beta);
     }
 }
 
 tg_status launch_scale(tg_handle *h, const tg_problem &p)
 {
     const int threads = 256;
-    const int64_t blocks = std::min<int64_t>((p.m * p.n * p.batch + threads - 1) / threads, 65535);
-    scale_c<<<(unsigned)blocks, threads, 0, stream_of(h)>>>(p);
+    scale_c<<<blocks_for(p.m * p.n * p.batch, threads), threads, 0, stream_of(h)>>>(p);
     TG_CUDA_CHECK(h, cudaGetLastError());
     return TG_SUCCESS;
 }
@@ -138,8 +147,7 @@ __global__ void reduce_split_k(const tg_problem p, const float *partials, int64_
         float sum = 0.0f;
         for (int64_t s = 0; s < count; ++s)
             sum += partials[s * per_item + e];
-        float *c = p.C + (e / p.n) * p.ldc + e % p.n;
-        *c = p.beta == 0.0f ? p.alpha * sum : p.alpha * sum + p.beta * *c;
+        store_result(p.C + (e / p.n) * p.ldc + e % p.n, sum, p.alpha, p.beta);
     }
 }
 
@@ -176,8 +184,8 @@ tg_status launch_split_k(tg_handle *h, const tg_rung &rung, const tg_problem &p,
     if (split.tail.k > 0 && (s = launch_rung(h, rung, split.tail)) != TG_SUCCESS)
         return s;
     const int threads = 256;
-    const int64_t blocks = std::min<int64_t>((p.m * p.n + threads - 1) / threads, 65535);
-    reduce_split_k<<<(unsigned)blocks, threads, 0, stream_of(h)>>>(p, workspace, split.partials);
+    reduce_split_k<<<blocks_for(p.m * p.n, threads), threads, 0, stream_of(h)>>>(
+        p, workspace, split.partials);
     TG_CUDA_CHECK(h, cudaGetLastError());
     return TG_SUCCESS;
 }
@@ -199,40 +207,22 @@ int tg_cuda_device_count(void)
     return count;
 }
 
-int tg_cuda_sm_count(void)
+tg_status tg_cuda_attach(tg_handle *h)
 {
-    static const int count = [] {
-        int device = 0, sms = 0;
-        if (tg_cuda_device_count() == 0 || cudaGetDevice(&device) != cudaSuccess ||
-            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-            (void)cudaGetLastError(); /* planning goes on without split-K */
-            sms = 0;
-        }
-        return sms;
-    }();
-    return count;
-}
-
-int tg_cuda_compute_capability(void)
-{
-    static const int cc = [] {
-        int device = 0, major = 0, minor = 0;
-        if (tg_cuda_device_count() == 0 || cudaGetDevice(&device) != cudaSuccess ||
-            cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) !=
-                cudaSuccess ||
-            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) !=
-                cudaSuccess) {
-            (void)cudaGetLastError(); /* planning goes on without the tuned tables */
-            return 0;
-        }
-        return major * 10 + minor;
-    }();
-    return cc;
+    int major = 0, minor = 0;
+    TG_CUDA_CHECK(h, cudaGetDevice(&h->device));
+    TG_CUDA_CHECK(h, cudaDeviceGetAttribute(&h->sm_count, cudaDevAttrMultiProcessorCount,
+                                            h->device));
+    TG_CUDA_CHECK(h, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                                            h->device));
+    TG_CUDA_CHECK(h, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
+                                            h->device));
+    h->compute_capability = major * 10 + minor;
+    return TG_SUCCESS;
 }
 
 tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind)
 {
-    (void)h;
     *kind = TG_MEMORY_HOST;
     if (ptr == nullptr || tg_cuda_device_count() == 0)
         return TG_SUCCESS;
@@ -241,6 +231,11 @@ tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind)
         (void)cudaGetLastError(); /* memory the runtime never saw: plain host memory */
         return TG_SUCCESS;
     }
+    if (attr.type == cudaMemoryTypeDevice && attr.device != h->device)
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                       "an operand is memory of GPU %d but this handle belongs to GPU %d (make "
+                       "that GPU current before tg_create: one handle per GPU)",
+                       attr.device, h->device);
     if (attr.type == cudaMemoryTypeDevice)
         *kind = TG_MEMORY_DEVICE;
     else if (attr.type == cudaMemoryTypeManaged)
@@ -248,12 +243,45 @@ tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind)
     return TG_SUCCESS;
 }
 
-tg_status tg_cuda_create_stream(tg_handle *h)
+tg_status tg_cuda_ensure_stream(tg_handle *h)
 {
+    if (h->stream_chosen || tg_cuda_device_count() == 0)
+        return TG_SUCCESS;
+    /* A blocking stream: ordered after work on the legacy default stream, where callers
+     * commonly prepare their inputs (cudaMemcpy). */
     cudaStream_t s;
-    TG_CUDA_CHECK(h, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    TG_CUDA_CHECK(h, cudaStreamCreate(&s));
     h->stream = s;
     h->owns_stream = 1;
+    h->stream_chosen = 1;
+    return TG_SUCCESS;
+}
+
+tg_status tg_cuda_switch_stream(tg_handle *h, void *stream)
+{
+    bool workspace = false;
+    for (void *buffer : h->workspace.buffer)
+        workspace |= buffer != nullptr;
+    if (workspace && h->stream_chosen) {
+        /* Work on the old stream may still read the workspace the new one will reuse. */
+        cudaEvent_t done;
+        TG_CUDA_CHECK(h, cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+        const cudaError_t recorded = cudaEventRecord(done, stream_of(h));
+        if (recorded == cudaSuccess) {
+            const cudaError_t waited = cudaStreamWaitEvent((cudaStream_t)stream, done, 0);
+            (void)cudaEventDestroy(done);
+            TG_CUDA_CHECK(h, waited);
+        } else {
+            /* The caller destroyed the old stream: nothing of ours can still be on it. */
+            (void)cudaGetLastError();
+            (void)cudaEventDestroy(done);
+        }
+    }
+    if (h->owns_stream)
+        TG_CUDA_CHECK(h, cudaStreamDestroy(stream_of(h))); /* returns at once; work finishes */
+    h->stream = stream;
+    h->owns_stream = 0;
+    h->stream_chosen = 1;
     return TG_SUCCESS;
 }
 
@@ -262,30 +290,44 @@ void tg_cuda_release(tg_handle *h)
     if (tg_cuda_device_count() == 0)
         return;
     /* Teardown cannot report failures; the handle is going away either way. */
-    (void)cudaStreamSynchronize(stream_of(h));
+    if (h->stream_chosen)
+        (void)cudaStreamSynchronize(stream_of(h));
     for (void *&buffer : h->workspace.buffer) {
         if (buffer)
             (void)cudaFree(buffer);
         buffer = nullptr;
     }
-    if (h->owns_stream && h->stream)
+    if (h->owns_stream)
         (void)cudaStreamDestroy(stream_of(h));
     h->stream = nullptr;
     h->owns_stream = 0;
+    h->stream_chosen = 0;
     (void)cudaGetLastError();
 }
 
 tg_status tg_cuda_synchronize(tg_handle *h)
 {
-    if (tg_cuda_device_count() > 0)
+    if (h->stream_chosen) /* no stream yet: nothing was queued */
         TG_CUDA_CHECK(h, cudaStreamSynchronize(stream_of(h)));
     return TG_SUCCESS;
 }
 
 tg_status tg_cuda_execute(tg_handle *h, const tg_problem *p, const tg_plan *plan)
 {
+    int current = 0;
+    TG_CUDA_CHECK(h, cudaGetDevice(&current));
+    if (current != h->device)
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                       "the current GPU is %d but this handle belongs to GPU %d (cudaSetDevice(%d) "
+                       "first, or use a handle made while GPU %d was current)",
+                       current, h->device, h->device, current);
+    /* An earlier, unrelated failure left in the runtime must not be blamed on this call's
+     * launches, which read the last error to check themselves. */
+    (void)cudaGetLastError();
+    tg_status s = tg_cuda_ensure_stream(h);
+    if (s != TG_SUCCESS)
+        return s;
     tg_problem d = *p; /* the problem as the device sees it */
-    tg_status s;
     const bool runs_product = plan->rung >= 0;
     if (runs_product && plan->stage[kSlotA] &&
         (s = stage_operand(h, kSlotA, p->m, p->k, p->batch, &d.A, &d.a_rs, &d.a_cs,
@@ -305,8 +347,8 @@ tg_status tg_cuda_execute(tg_handle *h, const tg_problem *p, const tg_plan *plan
         d.stride_c = p->m * p->n;
         /* beta = 0 never reads C, so it is not even copied. */
         if (p->beta != 0.0f &&
-            (s = copy_c(h, d.C, d.ldc, d.stride_c, p->C, p->ldc, p->stride_c, *p,
-                        cudaMemcpyHostToDevice)))
+            (s = copy_lines(h, d.C, d.ldc, d.stride_c, p->C, p->ldc, p->stride_c, p->batch,
+                            p->m, p->n, cudaMemcpyHostToDevice)))
             return s;
     }
 
@@ -320,8 +362,8 @@ tg_status tg_cuda_execute(tg_handle *h, const tg_problem *p, const tg_plan *plan
         return s;
 
     if (plan->stage[kSlotC] &&
-        (s = copy_c(h, p->C, p->ldc, p->stride_c, d.C, d.ldc, d.stride_c, *p,
-                    cudaMemcpyDeviceToHost)))
+        (s = copy_lines(h, p->C, p->ldc, p->stride_c, d.C, d.ldc, d.stride_c, p->batch, p->m,
+                        p->n, cudaMemcpyDeviceToHost)))
         return s;
     if (plan->stage[kSlotA] || plan->stage[kSlotB] || plan->stage[kSlotC])
         TG_CUDA_CHECK(h, cudaStreamSynchronize(stream_of(h)));

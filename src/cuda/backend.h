@@ -15,16 +15,16 @@ extern "C" {
 /* Number of usable GPUs (0 without a driver or device); asked once per process. */
 int tg_cuda_device_count(void);
 
-/* Streaming multiprocessors of the current GPU (0 without one); asked once per process. */
-int tg_cuda_sm_count(void);
-
-/* Compute capability of the current GPU as major * 10 + minor (0 without one). */
-int tg_cuda_compute_capability(void);
-
 /* What kind of memory ptr is; host for anything the CUDA runtime does not know. */
 tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind);
 
-tg_status tg_cuda_create_stream(tg_handle *h);
+/* Binds a new handle to the current GPU: records its device, SM count, compute capability. */
+tg_status tg_cuda_attach(tg_handle *h);
+/* Gives the handle a stream of its own unless it has one (created or the caller's). */
+tg_status tg_cuda_ensure_stream(tg_handle *h);
+/* Moves the handle to the caller's stream, like cublasSetStream: no host synchronization;
+ * the new stream only waits for the old one's use of the handle's workspace. */
+tg_status tg_cuda_switch_stream(tg_handle *h, void *stream);
 /* Releases the handle's stream (if it owns it) and its workspace. */
 void tg_cuda_release(tg_handle *h);
 tg_status tg_cuda_synchronize(tg_handle *h);

@@ -12,9 +12,6 @@ const int tg_rung_count = 0;
 
 int tg_cuda_device_count(void) { return 0; }
 
-int tg_cuda_sm_count(void) { return 0; }
-
-int tg_cuda_compute_capability(void) { return 0; }
 
 tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind)
 {
@@ -23,11 +20,22 @@ tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind)
     return TG_SUCCESS;
 }
 
-tg_status tg_cuda_create_stream(tg_handle *h)
+tg_status tg_cuda_attach(tg_handle *h)
 {
-    h->stream = NULL;
-    h->owns_stream = 0;
+    (void)h;
     return TG_SUCCESS;
+}
+
+tg_status tg_cuda_ensure_stream(tg_handle *h)
+{
+    (void)h;
+    return TG_SUCCESS;
+}
+
+tg_status tg_cuda_switch_stream(tg_handle *h, void *stream)
+{
+    (void)stream;
+    return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 2, "a stream was given but no GPU was found");
 }
 
 void tg_cuda_release(tg_handle *h) { (void)h; }
