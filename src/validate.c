@@ -11,7 +11,7 @@
 
 #include "internal.h"
 
-int tg_arg_position(const tg_call *call, tg_arg arg)
+static int tg_arg_position(const tg_call *call, tg_arg arg)
 {
     /* Indexed by tg_arg: where each argument sits in tg_sgemm and in the batched call. */
     static const int plain[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 0, 0, 0, 0};
@@ -125,14 +125,16 @@ tg_status tg_validate(const tg_call *c, tg_error *err)
         if (c->stride_b < 0)
             return reject(c, err, TG_ARG_STRIDE_B, "stride_b = %lld is negative",
                           (long long)c->stride_b);
-        /* Overlapping outputs would make the batch items race on C. */
-        const int64_t stored_lines = c->layout == TG_ROW_MAJOR ? c->m : c->n;
-        const int64_t c_item = stored_lines * c->ldc;
-        if (c->batch > 1 && c->m > 0 && c->n > 0 && c->stride_c < c_item)
+        /* Items may interleave (ldc > n with stride_c = n is legal), but all writing one C
+         * would race. */
+        if (c->stride_c < 0)
+            return reject(c, err, TG_ARG_STRIDE_C, "stride_c = %lld is negative",
+                          (long long)c->stride_c);
+        if (c->stride_c == 0 && c->batch > 1 && c->m > 0 && c->n > 0)
             return reject(c, err, TG_ARG_STRIDE_C,
-                          "stride_c = %lld is less than one C matrix (%lld elements), so "
-                          "batch items would overlap",
-                          (long long)c->stride_c, (long long)c_item);
+                          "stride_c = 0 with batch_count = %lld: every item would write the "
+                          "same C",
+                          (long long)c->batch);
         if (c->batch < 0)
             return reject(c, err, TG_ARG_BATCH, "batch_count = %lld is negative",
                           (long long)c->batch);
@@ -192,11 +194,4 @@ void tg_normalize(const tg_call *c, tg_problem *p)
         p->A = c->B, p->a_rs = b_cs, p->a_cs = b_rs, p->stride_a = stride_b;
         p->B = c->A, p->b_rs = a_cs, p->b_cs = a_rs, p->stride_b = stride_a;
     }
-}
-
-int64_t tg_span(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride)
-{
-    if (rows == 0 || cols == 0)
-        return 0;
-    return (rows - 1) * row_stride + (cols - 1) * col_stride + 1;
 }

@@ -108,6 +108,28 @@ static void test_int64_leading_dimension(tg_handle *h)
     munmap(A, bytes);
 }
 
+/* Batch items may interleave: item b's C is columns 2b..2b+1 of one 3 x 4 row-major matrix. */
+static void test_interleaved_batch(tg_handle *h)
+{
+    float A[2 * 12], B[8], C[12];
+    fill(A, 24, 1.0f), fill(B, 8, -0.5f);
+    for (int i = 0; i < 12; ++i)
+        C[i] = nan_value();
+    EXPECT(tg_sgemm_strided_batched(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 3, 2, 4, 1.0f, A,
+                                    4, 12, B, 2, 0, 0.0f, C, 4, 2, 2) == TG_SUCCESS,
+           "interleaved batch: %s", tg_last_error(h));
+    for (int b = 0; b < 2; ++b)
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 2; ++j) {
+                double want = 0;
+                for (int p = 0; p < 4; ++p)
+                    want += (double)A[b * 12 + i * 4 + p] * B[p * 2 + j];
+                const float got = C[i * 4 + 2 * b + j];
+                EXPECT(fabs(got - want) <= 1e-5 * (1 + fabs(want)),
+                       "interleaved item %d: C[%d][%d] = %g, wanted %g", b, i, j, got, want);
+            }
+}
+
 /* The checked sweep: random operands, poisoned C, untouched padding, float64 reference. */
 static void test_checked_cases(tg_handle *h, const char *backend)
 {
@@ -146,6 +168,7 @@ int main(void)
         test_quick_returns(h);
         test_nan_isolation(h);
         test_int64_leading_dimension(h);
+        test_interleaved_batch(h);
         test_checked_cases(h, b ? "cpu" : "auto");
         tg_destroy(h);
     }

@@ -113,7 +113,8 @@ static void test_batched(tg_handle *h)
         int64_t stride_a, stride_b, stride_c, batch;
         int position;
     } cases[] = {
-        {-1, 30, 20, 2, 10}, {24, -1, 20, 2, 13}, {24, 30, 19, 2, 17}, {24, 30, 20, -1, 18},
+        {-1, 30, 20, 2, 10}, {24, -1, 20, 2, 13}, {24, 30, 0, 2, 17}, {24, 30, -20, 2, 17},
+        {24, 30, 20, -1, 18},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
         float before[256];
