@@ -115,9 +115,14 @@ static int place(const tg_case *c, operand *o, char *detail, size_t detail_size)
 static int upload(const tg_case *c, operand *o)
 {
 #ifdef TG_HAVE_CUDA
+    /* A pageable cudaMemcpy may return before its DMA lands: wait, so no stream of the
+     * library can see the operands half written. */
     if (c->memory != TG_CHECK_HOST)
         return cudaMemcpy(o->data, o->host, (size_t)o->elements * sizeof(float),
-                          cudaMemcpyDefault) == cudaSuccess ? 0 : -1;
+                          cudaMemcpyDefault) == cudaSuccess &&
+                       cudaDeviceSynchronize() == cudaSuccess
+                   ? 0
+                   : -1;
 #endif
     (void)c;
     memcpy(o->data, o->host, (size_t)o->elements * sizeof(float));

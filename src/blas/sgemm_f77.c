@@ -18,16 +18,14 @@
  *
  * The work goes to tg_sgemm in column-major on this thread's handle (created on first use,
  * destroyed when the thread exits), so TILEGEMM_BACKEND and TILEGEMM_GPU_MIN_WORK apply.
- * There is no way to return a runtime failure through this ABI, so one (a CUDA error, an
- * allocation failure) is retried on the CPU backend, and if even that or the handle's creation
- * fails, the float64 reference computes the result: the caller always gets C.
+ * There is no way to return a runtime failure through this ABI, so when the handle cannot be
+ * made or the call fails at run time (a CUDA error, an allocation failure), the CPU backend
+ * computes the result directly: the caller always gets C.
  *
  * One thing the reference does not do: a NULL A, B or C that would be read is reported through
  * xerbla_ with that pointer's position (7, 9, 12) instead of crashing.
  */
 #include <pthread.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "../../include/tilegemm.h"
 #include "../../include/tilegemm_cblas.h"
@@ -82,17 +80,6 @@ static tg_handle *thread_handle(void)
     return h;
 }
 
-/* The backend a fresh handle would have, to restore after a retry on the CPU. */
-static tg_backend environment_backend(void)
-{
-    const char *b = getenv("TILEGEMM_BACKEND");
-    if (b && strcmp(b, "cpu") == 0)
-        return TG_BACKEND_CPU;
-    if (b && strcmp(b, "cuda") == 0)
-        return TG_BACKEND_CUDA;
-    return TG_BACKEND_AUTO;
-}
-
 /* --- The reference checks: the library's own (validate.c), with Fortran's numbering -------- */
 
 /* LSAME's reading of a TRANS character; anything else becomes an invalid tg_op, which
@@ -139,19 +126,12 @@ void tg_blas_sgemm(char transa, char transb, int m, int n, int k, float alpha, c
                                B, ldb, beta, C, ldc);
         if (s == TG_SUCCESS)
             return;
-        /* A runtime failure wrote nothing to C (tg_sgemm's contract): retry on the CPU. */
-        if (tg_set_backend(h, TG_BACKEND_CPU) == TG_SUCCESS) {
-            s = tg_sgemm(h, TG_COL_MAJOR, call.transa, call.transb, m, n, k, alpha, A, lda, B,
-                         ldb, beta, C, ldc);
-            tg_set_backend(h, environment_backend());
-            if (s == TG_SUCCESS)
-                return;
-        }
     }
-    /* No handle, or even the CPU backend failed: the float64 reference loops still answer. */
+    /* No handle, or a runtime failure (which wrote nothing to C, by tg_sgemm's contract): the
+     * CPU backend needs neither a handle nor a GPU and cannot fail. */
     tg_problem p;
     tg_normalize(&call, &p);
-    tg_ref_sgemm(&p);
+    tg_cpu_sgemm(&p);
 }
 
 TG_API void sgemm_(const char *transa, const char *transb, const int *m, const int *n,

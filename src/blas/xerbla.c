@@ -46,6 +46,9 @@ TG_API __attribute__((weak)) void cblas_xerbla(int info, const char *rout, const
             else if (info == 4) info = 5;
             else if (info == 11) info = 9;
             else if (info == 9) info = 11;
+            /* A and B themselves: only tilegemm's NULL-pointer reports use these numbers. */
+            else if (info == 10) info = 8;
+            else if (info == 8) info = 10;
         } else if (strstr(rout, "symm") != 0 || strstr(rout, "hemm") != 0) {
             if (info == 5) info = 4;
             else if (info == 4) info = 5;

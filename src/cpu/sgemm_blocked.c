@@ -78,20 +78,13 @@ static void scale_c(float *C, int64_t ldc, int64_t m, int64_t n, float beta)
     }
 }
 
-/* Unblocked product for tiny problems and for when the packing buffers cannot be had. */
+/* Unblocked product for tiny problems and for when the packing buffers cannot be had: the
+ * float64 reference on one batch item. */
 static void simple_sgemm(const tg_problem *p, const float *A, const float *B, float *C)
 {
-    for (int64_t i = 0; i < p->m; ++i) {
-        for (int64_t j = 0; j < p->n; ++j) {
-            double sum = 0.0;
-            for (int64_t q = 0; q < p->k; ++q)
-                sum += (double)A[i * p->a_rs + q * p->a_cs] * (double)B[q * p->b_rs + j * p->b_cs];
-            double v = (double)p->alpha * sum;
-            if (p->beta != 0.0f)
-                v += (double)p->beta * (double)C[i * p->ldc + j];
-            C[i * p->ldc + j] = (float)v;
-        }
-    }
+    tg_problem item = *p;
+    item.A = A, item.B = B, item.C = C, item.batch = 1;
+    tg_ref_sgemm(&item);
 }
 
 /*

@@ -1,9 +1,11 @@
 /*
- * Asynchronous global-to-shared copies (cp.async, sm_80 and up) as four tiny device functions,
+ * Asynchronous global-to-shared copies (cp.async, sm_80 and up) as tiny device functions,
  * so a kernel's pipeline reads as C++ and the inline PTX lives in one place.
  *
- *   copy_async_16_zfill(dst, src, in)  16 bytes, cp.async.cg (bypasses L1, lands in L2 and
- *                                      shared memory); dst and src 16-byte aligned
+ *   copy_async_16_zfill_partial(dst, src, n)
+ *                                      16 bytes, cp.async.cg (bypasses L1, lands in L2 and
+ *                                      shared memory), the first n floats from src and zeros
+ *                                      after them; dst and src 16-byte aligned
  *   copy_async_4_zfill(dst, src, in)   4 bytes, cp.async.ca (through L1: the sizes below 16
  *                                      have no .cg form); dst and src 4-byte aligned
  *   async_commit()                     closes this thread's copies issued since the last
@@ -11,8 +13,8 @@
  *   async_wait<N>()                    waits until at most N of this thread's groups are still
  *                                      in flight
  *
- * in == false copies nothing from src and writes zeros to dst (src-size operand 0), so edge
- * tiles need no second code path; src is then never dereferenced and may point anywhere.
+ * Floats not copied (n < 4, or in == false) are written as zeros (the src-size operand), so
+ * edge tiles need no second code path; src is then never read past what is copied.
  * Completion is per thread: after async_wait a thread sees its own copies; a __syncthreads()
  * is still needed before other threads read them.
  *
@@ -49,11 +51,6 @@ __device__ __forceinline__ void copy_async_16_zfill_partial(float *dst, const fl
             dst[c] = c < floats_in ? src[c] : 0.0f;
     }
 #endif
-}
-
-__device__ __forceinline__ void copy_async_16_zfill(float *dst, const float *src, bool in)
-{
-    copy_async_16_zfill_partial(dst, src, in ? 4 : 0);
 }
 
 __device__ __forceinline__ void copy_async_4_zfill(float *dst, const float *src, bool in)

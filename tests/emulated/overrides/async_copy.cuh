@@ -75,11 +75,6 @@ inline void land(const Copy &c)
 
 } // namespace emu_async
 
-__device__ __forceinline__ void copy_async_16_zfill(float *dst, const float *src, bool in)
-{
-    emu_async::issue(dst, src, 4, in ? 4 : 0, 16);
-}
-
 __device__ __forceinline__ void copy_async_16_zfill_partial(float *dst, const float *src,
                                                             int floats_in)
 {
