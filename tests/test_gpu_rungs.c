@@ -61,10 +61,11 @@ static void test_rung(const char *algo)
           (tg_case){TG_COL_MAJOR, TG_TRANS, TG_TRANS, 1000, 1000, 1000, 0, 1.0f, 0.5f, 1, 0, 0,
                     0, TG_CHECK_DEVICE},
           seed++);
-    /* Past the grid's 65535 limit on y (rows) and z (batch): the launcher slices. */
+    /* Past the grid's 65535 limit on y (rows, for blocks of up to 128 rows) and z (batch): the
+     * launcher slices. */
     check(h, algo,
-          (tg_case){TG_ROW_MAJOR, TG_NO_TRANS, TG_TRANS, 65535 * 32 + 77, 3, 5, 0, 1.0f, 0.0f, 1,
-                    0, 0, 0, TG_CHECK_DEVICE},
+          (tg_case){TG_ROW_MAJOR, TG_NO_TRANS, TG_TRANS, 65535 * 128 + 77, 3, 5, 0, 1.0f, 0.0f,
+                    1, 0, 0, 0, TG_CHECK_DEVICE},
           seed++);
     check(h, algo,
           (tg_case){TG_COL_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 3, 2, 4, 1, 1.0f, 1.0f, 65537, 0, 0,
