@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "../split_k.h"
+#include "../staging.h"
 #include "backend.h"
 #include "kernels/common.cuh" /* store_result: the one rule for writing C */
 #include "registry.h"
@@ -56,21 +57,6 @@ tg_status reserve(tg_handle *h, Slot slot, size_t bytes, float **out)
     return TG_SUCCESS;
 }
 
-/*
- * A strided matrix view as lines of contiguous floats: one of the two strides of a view built
- * from a leading dimension is 1, and that direction is the line.  When both are 1 (ld = 1) the
- * view is a single row or column, one line whatever its orientation.
- */
-struct Lines {
-    bool along_rows; /* each line is a row of the view */
-    int64_t count, length, pitch;
-    explicit Lines(int64_t rows, int64_t cols, int64_t rs, int64_t cs)
-        : along_rows(cs == 1 && (rs != 1 || rows == 1)), count(along_rows ? rows : cols),
-          length(along_rows ? cols : rows), pitch(count == 1 ? length : along_rows ? rs : cs)
-    {
-    }
-};
-
 /* items of `count` lines of `length` floats each: line i of item b at b * stride + i * pitch,
  * on either side.  One copy where both sides are contiguous, else one 2D copy per item. */
 tg_status copy_lines(tg_handle *h, float *dst, int64_t dst_pitch, int64_t dst_stride,
@@ -78,9 +64,8 @@ tg_status copy_lines(tg_handle *h, float *dst, int64_t dst_pitch, int64_t dst_st
                      int64_t count, int64_t length, cudaMemcpyKind kind)
 {
     const int64_t item = count * length;
-    const bool dense = (count == 1 || (dst_pitch == length && src_pitch == length)) &&
-                       (items == 1 || (dst_stride == item && src_stride == item));
-    if (dense) {
+    if (tg_copy_is_one_piece(items, count, length, dst_pitch, dst_stride, src_pitch,
+                             src_stride)) {
         TG_CUDA_CHECK(h, cudaMemcpyAsync(dst, src, (size_t)(item * items) * sizeof(float), kind,
                                          stream_of(h)));
         return TG_SUCCESS;
@@ -96,7 +81,7 @@ tg_status copy_lines(tg_handle *h, float *dst, int64_t dst_pitch, int64_t dst_st
 tg_status stage_operand(tg_handle *h, Slot slot, int64_t rows, int64_t cols, int64_t batch,
                         const float **data, int64_t *rs, int64_t *cs, int64_t *stride)
 {
-    const Lines lines(rows, cols, *rs, *cs);
+    const tg_lines lines = tg_lines_of(rows, cols, *rs, *cs);
     const int64_t item = lines.count * lines.length;
     const int64_t items = *stride == 0 ? 1 : batch;
     float *device = nullptr;
@@ -105,8 +90,7 @@ tg_status stage_operand(tg_handle *h, Slot slot, int64_t rows, int64_t cols, int
         (s = copy_lines(h, device, lines.length, item, *data, lines.pitch, *stride, items,
                         lines.count, lines.length, cudaMemcpyHostToDevice)))
         return s;
-    *rs = lines.along_rows ? lines.length : 1;
-    *cs = lines.along_rows ? 1 : lines.length;
+    tg_packed_strides(&lines, rs, cs);
     *stride = *stride == 0 ? 0 : item;
     *data = device;
     return TG_SUCCESS;
