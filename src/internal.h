@@ -22,6 +22,7 @@ typedef struct tg_error {
 typedef struct tg_workspace {
     void *buffer[4]; /* A, B, C, split-K partial products */
     size_t bytes[4];
+    void *last_use;  /* cudaEvent_t recorded after the last asynchronous use (split-K) */
 } tg_workspace;
 
 struct tg_handle {

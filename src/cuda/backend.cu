@@ -171,6 +171,13 @@ tg_status launch_split_k(tg_handle *h, const tg_rung &rung, const tg_problem &p,
     reduce_split_k<<<blocks_for(p.m * p.n, threads), threads, 0, stream_of(h)>>>(
         p, workspace, split.partials);
     TG_CUDA_CHECK(h, cudaGetLastError());
+    /* The workspace is busy until here: a later stream switch waits for this point. */
+    if (!h->workspace.last_use) {
+        cudaEvent_t event;
+        TG_CUDA_CHECK(h, cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+        h->workspace.last_use = event;
+    }
+    TG_CUDA_CHECK(h, cudaEventRecord((cudaEvent_t)h->workspace.last_use, stream_of(h)));
     return TG_SUCCESS;
 }
 
@@ -243,24 +250,12 @@ tg_status tg_cuda_ensure_stream(tg_handle *h)
 
 tg_status tg_cuda_switch_stream(tg_handle *h, void *stream)
 {
-    bool workspace = false;
-    for (void *buffer : h->workspace.buffer)
-        workspace |= buffer != nullptr;
-    if (workspace && h->stream_chosen) {
-        /* Work on the old stream may still read the workspace the new one will reuse. */
-        cudaEvent_t done;
-        TG_CUDA_CHECK(h, cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-        const cudaError_t recorded = cudaEventRecord(done, stream_of(h));
-        if (recorded == cudaSuccess) {
-            const cudaError_t waited = cudaStreamWaitEvent((cudaStream_t)stream, done, 0);
-            (void)cudaEventDestroy(done);
-            TG_CUDA_CHECK(h, waited);
-        } else {
-            /* The caller destroyed the old stream: nothing of ours can still be on it. */
-            (void)cudaGetLastError();
-            (void)cudaEventDestroy(done);
-        }
-    }
+    /* Split-K on the old stream may still read the workspace the new one will reuse; the
+     * handle's own event marks its last use, so the old stream itself is never touched (the
+     * caller may have destroyed it). */
+    if (h->workspace.last_use)
+        TG_CUDA_CHECK(h, cudaStreamWaitEvent((cudaStream_t)stream,
+                                             (cudaEvent_t)h->workspace.last_use, 0));
     if (h->owns_stream)
         TG_CUDA_CHECK(h, cudaStreamDestroy(stream_of(h))); /* returns at once; work finishes */
     h->stream = stream;
@@ -281,6 +276,9 @@ void tg_cuda_release(tg_handle *h)
             (void)cudaFree(buffer);
         buffer = nullptr;
     }
+    if (h->workspace.last_use)
+        (void)cudaEventDestroy((cudaEvent_t)h->workspace.last_use);
+    h->workspace.last_use = nullptr;
     if (h->owns_stream)
         (void)cudaStreamDestroy(stream_of(h));
     h->stream = nullptr;
