@@ -211,3 +211,105 @@ def test_version_and_backends():
     assert tilegemm.backend_available("cpu")
     with pytest.raises(ValueError):
         tilegemm.backend_available("tpu")
+
+
+# --- beta == 0 never reads c; errors raised before any library call ---------------------------
+def test_beta_zero_c_not_copied_into_separate_out():
+    a, b = rand(9, 4), rand(4, 7)
+    c = np.full((9, 7), np.nan, dtype=np.float32)
+    out = np.full((9, 7), np.nan, dtype=np.float32, order="F")
+    c0 = c.copy()
+    r = tilegemm.sgemm(a, b, c, alpha=2.0, beta=0.0, out=out)
+    assert r is out and not np.isnan(out).any()
+    assert_close(out, a, b, reference(a, b, alpha=2.0), alpha=2.0)
+    assert np.array_equal(c, c0, equal_nan=True)  # c untouched
+    # c is not read, so it may even overlap out (it would be an error with beta != 0).
+    big = np.full((9, 8), np.nan, dtype=np.float32)
+    tilegemm.sgemm(a, b, big[:, 1:], beta=0.0, out=big[:, :7])
+    assert_close(big[:, :7], a, b, reference(a, b))
+    with pytest.raises(ValueError, match="c and out overlap"):
+        tilegemm.sgemm(a, b, big[:, 1:], beta=1.0, out=big[:, :7])
+
+
+def test_beta_nonzero_copies_c_into_separate_out():
+    a, b, c = rand(6, 5), rand(5, 4), rand(6, 4)
+    out = np.full((6, 4), np.nan, dtype=np.float32)
+    tilegemm.sgemm(a, b, c, beta=0.5, out=out)
+    assert_close(out, a, b, reference(a, b, c, 1.0, 0.5))
+
+
+def test_error_messages():
+    a, b = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)
+    with pytest.raises(ValueError, match=r"beta = 2.0 needs c"):
+        tilegemm.sgemm(a, b, beta=2.0)
+    with pytest.raises(ValueError, match=r"out.shape = \(4, 2\) but the product .* is 2x4"):
+        tilegemm.sgemm(a, b, out=np.empty((4, 2), np.float32))
+    with pytest.raises(ValueError, match=r"op\(a\) is 3x2 \(a.shape = \(2, 3\), transposed\)"):
+        tilegemm.sgemm(a, b, trans_a=True)
+    with pytest.raises(TypeError, match=r"c has dtype float64"):
+        tilegemm.sgemm(a, b, np.ones((2, 4)), beta=1.0)
+
+
+class _FakeCAI:
+    """A GPU-looking array that only offers __cuda_array_interface__ (never dereferenced)."""
+
+    def __init__(self, shape, ptr=0x7f0000000000):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": "<f4", "data": (ptr, False),
+                                         "strides": None, "version": 3, "stream": 1}
+
+
+class _FakeDLPack:
+    """A GPU-looking DLPack array on CUDA device `dev` (the capsule is a NumPy one, relabelled;
+    never dereferenced)."""
+
+    def __init__(self, shape, dev):
+        self.x, self.dev = np.zeros(shape, np.float32), dev
+
+    def __dlpack_device__(self):
+        return (2, self.dev)
+
+    def __dlpack__(self, stream=None):
+        from tilegemm import _DLTensor, _capsule_pointer
+        capsule = self.x.__dlpack__()
+        _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor")).device.device_id = self.dev
+        return capsule
+
+
+@pytest.fixture
+def no_library_call(monkeypatch):
+    def fail(*args):
+        raise AssertionError("the library was called")
+    monkeypatch.setattr(tilegemm, "tg_sgemm", fail)
+    monkeypatch.setattr(tilegemm._native, "tg_set_stream", fail)
+
+
+def test_mixed_devices_rejected_before_the_library(no_library_call):
+    host = np.ones((4, 4), np.float32)
+    with pytest.raises(ValueError, match=r"different places \(a on host, b on cuda:"):
+        tilegemm.matmul(host, _FakeCAI((4, 4)))
+    with pytest.raises(ValueError, match=r"a on cuda:0, b on cuda:1\): put them all on the same"):
+        tilegemm.matmul(_FakeDLPack((4, 4), 0), _FakeDLPack((4, 4), 1))
+    with pytest.raises(ValueError, match="different places"):
+        tilegemm.sgemm(_FakeDLPack((4, 4), 0), _FakeDLPack((4, 4), 0),
+                       out=_FakeDLPack((4, 4), 3))
+
+
+def test_unknown_device_does_not_escape_the_check(no_library_call):
+    # Without CuPy (and, here, without a GPU) the device of an interface-only array cannot be
+    # told; next to an operand whose device is known it must be an error, not a guess.
+    if tilegemm.current_device(frameworks=True) is not None:
+        pytest.skip("the current device is known here: the unknown one is resolved to it")
+    with pytest.raises(ValueError, match=r"b on cuda:\?.*cannot be told"):
+        tilegemm.matmul(_FakeDLPack((4, 4), 1), _FakeCAI((4, 4)))
+
+
+def test_handles_per_thread_and_device():
+    from tilegemm import _native
+    h = _native.handle()
+    assert _native.handle() is h
+    assert _native.handle(h.device) is h
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(_native.handle()))
+    t.start()
+    t.join()
+    assert seen[0] is not h

@@ -12,27 +12,65 @@ Operands are 2-D float32 matrices:
     np.ascontiguousarray(x).  Nothing is ever copied or converted silently.
   * GPU arrays: CuPy arrays and PyTorch CUDA tensors (read directly: pointer, shape, strides),
     and any other object with __cuda_array_interface__ or a CUDA __dlpack__; used in place, no
-    copy, with the same stride rules.  The call is queued on the producer's current stream
-    (torch.cuda.current_stream(), cupy.cuda.get_current_stream(), the interface's "stream"
-    entry, or the legacy default stream for DLPack) and returns without waiting, as CuPy and
-    PyTorch operations do.  PyTorch CPU tensors are host memory and work like NumPy arrays.
+    copy, with the same stride rules.  The call runs on the operands' GPU, made current for the
+    call (through torch.cuda.device / cupy.cuda.Device; the previous device is restored), with
+    a library handle per (thread, GPU).  It is queued on the stream of the library that owns
+    `out` (of `a` when out is not given): torch.cuda.current_stream(), cupy's current stream,
+    the interface's "stream" entry, or the legacy default stream for DLPack, and returns
+    without waiting, as CuPy and PyTorch operations do.  Operands from other libraries or
+    streams are ordered with events: that stream first waits for theirs, and theirs wait for
+    the call afterwards.  PyTorch CPU tensors are host memory and work like NumPy arrays.
 All operands of one call must live on the same side (host, or one GPU); the result is allocated
-by the library of `a` (numpy.empty, cupy.empty, torch.empty) unless out= is given.
+by the library of `a` (numpy.empty, cupy.empty, torch.empty) unless out= is given.  The GPU of
+an array that only offers __cuda_array_interface__ is asked of CuPy; without CuPy it is taken
+to be the current device.
 
 Errors: TypeError for a wrong type or dtype, ValueError for wrong dimensions, shapes, strides,
 mixed devices, a read-only or overlapping out; these never reach the library.  A failure inside
 the library raises TilegemmError(status, message, arg) with its message.
 """
 
+import contextlib
 import ctypes
 
-from ._native import (TG_NO_TRANS, TG_ROW_MAJOR, TG_TRANS, TilegemmError,
+from ._native import (TG_NO_TRANS, TG_ROW_MAJOR, TG_TRANS, TilegemmError, current_device,
                       handle, library_path, tg_backend_available, tg_sgemm, tg_version)
 
 __all__ = ["matmul", "sgemm", "TilegemmError", "version", "backend_available", "library_path"]
 __version__ = "0.1.0"
 
 _LEGACY_DEFAULT_STREAM = 0  # cudaStreamLegacy as tg_set_stream takes it: NULL
+_PER_THREAD_STREAM = 2      # cudaStreamPerThread
+
+
+class _UnknownDevice:
+    """The device of a GPU operand that could not be determined (see _pointer_device)."""
+
+    def __repr__(self):
+        return "?"
+
+
+_UNKNOWN = _UnknownDevice()
+_importable = {}
+
+
+def _framework(name):
+    """The module `name` ("cupy" or "torch") if it can be imported and sees a GPU, else None."""
+    if name not in _importable:
+        mod = None
+        try:
+            if name == "cupy":
+                import cupy as mod
+                if mod.cuda.runtime.getDeviceCount() == 0:
+                    mod = None
+            else:
+                import torch as mod
+                if not mod.cuda.is_available():
+                    mod = None
+        except Exception:  # noqa: BLE001 - not installed, or no driver / GPU
+            mod = None
+        _importable[name] = mod
+    return _importable[name]
 
 
 def version():
@@ -62,7 +100,7 @@ class _Operand:
         self.keepalive = keepalive
 
     def where(self):
-        return "host" if self.device is None else f"cuda:{self.device}"
+        return "host" if self.device is None else f"cuda:{self.device!r}"
 
     def span(self):
         """[first, last) bytes the matrix touches."""
@@ -128,16 +166,35 @@ def _from_cai(x, name):
     ptr, readonly = cai["data"]
     strides = cai.get("strides")
     strides = _c_strides(shape) if strides is None else _element_strides(strides, name)
-    kind, device, stream = "cai", -1, cai.get("stream")
     module = type(x).__module__.split(".")[0]
     if module == "cupy":
         import cupy
-        kind, device = "cupy", x.device.id
-        stream = cupy.cuda.get_current_stream().ptr
-    # The interface's stream: None = no ordering needed, 1 = legacy default, 2 = per-thread.
-    if stream is None or stream == 1:
+        with x.device:  # CuPy keeps a current stream per device
+            stream = cupy.cuda.get_current_stream().ptr
+        return _Operand(x, name, "cupy", ptr, shape, strides, bool(readonly), x.device.id,
+                        stream)
+    # The interface's stream: None = no ordering needed (left out of the ordering below),
+    # 1 = legacy default, 2 = per-thread default, anything else a cudaStream_t.
+    stream = cai.get("stream")
+    if stream == 1:
         stream = _LEGACY_DEFAULT_STREAM
-    return _Operand(x, name, kind, ptr, shape, strides, bool(readonly), device, stream)
+    return _Operand(x, name, "cai", ptr, shape, strides, bool(readonly), _pointer_device(ptr),
+                    stream)
+
+
+def _pointer_device(ptr):
+    """The GPU that device pointer `ptr` belongs to.  The interface does not say and pure Python
+    cannot ask the runtime, so CuPy is asked when it can be imported; otherwise the device is
+    unknown and taken to be the current one (see _resolve_devices)."""
+    cupy = _framework("cupy") if ptr else None
+    if cupy is not None:
+        try:
+            attr = cupy.cuda.runtime.pointerGetAttributes(ptr)
+            if attr.type in (1, 2):  # cudaMemoryTypeDevice, cudaMemoryTypeManaged
+                return int(attr.device)
+        except Exception:  # noqa: BLE001 - not a pointer CUDA knows: fall through
+            pass
+    return _UNKNOWN
 
 
 # --- DLPack, for GPU arrays that speak neither of the above ------------------------------------
@@ -255,25 +312,163 @@ def _copy_into(out, src):
                          f"array as c and out to update it in place")
 
 
+def _resolve_devices(operands):
+    """The one GPU all operands live on (None: all on the host).  ValueError, before any
+    library call, for host and GPU operands together, two GPUs, or a GPU operand whose device
+    cannot be told next to one whose device is known."""
+    if len({x.device is None for x in operands}) > 1:
+        _mixed(operands, "put them all on the host or all on the same GPU")
+    if operands[0].device is None:
+        return None
+    unknown = [x for x in operands if x.device is _UNKNOWN]
+    if unknown:
+        # __cuda_array_interface__ without CuPy: such arrays must be on the current device.
+        cur = current_device(frameworks=True)
+        if cur is not None:
+            for x in unknown:
+                x.device = cur
+    devices = {x.device for x in operands}
+    if len(devices) > 1:
+        if any(x.device is _UNKNOWN for x in operands):
+            _mixed(operands, "the GPU of an array that only offers __cuda_array_interface__ "
+                             "cannot be told without CuPy and is taken to be the current one, "
+                             "which is unknown here: install CuPy, or pass CuPy / PyTorch "
+                             "arrays")
+        _mixed(operands, "put them all on the same GPU")
+    return devices.pop()
+
+
+def _mixed(operands, advice):
+    raise ValueError("operands live in different places (" +
+                     ", ".join(f"{x.name} on {x.where()}" for x in operands) + "): " + advice)
+
+
+def _kinds(operands):
+    return {x.kind for x in operands}
+
+
+@contextlib.contextmanager
+def _on_device(device, kinds):
+    """Makes `device` current for the call (and restores the previous one after) through the
+    libraries that own the operands, or any of CuPy / PyTorch that can be imported.  Without
+    either, the device cannot be switched: it must already be current."""
+    if device is _UNKNOWN:
+        yield
+        return
+    with contextlib.ExitStack() as stack:
+        entered = False
+        if "torch" in kinds:
+            import torch
+            stack.enter_context(torch.cuda.device(device))
+            entered = True
+        if "cupy" in kinds:
+            import cupy
+            stack.enter_context(cupy.cuda.Device(device))
+            entered = True
+        if not entered:
+            for name in ("cupy", "torch"):
+                mod = _framework(name)
+                if mod is not None:
+                    stack.enter_context(mod.cuda.Device(device) if name == "cupy"
+                                        else mod.cuda.device(device))
+                    entered = True
+                    break
+        if not entered:
+            cur = current_device()
+            if cur is not None and cur != device:
+                raise ValueError(f"the operands are on cuda:{device} but the current device is "
+                                 f"cuda:{cur}, and without CuPy or PyTorch tilegemm cannot "
+                                 f"switch devices: make cuda:{device} current first")
+        yield
+
+
+def _park_factory(kinds):
+    """For a handle's resting stream when the CUDA runtime is not reachable through ctypes:
+    a stream made by CuPy or PyTorch on the current device, as (object, pointer)."""
+    def make():
+        for name in (["cupy", "torch"] if "cupy" in kinds else ["torch", "cupy"]):
+            mod = _framework(name)
+            if mod is None:
+                continue
+            if name == "cupy":
+                s = mod.cuda.Stream(non_blocking=True)
+                return s, int(s.ptr)
+            s = mod.cuda.Stream()
+            return s, int(s.cuda_stream)
+        return None, 0
+    return make
+
+
+class _Ordering:
+    """wait(waiter, waitee): work queued later on stream `waiter` waits for the work queued so
+    far on stream `waitee` (raw cudaStream_t values; 0 = legacy default, 2 = per-thread), through
+    an event recorded by PyTorch or CuPy.  Without either the host waits for `waitee` through
+    the library (tg_synchronize), which orders everything after it too."""
+
+    def __init__(self, device, kinds, h):
+        self.device, self.h = device, h  # device: an int, or None for the current one
+        self.synced = set()
+        self.mod = None
+        for name in [x for x in ("torch", "cupy") if x in kinds] + ["cupy", "torch"]:
+            self.mod = _framework(name)
+            if self.mod is not None:
+                break
+
+    def _stream(self, ptr):
+        mod = self.mod
+        if mod.__name__ == "torch":
+            if ptr == _LEGACY_DEFAULT_STREAM:
+                return mod.cuda.default_stream(self.device)
+            return mod.cuda.ExternalStream(ptr, device=self.device)
+        if ptr == _LEGACY_DEFAULT_STREAM:
+            return mod.cuda.Stream.null
+        if ptr == _PER_THREAD_STREAM and hasattr(mod.cuda.Stream, "ptds"):
+            return mod.cuda.Stream.ptds
+        try:
+            return mod.cuda.ExternalStream(ptr, -1 if self.device is None else self.device)
+        except TypeError:  # CuPy < 10: no device_id argument
+            return mod.cuda.ExternalStream(ptr)
+
+    def wait(self, waiter, waitee):
+        if waiter == waitee:
+            return
+        if self.mod is None:
+            if waitee not in self.synced:  # once per stream and call is enough
+                self.h.set_stream(waitee)
+                self.h.synchronize()
+                self.synced.add(waitee)
+            return
+        w, e = self._stream(waiter), self._stream(waitee)
+        if self.mod.__name__ == "torch":
+            w.wait_stream(e)
+        else:
+            ev = self.mod.cuda.Event(disable_timing=True)
+            ev.record(e)
+            w.wait_event(ev)
+
+
 def sgemm(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, out=None):
     """Returns alpha * op(a) @ op(b) + beta * c, op(x) being x.T when trans_x is true.
 
     c:   the matrix beta multiplies (m x n); never read when beta == 0, so NaN in it does not
          propagate.  Required when beta != 0.  Not modified unless it is also `out`.
-    out: where to write the result (m x n float32, writeable, row- or column-major); c is
-         copied into it first when it is a different array.  Default: a new C-ordered array of
-         the library of a.  `out` may be `c` (in-place update) but must not overlap a or b.
+    out: where to write the result (m x n float32, writeable, row- or column-major); when
+         beta != 0 and c is a different array, c is copied into it first.  Default: a new
+         C-ordered array of the library of a.  `out` may be `c` (in-place update) but must not
+         overlap a or b.
+
+    GPU operands: the call runs on their GPU (made current for the call) and is queued on the
+    stream of the library that owns `out` (of `a` when out is not given): its current stream
+    (PyTorch, CuPy), the interface's "stream" entry, or the legacy default stream (DLPack).
+    Operands from other libraries or streams are ordered with events: that stream first waits
+    for theirs, and theirs wait for the call afterwards.
     """
     A = _describe(a, "a")
     B = _describe(b, "b")
     C = _describe(c, "c") if c is not None else None
     O = _describe(out, "out") if out is not None else None
     operands = [x for x in (A, B, C, O) if x is not None]
-    if len({x.device is None for x in operands}) > 1 or len(
-            {x.device for x in operands if x.device not in (None, -1)}) > 1:
-        raise ValueError("operands live in different places (" +
-                         ", ".join(f"{x.name} on {x.where()}" for x in operands) +
-                         "): put them all on the host or all on the same GPU")
+    device = _resolve_devices(operands)
 
     m, k = (A.shape[1], A.shape[0]) if trans_a else A.shape
     kb, n = (B.shape[1], B.shape[0]) if trans_b else B.shape
@@ -293,7 +488,24 @@ def sgemm(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, out=N
     for x in (A, B, C, O):
         if x is not None:
             _storage(x)  # stride errors before anything is allocated or copied
+    if beta == 0.0:
+        C = None  # never read: not copied into out, and out's old contents are never read
+    copy_c = C is not None and not (O is not None and C.ptr == O.ptr and C.strides == O.strides)
+    if copy_c and O is not None and O.kind not in ("numpy", "torch", "cupy"):
+        raise ValueError(f"cannot copy c into out of type {type(O.obj).__name__}: pass the same "
+                         f"array as c and out to update it in place")
 
+    if device is None:
+        return _run(A, B, C, O, out, copy_c, m, n, k, alpha, beta, trans_a, trans_b, None,
+                    handle())
+    kinds = _kinds(operands)
+    with _on_device(device, kinds):
+        h = handle(device if device is not _UNKNOWN else -1, _park_factory(kinds))
+        return _run(A, B, C, O, out, copy_c, m, n, k, alpha, beta, trans_a, trans_b, kinds, h)
+
+
+def _run(A, B, C, O, out, copy_c, m, n, k, alpha, beta, trans_a, trans_b, kinds, h):
+    """The rest of sgemm, with the operands' device current (GPU) and `h` its handle."""
     if O is None:
         out = _empty(A, (m, n))
         O = _describe(out, "out")
@@ -301,32 +513,57 @@ def sgemm(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, out=N
         if _overlap(O, x):
             raise ValueError(f"out overlaps {x.name}: the library would read {x.name} while it "
                              f"writes out")
-    if C is not None:
-        same = C.ptr == O.ptr and C.strides == O.strides
-        if not same:
-            if _overlap(C, O):
-                raise ValueError("c and out overlap without being the same matrix")
-            _copy_into(O, C)
-    else:
-        beta = 0.0  # never reads out's old contents
+    if copy_c and _overlap(C, O):
+        raise ValueError("c and out overlap without being the same matrix")
 
     ta, lda = _storage(A)
     tb, ldb = _storage(B)
     tc, ldc = _storage(O)
     op_a, op_b = ta != bool(trans_a), tb != bool(trans_b)
-    h = handle()
-    if O.device is not None:
-        h.set_stream(O.stream if O.stream is not None else _LEGACY_DEFAULT_STREAM)
     T = (TG_NO_TRANS, TG_TRANS)
-    if not tc:
-        status = tg_sgemm(h.ptr, TG_ROW_MAJOR, T[op_a], T[op_b], m, n, k, alpha, A.ptr, lda,
-                          B.ptr, ldb, beta, O.ptr, ldc)
-    else:
-        # out is stored column-major: write out^T = op(b)^T @ op(a)^T as a row-major matrix.
-        status = tg_sgemm(h.ptr, TG_ROW_MAJOR, T[not op_b], T[not op_a], n, m, k, alpha, B.ptr,
-                          ldb, A.ptr, lda, beta, O.ptr, ldc)
-    h.check(status)
+
+    if kinds is None:  # host memory: the library's own stream, the call returns when done
+        if copy_c:
+            _copy_into(O, C)
+        status = _call(h, op_a, op_b, tc, m, n, k, alpha, A, lda, B, ldb, beta, O, ldc, T)
+        h.check(status)
+        return out
+
+    # The call's stream: out's producer's (out was made by a's library when not given).
+    inputs = [x for x in (A, B, C) if x is not None]
+    stream = O.stream
+    if stream is None:  # out's interface names no stream: the first input that does
+        stream = next((x.stream for x in inputs if x.stream is not None),
+                      _LEGACY_DEFAULT_STREAM)
+    others = []
+    for x in inputs + [O]:
+        if x.stream is not None and x.stream != stream and x.stream not in others:
+            others.append(x.stream)
+    order = _Ordering(O.device if isinstance(O.device, int) else None, kinds | {O.kind}, h) \
+        if others else None
+    try:
+        for s in others:
+            order.wait(stream, s)
+        if copy_c:
+            _copy_into(O, C)  # on out's library's current stream, i.e. `stream`
+        h.set_stream(stream)
+        status = _call(h, op_a, op_b, tc, m, n, k, alpha, A, lda, B, ldb, beta, O, ldc, T)
+        h.check(status)
+        for s in others:  # their later work (reusing freed inputs, writing out) follows the call
+            order.wait(s, stream)
+    finally:
+        # Never leave a caller's stream on the handle: it may be destroyed before the next call.
+        h.park()
     return out
+
+
+def _call(h, op_a, op_b, tc, m, n, k, alpha, A, lda, B, ldb, beta, O, ldc, T):
+    if not tc:
+        return tg_sgemm(h.ptr, TG_ROW_MAJOR, T[op_a], T[op_b], m, n, k, alpha, A.ptr, lda,
+                        B.ptr, ldb, beta, O.ptr, ldc)
+    # out is stored column-major: write out^T = op(b)^T @ op(a)^T as a row-major matrix.
+    return tg_sgemm(h.ptr, TG_ROW_MAJOR, T[not op_b], T[not op_a], n, m, k, alpha, B.ptr, ldb,
+                    A.ptr, lda, beta, O.ptr, ldc)
 
 
 def matmul(a, b):

@@ -100,23 +100,108 @@ class TilegemmError(RuntimeError):
         super().__init__(text)
 
 
-class _Handle:
-    """One tg_handle, owned by one thread; destroyed with the thread's local storage."""
+def _cudart(name, restype, *argtypes):
+    """A CUDA runtime function as libtilegemm itself sees it (the cudart it links, found through
+    its dependencies), or None for a CPU-only build or a statically linked runtime."""
+    try:
+        fn = getattr(lib, name)
+    except AttributeError:
+        return None
+    fn.restype = restype
+    fn.argtypes = list(argtypes)
+    return fn
 
-    def __init__(self):
+
+_cudaGetDevice = _cudart("cudaGetDevice", ctypes.c_int, ctypes.POINTER(ctypes.c_int))
+_cudaGetLastError = _cudart("cudaGetLastError", ctypes.c_int)
+_cudaStreamCreateWithFlags = _cudart("cudaStreamCreateWithFlags", ctypes.c_int,
+                                     ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint)
+_cudaStreamDestroy = _cudart("cudaStreamDestroy", ctypes.c_int, ctypes.c_void_p)
+_cudaStreamNonBlocking = 1
+_cuda_available = None
+
+
+def cuda_available():
+    global _cuda_available
+    if _cuda_available is None:
+        _cuda_available = bool(tg_backend_available(TG_BACKEND_CUDA))
+    return _cuda_available
+
+
+def current_device(frameworks=False):
+    """The CUDA device current on this thread, or None when it cannot be told (no GPU, or no
+    runtime reachable).  Asks the runtime libtilegemm uses; failing that, CuPy or PyTorch: those
+    already imported, or with frameworks=True any that can be imported."""
+    if not cuda_available():
+        return None
+    if _cudaGetDevice is not None:
+        dev = ctypes.c_int(-1)
+        if _cudaGetDevice(ctypes.byref(dev)) == 0:
+            return dev.value
+        if _cudaGetLastError is not None:
+            _cudaGetLastError()
+    import sys
+    if frameworks or "cupy" in sys.modules:
+        try:
+            import cupy
+            return int(cupy.cuda.runtime.getDevice())
+        except Exception:  # noqa: BLE001 - not importable or no usable GPU: try the next
+            pass
+    if frameworks or "torch" in sys.modules:
+        try:
+            import torch
+            if torch.cuda.is_available():
+                return int(torch.cuda.current_device())
+        except Exception:  # noqa: BLE001
+            pass
+    return None
+
+
+class _Handle:
+    """One tg_handle, owned by one thread and bound to one GPU (the device current when it was
+    created; None: no GPU); destroyed with the thread's local storage.
+
+    Between calls the handle rests on a stream the binding owns (`park`), never on a caller's
+    stream: a stream the caller destroys after a call can then never be named to the library
+    again (tg_set_stream looks at the old stream to keep the workspace safe)."""
+
+    def __init__(self, device=None, park=None):
         ptr = ctypes.c_void_p()
         status = tg_create(ctypes.byref(ptr))
         if status != TG_SUCCESS:
             raise TilegemmError(status, tg_last_error(None).decode(), tg_last_error_arg(None))
         self.ptr = ptr
+        self.device = device
         self.stream = None  # the stream last given to tg_set_stream (None: the handle's own)
+        # The resting stream: a private non-blocking stream created here (with this handle's
+        # device current), else one from `park()` (a CuPy/PyTorch stream object kept alive
+        # here), else the legacy default stream, which is never destroyed.
+        self._own_park = None
+        self._park_keepalive = None
+        self.park_ptr = 0
+        if device is not None and _cudaStreamCreateWithFlags is not None:
+            s = ctypes.c_void_p()
+            if _cudaStreamCreateWithFlags(ctypes.byref(s), _cudaStreamNonBlocking) == 0:
+                self._own_park = self.park_ptr = s.value or 0
+            elif _cudaGetLastError is not None:
+                _cudaGetLastError()
+        if device is not None and not self.park_ptr and park is not None:
+            self._park_keepalive, self.park_ptr = park()
 
     def set_stream(self, stream):
-        if stream == self.stream:
-            return
-        status = tg_set_stream(self.ptr, ctypes.c_void_p(stream))
+        """Makes the handle run on `stream` (a cudaStream_t as an int; 0: legacy default).
+        Always calls the library: nothing is cached across calls."""
+        status = tg_set_stream(self.ptr, ctypes.c_void_p(stream or None))
         self.check(status)
         self.stream = stream
+
+    def park(self):
+        """Back to the binding's own resting stream (see the class comment)."""
+        if self.stream is not None and self.stream != self.park_ptr:
+            self.set_stream(self.park_ptr)
+
+    def synchronize(self):
+        self.check(tg_synchronize(self.ptr))
 
     def check(self, status):
         if status != TG_SUCCESS:
@@ -127,14 +212,24 @@ class _Handle:
         ptr, self.ptr = getattr(self, "ptr", None), None
         if ptr and tg_destroy is not None:
             tg_destroy(ptr)
+        own = getattr(self, "_own_park", None)
+        if own and _cudaStreamDestroy is not None:
+            _cudaStreamDestroy(ctypes.c_void_p(own))
 
 
 _local = threading.local()
 
 
-def handle():
-    """This thread's handle, created on first use."""
-    h = getattr(_local, "handle", None)
+def handle(device=-1, park=None):
+    """This thread's handle for `device`, created on first use; the caller makes that device
+    current first (tg_create binds the handle to the current device).  device=-1: the device
+    current now (None where there is no GPU), as host calls use."""
+    if device == -1:
+        device = current_device()
+    handles = getattr(_local, "handles", None)
+    if handles is None:
+        handles = _local.handles = {}
+    h = handles.get(device)
     if h is None:
-        h = _local.handle = _Handle()
+        h = handles[device] = _Handle(device, park)
     return h
