@@ -8,10 +8,11 @@ extern const tg_rung tg_rung_tiled32;
 extern const tg_rung tg_rung_blocktile64;
 extern const tg_rung tg_rung_blocktile128;
 extern const tg_rung tg_rung_warptile128;
+extern const tg_rung tg_rung_warptile128_l2;
 
 const tg_rung *const tg_rungs[] = {&tg_rung_naive, &tg_rung_tiled16, &tg_rung_tiled32,
                                     &tg_rung_blocktile64, &tg_rung_blocktile128,
-                                    &tg_rung_warptile128};
+                                    &tg_rung_warptile128, &tg_rung_warptile128_l2};
 const int tg_rung_count = (int)(sizeof tg_rungs / sizeof tg_rungs[0]);
 
 }

@@ -133,8 +133,11 @@ std::vector<Case> sweep(const tg_rung &r, bool quick)
     std::vector<Shape> shapes = {{1, 1, 1}, {7, 33, 5}, {33, 7, 65}};
     if (!quick) {
         shapes.push_back({129, 130, 17});
-        if (r.block_rows >= 128)
+        if (r.block_rows >= 128) {
             shapes.push_back({257, 255, 33});
+            /* 9 tile rows: a full group of 8 and a partial one for grouped block orders */
+            shapes.push_back({1100, 260, 20});
+        }
     }
     std::vector<Case> cases;
     for (int l = kNN; l <= kTT; ++l)

@@ -69,6 +69,33 @@ constexpr int kMinBlocks = 65536 / (THREADS * 128);
 
 static inline unsigned ceil_div(int64_t a, int64_t b) { return (unsigned)((a + b - 1) / b); }
 
+/* A block's tile of C: row m, column n of the grid of tiles. */
+struct tile_index {
+    unsigned m, n;
+};
+
+/* Grouped rasterization, the block order that keeps tiles in L2: maps the linear block index
+ * pid (< tiles_m * tiles_n) to a tile so that consecutive indices sweep a group of GROUP_M tile
+ * rows column by column (tile rows 0..GROUP_M-1 of column 0, then of column 1, ...; then the
+ * next group).  Blocks that run together then share a few tile columns of B and GROUP_M tile
+ * rows of A, instead of one row of A and every column of B.  The last group has the
+ * tiles_m % GROUP_M rows left when GROUP_M does not divide tiles_m.  A bijection onto
+ * [0, tiles_m) x [0, tiles_n); GROUP_M = 1 is row-major order (pid = m * tiles_n + n).  All
+ * products stay below tiles_m * tiles_n, which the caller keeps within 32 bits (a 1-D grid's
+ * limit is 2^31 - 1 anyway). */
+template <int GROUP_M>
+__host__ __device__ __forceinline__ tile_index grouped_tile(unsigned pid, unsigned tiles_m,
+                                                            unsigned tiles_n)
+{
+    static_assert(GROUP_M >= 1, "a group holds at least one row of tiles");
+    constexpr unsigned kGroup = GROUP_M;
+    const unsigned group_tiles = (tiles_m < kGroup ? tiles_m : kGroup) * tiles_n; /* full group */
+    const unsigned group = pid / group_tiles, in_group = pid % group_tiles;
+    const unsigned first_m = group * kGroup;
+    const unsigned rows = tiles_m - first_m < kGroup ? tiles_m - first_m : kGroup; /* this one */
+    return tile_index{first_m + in_group % rows, in_group / rows};
+}
+
 /* Whether an operand may be read by 16-byte vectors along its contiguous direction: unit
  * stride there, the pointer 16-byte aligned, the stride between the contiguous lines and the
  * batch stride multiples of 4 floats. */

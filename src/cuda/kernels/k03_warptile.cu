@@ -1,6 +1,8 @@
 /*
  * Rung 4: warp tiling and a multi-stage cp.async pipeline.
- *   sgemm_warptile_128x128x16_w64x32_t8x8_s3 ("warptile128")
+ *   sgemm_warptile_128x128x16_w64x32_t8x8_s3 ("warptile128"), GROUP_M = 1
+ * Rung 5: the same kernel with a block order that keeps tiles in L2.
+ *   sgemm_warptile_128x128x16_w64x32_t8x8_s3_g8 ("warptile128_l2"), GROUP_M = 8
  *
  * What it adds over rung 3 (blocktile128):
  *   - warp tiling: each warp owns a 64x32 piece of the block tile and its 32 lanes an 8x8
@@ -23,6 +25,19 @@
  *                limit above the default 48 KiB.  Two blocks per SM on sm_80 and sm_90 (one on
  *                sm_75, whose limit is 64 KiB an SM)
  *   registers    __launch_bounds__(256, 2): at most 128 a thread, for 2 blocks an SM
+ * What rung 5 adds over rung 4 (template parameter GROUP_M, 1 for rung 4; all else above is
+ * shared):
+ *   - grouped block order: the blocks go on a 1-D grid (batch still in blockIdx.z) and block
+ *     pid takes the tile grouped_tile<GROUP_M> (common.cuh) gives it, so that consecutive
+ *     blocks sweep a group of GROUP_M = 8 tile rows column by column instead of one tile row
+ *     end to end.  The blocks resident at once then cover 8 tile rows of A and about
+ *     resident / 8 tile columns of B, which they share, so those tiles of A and B stay in L2
+ *     between the blocks that read them instead of coming again from DRAM.  In row-major
+ *     order the resident blocks (264 on an H100: 132 SMs x 2) span whole tile rows, so they
+ *     read all of B for every resident / tiles_n rows of A: the same working set at
+ *     n = 4096 (32 tile columns, 8 rows either way), but all of B for one row of A at
+ *     n >= 32768.  The last group keeps the tiles_m % 8 rows left.  GROUP_M = 1 keeps rung
+ *     4's 2-D grid and order exactly (same SASS).
  * How each operand layout is copied (op(A) and op(B) alike; "outer" is m for A, n for B):
  *   contiguous along outer, 16-byte vectors legal (pointer 16-byte aligned, leading dimension
  *     and batch stride multiples of 4): runs of 4 floats land as 4 consecutive floats of one
@@ -49,9 +64,13 @@
  * element; beta == 0 never reads C.  Offsets are 64-bit.
  * Below sm_80 async_copy.cuh turns the copies into synchronous loads and stores: correct, with
  * no overlap.
- * Constraints: none (any m, n, k, strides and alignment).
- * Benchmark:   tilegemm bench --algo warptile128 4096x4096x4096
- * Measured:    not yet measured on a GPU (see bench/results/).
+ * Constraints: none (any m, n, k, strides and alignment); GROUP_M > 1 only: a launch's
+ *              ceil(m / 128) x ceil(n / 128) tiles (m sliced by the backend to at most 65535
+ *              tile rows) must fit a 1-D grid, 2^31 - 1 blocks, which no realistic n exceeds.
+ * Benchmark:   tilegemm bench --algo warptile128,warptile128_l2 4096x4096x4096 16384x16384x4096
+ *              (both orders on the same data in one run; the wider shape is where the order
+ *              should matter)
+ * Measured:    not yet measured on a GPU (see bench/results/), neither rung.
  */
 #include <stdint.h>
 
@@ -150,8 +169,8 @@ struct AsyncTileLoader {
  * strides).  B_N_CONTIG: op(B) contiguous along n (b_cs == 1), else along k.  A_VEC / B_VEC:
  * the operand is contiguous along m / n and may be copied by 16-byte vectors.
  */
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool A_K_CONTIG, bool A_VEC,
-          bool B_N_CONTIG, bool B_VEC>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GROUP_M, bool A_K_CONTIG,
+          bool A_VEC, bool B_N_CONTIG, bool B_VEC>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32,
                                   kMinBlocks<(BM / WM) * (BN / WN) * 32>)
     sgemm_warptile(const tg_problem p)
@@ -168,6 +187,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32,
                   "makes the A fragment loads conflict-free");
     static_assert(kThreads <= 1024, "at most 1024 threads a block");
     static_assert(STAGES >= 2, "a pipeline needs at least two shared buffers");
+    static_assert(GROUP_M >= 1, "a group of the block order holds at least one row of tiles");
     using LoadA = AsyncTileLoader<BM, BK, kThreads, A_K_CONTIG, A_VEC>;
     using LoadB = AsyncTileLoader<BN, BK, kThreads, !B_N_CONTIG, B_VEC>;
 
@@ -181,7 +201,16 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32,
     const int a_off = warp / kWarpsN * WM + lane_m * 4;
     const int b_off = warp % kWarpsN * WN + lane_n * 4;
 
-    const int64_t i0 = blockIdx.y * (int64_t)BM, j0 = blockIdx.x * (int64_t)BN;
+    /* This block's tile of C.  GROUP_M == 1: the 2-D grid's own order, tile (blockIdx.y,
+     * blockIdx.x).  Otherwise a 1-D grid of tiles_m * tiles_n blocks, remapped so that
+     * consecutive blocks sweep GROUP_M tile rows column by column (grouped_tile). */
+    unsigned tile_m = blockIdx.y, tile_n = blockIdx.x;
+    if (GROUP_M > 1) {
+        const tile_index t = grouped_tile<GROUP_M>(blockIdx.x, (unsigned)((p.m + BM - 1) / BM),
+                                                   (unsigned)((p.n + BN - 1) / BN));
+        tile_m = t.m, tile_n = t.n;
+    }
+    const int64_t i0 = tile_m * (int64_t)BM, j0 = tile_n * (int64_t)BN;
     const batch_item item(p);
     LoadA load_a(item.A + i0 * p.a_rs, p.a_rs, p.a_cs, p.m - i0, tid); /* op(A)(i0, 0) on */
     LoadB load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs, p.n - j0, tid); /* op(B)(0, j0) on */
@@ -258,15 +287,15 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32,
     }
 }
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool A_K_CONTIG, bool A_VEC,
-          bool B_N_CONTIG, bool B_VEC>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GROUP_M, bool A_K_CONTIG,
+          bool A_VEC, bool B_N_CONTIG, bool B_VEC>
 int launch_instance(const tg_problem *p, cudaStream_t stream)
 {
     using LoadA = AsyncTileLoader<BM, BK, (BM / WM) * (BN / WN) * 32, A_K_CONTIG, A_VEC>;
     using LoadB = AsyncTileLoader<BN, BK, (BM / WM) * (BN / WN) * 32, !B_N_CONTIG, B_VEC>;
     const size_t smem = STAGES * (LoadA::kTileFloats + LoadB::kTileFloats) * sizeof(float);
-    const auto kernel =
-        sgemm_warptile<BM, BN, BK, WM, WN, STAGES, A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>;
+    const auto kernel = sgemm_warptile<BM, BN, BK, WM, WN, STAGES, GROUP_M, A_K_CONTIG, A_VEC,
+                                       B_N_CONTIG, B_VEC>;
     if (smem > 48 * 1024) {
         /* above the default limit a block must opt in; per device, so set on every launch */
         const cudaError_t e =
@@ -275,7 +304,12 @@ int launch_instance(const tg_problem *p, cudaStream_t stream)
             return (int)e;
     }
     const dim3 block((BM / WM) * (BN / WN) * 32);
-    const dim3 grid(ceil_div(p->n, BN), ceil_div(p->m, BM), (unsigned)p->batch);
+    if (GROUP_M > 1 && (p->m + BM - 1) / BM * ((p->n + BN - 1) / BN) > INT32_MAX)
+        return (int)cudaErrorInvalidConfiguration; /* warptile_unsupported refuses these */
+    const unsigned tiles_m = ceil_div(p->m, BM), tiles_n = ceil_div(p->n, BN);
+    /* GROUP_M > 1: one block per tile along x, the kernel finds its tile (grouped_tile) */
+    const dim3 grid = GROUP_M > 1 ? dim3(tiles_m * tiles_n, 1, (unsigned)p->batch)
+                                  : dim3(tiles_n, tiles_m, (unsigned)p->batch);
     kernel<<<grid, block, smem, stream>>>(*p);
     return (int)cudaGetLastError();
 }
@@ -284,22 +318,25 @@ int launch_instance(const tg_problem *p, cudaStream_t stream)
  * (or general strides) by 4-byte copies. */
 enum class Copy { kAlongK, kOuterVec, kOuterScalar };
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, Copy CA>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GROUP_M, Copy CA>
 int launch_b(const tg_problem *p, cudaStream_t stream, Copy cb)
 {
     constexpr bool a_k = CA == Copy::kAlongK, a_vec = CA == Copy::kOuterVec;
     switch (cb) {
     case Copy::kAlongK:
-        return launch_instance<BM, BN, BK, WM, WN, STAGES, a_k, a_vec, false, false>(p, stream);
+        return launch_instance<BM, BN, BK, WM, WN, STAGES, GROUP_M, a_k, a_vec, false, false>(
+            p, stream);
     case Copy::kOuterVec:
-        return launch_instance<BM, BN, BK, WM, WN, STAGES, a_k, a_vec, true, true>(p, stream);
+        return launch_instance<BM, BN, BK, WM, WN, STAGES, GROUP_M, a_k, a_vec, true, true>(
+            p, stream);
     default:
-        return launch_instance<BM, BN, BK, WM, WN, STAGES, a_k, a_vec, true, false>(p, stream);
+        return launch_instance<BM, BN, BK, WM, WN, STAGES, GROUP_M, a_k, a_vec, true, false>(
+            p, stream);
     }
 }
 
 /* Picks the instantiation for how op(A) and op(B) sit in memory and whether vectors are legal. */
-template <int BM, int BN, int BK, int WM, int WN, int STAGES>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GROUP_M>
 int launch_warptile(const tg_problem *p, void *stream_)
 {
     const cudaStream_t stream = (cudaStream_t)stream_;
@@ -314,21 +351,36 @@ int launch_warptile(const tg_problem *p, void *stream_)
                                                                           : Copy::kOuterScalar;
     switch (ca) {
     case Copy::kAlongK:
-        return launch_b<BM, BN, BK, WM, WN, STAGES, Copy::kAlongK>(p, stream, cb);
+        return launch_b<BM, BN, BK, WM, WN, STAGES, GROUP_M, Copy::kAlongK>(p, stream, cb);
     case Copy::kOuterVec:
-        return launch_b<BM, BN, BK, WM, WN, STAGES, Copy::kOuterVec>(p, stream, cb);
+        return launch_b<BM, BN, BK, WM, WN, STAGES, GROUP_M, Copy::kOuterVec>(p, stream, cb);
     default:
-        return launch_b<BM, BN, BK, WM, WN, STAGES, Copy::kOuterScalar>(p, stream, cb);
+        return launch_b<BM, BN, BK, WM, WN, STAGES, GROUP_M, Copy::kOuterScalar>(p, stream, cb);
     }
 }
 
 /* Every tiling constraint is compile-time (the static_asserts above); the 4-byte copies cover
- * any shape, stride and alignment, so no problem is refused. */
-const char *warptile_unsupported(const tg_problem *) { return nullptr; }
+ * any shape, stride and alignment.  The one limit is the grouped order's 1-D grid: one block per
+ * tile of a launch, at most 2^31 - 1 (the backend launches at most 65535 tile rows at a time). */
+template <int BM, int BN, int GROUP_M>
+const char *warptile_unsupported(const tg_problem *p)
+{
+    const int64_t tiles_m = (p->m + BM - 1) / BM < 65535 ? (p->m + BM - 1) / BM : 65535;
+    if (GROUP_M > 1 && tiles_m * ((p->n + BN - 1) / BN) > INT32_MAX)
+        return "the grouped block order puts a launch's tiles on a 1-D grid of at most 2^31 - 1 "
+               "blocks: n is too large for that";
+    return nullptr;
+}
 
 } // namespace
 
 extern "C" const tg_rung tg_rung_warptile128 = {
     "warptile128", 4,
     "128x128x16 block, 64x32 warp tiles, 8x8 per thread, 3-stage cp.async pipeline", 128, 128,
-    0, launch_warptile<128, 128, 16, 64, 32, 3>, warptile_unsupported};
+    0, launch_warptile<128, 128, 16, 64, 32, 3, 1>, warptile_unsupported<128, 128, 1>};
+
+extern "C" const tg_rung tg_rung_warptile128_l2 = {
+    "warptile128_l2", 5,
+    "warptile128 + grouped block order (8 tile rows, column by column): shared A/B tiles stay "
+    "in L2",
+    128, 128, 0, launch_warptile<128, 128, 16, 64, 32, 3, 8>, warptile_unsupported<128, 128, 8>};
