@@ -74,11 +74,13 @@ TG_API tg_status tg_destroy(tg_handle *handle);
 
 /* Runs later calls on this cudaStream_t (NULL means the legacy default stream), like
  * cublasSetStream: it does not wait for work already queued on the old stream (the library
- * orders its own workspace between the two).  The handle does not own a stream it is given. */
+ * orders its own workspace between the two).  The handle does not own a stream it is given;
+ * its own stream (what tg_get_stream returned before) stays valid until tg_destroy. */
 TG_API tg_status tg_set_stream(tg_handle *handle, void *cuda_stream);
 TG_API void *tg_get_stream(const tg_handle *handle);
 
-/* Waits until all work this handle queued has finished. */
+/* Waits until the work this handle queued on its current stream has finished.  After
+ * tg_set_stream, work queued on the earlier stream is the caller's to wait for. */
 TG_API tg_status tg_synchronize(tg_handle *handle);
 
 /* 1 if the backend can run in this process (for CUDA: a usable GPU was found). */

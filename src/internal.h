@@ -30,9 +30,9 @@ struct tg_handle {
     int algo;             /* index into the rung registry, or -1 for auto */
     int64_t gpu_min_work; /* host-memory calls with m*n*k below this run on the CPU */
     int split_k;          /* 0: planner decides; 1: never; n: n slices (tg_set_split_k) */
-    void *stream;         /* cudaStream_t */
-    int owns_stream;
-    int stream_chosen;    /* stream holds the created or the caller's stream (NULL = legacy) */
+    void *stream;         /* cudaStream_t the calls run on: own_stream or the caller's */
+    void *own_stream;     /* the stream the handle made; kept until tg_destroy */
+    int stream_chosen;    /* stream is set (NULL = the legacy default stream) */
     int device;           /* the GPU current at tg_create: the handle's device */
     int sm_count;         /* its streaming multiprocessors (0 without a GPU) */
     int compute_capability; /* major * 10 + minor (0 without a GPU) */

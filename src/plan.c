@@ -69,7 +69,9 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
     const tg_tuned *tuned = tg_tuning_lookup(tg_tuning_table, tg_tuning_count, cc, p);
     if (tuned) {
         const int i = tg_find_rung(tuned->algo);
-        const char *reason = i < 0 ? "this build has no such rung" : tg_rungs[i]->unsupported(p);
+        const char *reason = i < 0                   ? "this build has no such rung"
+                             : !tg_rungs[i]->in_auto ? "not yet admitted to auto"
+                                                     : tg_rungs[i]->unsupported(p);
         if (!reason) {
             plan->rung = i;
             plan->tuned_split_k = tuned->split_k;

@@ -124,6 +124,9 @@ void tg_blas_sgemm(char transa, char transb, int m, int n, int k, float alpha, c
     if (h) {
         tg_status s = tg_sgemm(h, TG_COL_MAJOR, call.transa, call.transb, m, n, k, alpha, A, lda,
                                B, ldb, beta, C, ldc);
+        /* BLAS returns with C written; managed operands run asynchronously on the GPU. */
+        if (s == TG_SUCCESS)
+            s = tg_synchronize(h);
         if (s == TG_SUCCESS)
             return;
     }

@@ -38,7 +38,9 @@ tg_status reserve(tg_handle *h, Slot slot, size_t bytes, float **out)
     tg_workspace *ws = &h->workspace;
     if (ws->bytes[slot] < bytes) {
         if (ws->buffer[slot]) {
-            TG_CUDA_CHECK(h, cudaStreamSynchronize(stream_of(h)));
+            /* Grow by half again, so a run of growing shapes reallocates rarely. */
+            bytes = std::max(bytes, ws->bytes[slot] + ws->bytes[slot] / 2);
+            /* cudaFree waits for all work on the device, whatever stream still reads it. */
             TG_CUDA_CHECK(h, cudaFree(ws->buffer[slot]));
             ws->buffer[slot] = nullptr;
             ws->bytes[slot] = 0;
@@ -161,6 +163,9 @@ tg_status launch_split_k(tg_handle *h, const tg_rung &rung, const tg_problem &p,
                           (size_t)tg_split_k_workspace(&p, slices) * sizeof(float), &workspace);
     if (s != TG_SUCCESS)
         return s;
+    /* Split-K on another stream may still read this workspace: wait for its last use. */
+    if (h->workspace.last_use)
+        TG_CUDA_CHECK(h, cudaStreamWaitEvent(stream_of(h), (cudaEvent_t)h->workspace.last_use, 0));
     tg_split_k split;
     tg_split_k_make(&p, slices, workspace, &split);
     if ((s = launch_rung(h, rung, split.full)) != TG_SUCCESS)
@@ -171,7 +176,7 @@ tg_status launch_split_k(tg_handle *h, const tg_rung &rung, const tg_problem &p,
     reduce_split_k<<<blocks_for(p.m * p.n, threads), threads, 0, stream_of(h)>>>(
         p, workspace, split.partials);
     TG_CUDA_CHECK(h, cudaGetLastError());
-    /* The workspace is busy until here: a later stream switch waits for this point. */
+    /* The workspace is busy until here: the next split-K, on any stream, waits for it. */
     if (!h->workspace.last_use) {
         cudaEvent_t event;
         TG_CUDA_CHECK(h, cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
@@ -218,10 +223,12 @@ tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind)
     if (ptr == nullptr || tg_cuda_device_count() == 0)
         return TG_SUCCESS;
     cudaPointerAttributes attr;
-    if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
-        (void)cudaGetLastError(); /* memory the runtime never saw: plain host memory */
+    const cudaError_t e = cudaPointerGetAttributes(&attr, ptr);
+    if (e == cudaErrorInvalidValue) {
+        (void)cudaGetLastError(); /* runtimes before 11 say this of plain host memory */
         return TG_SUCCESS;
     }
+    TG_CUDA_CHECK(h, e); /* e.g. a sticky error: guessing "host" could dereference device memory */
     if (attr.type == cudaMemoryTypeDevice && attr.device != h->device)
         return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
                        "an operand is memory of GPU %d but this handle belongs to GPU %d (make "
@@ -238,28 +245,26 @@ tg_status tg_cuda_ensure_stream(tg_handle *h)
 {
     if (h->stream_chosen || tg_cuda_device_count() == 0)
         return TG_SUCCESS;
+    int current = 0;
+    TG_CUDA_CHECK(h, cudaGetDevice(&current));
+    if (current != h->device)
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                       "the current GPU is %d but this handle belongs to GPU %d", current,
+                       h->device);
     /* A blocking stream: ordered after work on the legacy default stream, where callers
      * commonly prepare their inputs (cudaMemcpy). */
     cudaStream_t s;
     TG_CUDA_CHECK(h, cudaStreamCreate(&s));
-    h->stream = s;
-    h->owns_stream = 1;
+    h->own_stream = h->stream = s;
     h->stream_chosen = 1;
     return TG_SUCCESS;
 }
 
 tg_status tg_cuda_switch_stream(tg_handle *h, void *stream)
 {
-    /* Split-K on the old stream may still read the workspace the new one will reuse; the
-     * handle's own event marks its last use, so the old stream itself is never touched (the
-     * caller may have destroyed it). */
-    if (h->workspace.last_use)
-        TG_CUDA_CHECK(h, cudaStreamWaitEvent((cudaStream_t)stream,
-                                             (cudaEvent_t)h->workspace.last_use, 0));
-    if (h->owns_stream)
-        TG_CUDA_CHECK(h, cudaStreamDestroy(stream_of(h))); /* returns at once; work finishes */
+    /* Nothing waits here (like cublasSetStream); the handle's own stream stays alive until
+     * tg_destroy, so a caller may switch back to what tg_get_stream returned. */
     h->stream = stream;
-    h->owns_stream = 0;
     h->stream_chosen = 1;
     return TG_SUCCESS;
 }
@@ -268,9 +273,13 @@ void tg_cuda_release(tg_handle *h)
 {
     if (tg_cuda_device_count() == 0)
         return;
-    /* Teardown cannot report failures; the handle is going away either way. */
-    if (h->stream_chosen)
-        (void)cudaStreamSynchronize(stream_of(h));
+    /* Teardown cannot report failures; the handle is going away either way.  Only the
+     * handle's own stream and event are waited on: a caller's stream may be gone already, and
+     * cudaFree waits for any work still reading the workspace. */
+    if (h->own_stream)
+        (void)cudaStreamSynchronize((cudaStream_t)h->own_stream);
+    if (h->workspace.last_use)
+        (void)cudaEventSynchronize((cudaEvent_t)h->workspace.last_use);
     for (void *&buffer : h->workspace.buffer) {
         if (buffer)
             (void)cudaFree(buffer);
@@ -279,10 +288,9 @@ void tg_cuda_release(tg_handle *h)
     if (h->workspace.last_use)
         (void)cudaEventDestroy((cudaEvent_t)h->workspace.last_use);
     h->workspace.last_use = nullptr;
-    if (h->owns_stream)
-        (void)cudaStreamDestroy(stream_of(h));
-    h->stream = nullptr;
-    h->owns_stream = 0;
+    if (h->own_stream)
+        (void)cudaStreamDestroy((cudaStream_t)h->own_stream);
+    h->own_stream = h->stream = nullptr;
     h->stream_chosen = 0;
     (void)cudaGetLastError();
 }
@@ -294,7 +302,22 @@ tg_status tg_cuda_synchronize(tg_handle *h)
     return TG_SUCCESS;
 }
 
+static tg_status execute(tg_handle *h, const tg_problem *p, const tg_plan *plan);
+
 tg_status tg_cuda_execute(tg_handle *h, const tg_problem *p, const tg_plan *plan)
+{
+    const tg_status s = execute(h, p, plan);
+    /* A failure after host copies were queued must not return while they still read the
+     * caller's memory (pinned host memory is copied truly asynchronously). */
+    if (s != TG_SUCCESS && h->stream_chosen &&
+        (plan->stage[kSlotA] || plan->stage[kSlotB] || plan->stage[kSlotC])) {
+        (void)cudaStreamSynchronize(stream_of(h));
+        (void)cudaGetLastError();
+    }
+    return s;
+}
+
+static tg_status execute(tg_handle *h, const tg_problem *p, const tg_plan *plan)
 {
     int current = 0;
     TG_CUDA_CHECK(h, cudaGetDevice(&current));
