@@ -190,7 +190,7 @@ def _pointer_device(ptr):
     if cupy is not None:
         try:
             attr = cupy.cuda.runtime.pointerGetAttributes(ptr)
-            if attr.type in (1, 2):  # cudaMemoryTypeDevice, cudaMemoryTypeManaged
+            if attr.type in (2, 3):  # cudaMemoryTypeDevice, cudaMemoryTypeManaged
                 return int(attr.device)
         except Exception:  # noqa: BLE001 - not a pointer CUDA knows: fall through
             pass
@@ -382,23 +382,6 @@ def _on_device(device, kinds):
         yield
 
 
-def _park_factory(kinds):
-    """For a handle's resting stream when the CUDA runtime is not reachable through ctypes:
-    a stream made by CuPy or PyTorch on the current device, as (object, pointer)."""
-    def make():
-        for name in (["cupy", "torch"] if "cupy" in kinds else ["torch", "cupy"]):
-            mod = _framework(name)
-            if mod is None:
-                continue
-            if name == "cupy":
-                s = mod.cuda.Stream(non_blocking=True)
-                return s, int(s.ptr)
-            s = mod.cuda.Stream()
-            return s, int(s.cuda_stream)
-        return None, 0
-    return make
-
-
 class _Ordering:
     """wait(waiter, waitee): work queued later on stream `waiter` waits for the work queued so
     far on stream `waitee` (raw cudaStream_t values; 0 = legacy default, 2 = per-thread), through
@@ -500,7 +483,7 @@ def sgemm(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, out=N
                     handle())
     kinds = _kinds(operands)
     with _on_device(device, kinds):
-        h = handle(device if device is not _UNKNOWN else -1, _park_factory(kinds))
+        h = handle(device if device is not _UNKNOWN else -1)
         return _run(A, B, C, O, out, copy_c, m, n, k, alpha, beta, trans_a, trans_b, kinds, h)
 
 

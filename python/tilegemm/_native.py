@@ -70,6 +70,7 @@ tg_version = _declare("tg_version", ctypes.c_char_p)
 tg_create = _declare("tg_create", ctypes.c_int, ctypes.POINTER(ctypes.c_void_p))
 tg_destroy = _declare("tg_destroy", ctypes.c_int, _h)
 tg_set_stream = _declare("tg_set_stream", ctypes.c_int, _h, ctypes.c_void_p)
+tg_get_stream = _declare("tg_get_stream", ctypes.c_void_p, _h)
 tg_synchronize = _declare("tg_synchronize", ctypes.c_int, _h)
 tg_backend_available = _declare("tg_backend_available", ctypes.c_int, ctypes.c_int)
 tg_set_backend = _declare("tg_set_backend", ctypes.c_int, _h, ctypes.c_int)
@@ -114,10 +115,6 @@ def _cudart(name, restype, *argtypes):
 
 _cudaGetDevice = _cudart("cudaGetDevice", ctypes.c_int, ctypes.POINTER(ctypes.c_int))
 _cudaGetLastError = _cudart("cudaGetLastError", ctypes.c_int)
-_cudaStreamCreateWithFlags = _cudart("cudaStreamCreateWithFlags", ctypes.c_int,
-                                     ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint)
-_cudaStreamDestroy = _cudart("cudaStreamDestroy", ctypes.c_int, ctypes.c_void_p)
-_cudaStreamNonBlocking = 1
 _cuda_available = None
 
 
@@ -161,11 +158,12 @@ class _Handle:
     """One tg_handle, owned by one thread and bound to one GPU (the device current when it was
     created; None: no GPU); destroyed with the thread's local storage.
 
-    Between calls the handle rests on a stream the binding owns (`park`), never on a caller's
-    stream: a stream the caller destroys after a call can then never be named to the library
-    again (tg_set_stream looks at the old stream to keep the workspace safe)."""
+    Between calls the handle rests on its own stream (what tg_get_stream returns at creation,
+    valid until tg_destroy), never on a caller's stream, so a stream the caller destroys after
+    a call is never named to the library again."""
 
     def __init__(self, device=None, park=None):
+        del park  # kept for callers of handle(); the library's own stream is the resting one
         ptr = ctypes.c_void_p()
         status = tg_create(ctypes.byref(ptr))
         if status != TG_SUCCESS:
@@ -173,20 +171,7 @@ class _Handle:
         self.ptr = ptr
         self.device = device
         self.stream = None  # the stream last given to tg_set_stream (None: the handle's own)
-        # The resting stream: a private non-blocking stream created here (with this handle's
-        # device current), else one from `park()` (a CuPy/PyTorch stream object kept alive
-        # here), else the legacy default stream, which is never destroyed.
-        self._own_park = None
-        self._park_keepalive = None
-        self.park_ptr = 0
-        if device is not None and _cudaStreamCreateWithFlags is not None:
-            s = ctypes.c_void_p()
-            if _cudaStreamCreateWithFlags(ctypes.byref(s), _cudaStreamNonBlocking) == 0:
-                self._own_park = self.park_ptr = s.value or 0
-            elif _cudaGetLastError is not None:
-                _cudaGetLastError()
-        if device is not None and not self.park_ptr and park is not None:
-            self._park_keepalive, self.park_ptr = park()
+        self.park_ptr = tg_get_stream(ptr) or 0
 
     def set_stream(self, stream):
         """Makes the handle run on `stream` (a cudaStream_t as an int; 0: legacy default).
@@ -212,9 +197,6 @@ class _Handle:
         ptr, self.ptr = getattr(self, "ptr", None), None
         if ptr and tg_destroy is not None:
             tg_destroy(ptr)
-        own = getattr(self, "_own_park", None)
-        if own and _cudaStreamDestroy is not None:
-            _cudaStreamDestroy(ctypes.c_void_p(own))
 
 
 _local = threading.local()
