@@ -22,7 +22,8 @@
 #include "../../include/tilegemm.h"
 #include "../../include/tilegemm_cblas.h"
 
-/* sgemm_f77.c: the checks and the work, with the caller recorded for the error handlers. */
+#include "blas_internal.h"
+void tg_blas_report_end(tg_blas_caller saved);
 void tg_blas_sgemm(char transa, char transb, int m, int n, int k, float alpha, const float *A,
                    int lda, const float *B, int ldb, float beta, float *C, int ldc,
                    int from_cblas, int row_major);
@@ -38,15 +39,12 @@ static int trans_char(CBLAS_TRANSPOSE t, char *c)
 }
 
 /* The reference sets both globals on entry and clears them on return; here they are set only
- * for the duration of an error report. */
+ * for the duration of an error report (see tg_blas_report_begin). */
 static void illegal(int row_major, int info, const char *form, int value)
 {
-    const int saved_from_c = CBLAS_CallFromC, saved_row_major = RowMajorStrg;
-    CBLAS_CallFromC = 1;
-    RowMajorStrg = row_major;
+    const tg_blas_caller saved = tg_blas_report_begin(1, row_major);
     cblas_xerbla(info, "cblas_sgemm", form, value);
-    CBLAS_CallFromC = saved_from_c;
-    RowMajorStrg = saved_row_major;
+    tg_blas_report_end(saved);
 }
 
 TG_API void cblas_sgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA, CBLAS_TRANSPOSE TransB,

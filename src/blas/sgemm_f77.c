@@ -25,6 +25,7 @@
  * One thing the reference does not do: a NULL A, B or C that would be read is reported through
  * xerbla_ with that pointer's position (7, 9, 12) instead of crashing.
  */
+#define _GNU_SOURCE /* PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP */
 #include <pthread.h>
 
 #include "../../include/tilegemm.h"
@@ -32,7 +33,8 @@
 #include "../cpu/cpu.h"
 #include "../internal.h"
 
-/* Shared with cblas_sgemm.c (hidden: not part of the library's ABI). */
+#include "blas_internal.h"
+void tg_blas_report_end(tg_blas_caller saved);
 void tg_blas_sgemm(char transa, char transb, int m, int n, int k, float alpha, const float *A,
                    int lda, const float *B, int ldb, float beta, float *C, int ldc,
                    int from_cblas, int row_major);
@@ -91,16 +93,32 @@ static tg_op op_of(char c)
     return c == 'N' ? TG_NO_TRANS : c == 'T' || c == 'C' ? TG_TRANS : (tg_op)0;
 }
 
-static void report(int info, int from_cblas, int row_major)
+/* Reference CBLAS tells its error handlers where a call came from through two globals.  They
+ * are set only around a report, under one lock (recursive: a handler may call BLAS again), so
+ * successful calls never touch them and concurrent reports cannot leave them set. */
+static pthread_mutex_t report_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+tg_blas_caller tg_blas_report_begin(int from_cblas, int row_major)
 {
-    /* Reference CBLAS tells its xerbla_ where the call came from through these globals; they
-     * are set only around the report, so concurrent successful calls never touch them. */
-    const int saved_from_c = CBLAS_CallFromC, saved_row_major = RowMajorStrg;
+    pthread_mutex_lock(&report_lock);
+    const tg_blas_caller saved = {CBLAS_CallFromC, RowMajorStrg};
     CBLAS_CallFromC = from_cblas;
     RowMajorStrg = row_major;
+    return saved;
+}
+
+void tg_blas_report_end(tg_blas_caller saved)
+{
+    CBLAS_CallFromC = saved.from_cblas;
+    RowMajorStrg = saved.row_major;
+    pthread_mutex_unlock(&report_lock);
+}
+
+static void report(int info, int from_cblas, int row_major)
+{
+    const tg_blas_caller saved = tg_blas_report_begin(from_cblas, row_major);
     xerbla_("SGEMM ", &info, 6);
-    CBLAS_CallFromC = saved_from_c;
-    RowMajorStrg = saved_row_major;
+    tg_blas_report_end(saved);
 }
 
 void tg_blas_sgemm(char transa, char transb, int m, int n, int k, float alpha, const float *A,
