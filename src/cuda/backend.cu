@@ -158,14 +158,25 @@ tg_status launch_rung(tg_handle *h, const tg_rung &rung, const tg_problem &p)
 /* The product cut along k: the rung runs the slices into workspace, then they are summed. */
 tg_status launch_split_k(tg_handle *h, const tg_rung &rung, const tg_problem &p, int slices)
 {
+    /* Under graph capture the workspace cannot be allocated, and the wait and the record
+     * below become external event nodes. */
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    TG_CUDA_CHECK(h, cudaStreamIsCapturing(stream_of(h), &capture));
+    const bool capturing = capture != cudaStreamCaptureStatusNone;
+    const size_t bytes = (size_t)tg_split_k_workspace(&p, slices) * sizeof(float);
+    if (capturing && h->workspace.bytes[kSlotSplitK] < bytes)
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                       "split-K needs %zu bytes of workspace, which cannot be allocated during "
+                       "graph capture: run this call once before capturing, or tg_set_split_k(1)",
+                       bytes);
     float *workspace = nullptr;
-    tg_status s = reserve(h, kSlotSplitK,
-                          (size_t)tg_split_k_workspace(&p, slices) * sizeof(float), &workspace);
+    tg_status s = reserve(h, kSlotSplitK, bytes, &workspace);
     if (s != TG_SUCCESS)
         return s;
     /* Split-K on another stream may still read this workspace: wait for its last use. */
     if (h->workspace.last_use)
-        TG_CUDA_CHECK(h, cudaStreamWaitEvent(stream_of(h), (cudaEvent_t)h->workspace.last_use, 0));
+        TG_CUDA_CHECK(h, cudaStreamWaitEvent(stream_of(h), (cudaEvent_t)h->workspace.last_use,
+                                             capturing ? cudaEventWaitExternal : 0));
     tg_split_k split;
     tg_split_k_make(&p, slices, workspace, &split);
     if ((s = launch_rung(h, rung, split.full)) != TG_SUCCESS)
@@ -182,7 +193,8 @@ tg_status launch_split_k(tg_handle *h, const tg_rung &rung, const tg_problem &p,
         TG_CUDA_CHECK(h, cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
         h->workspace.last_use = event;
     }
-    TG_CUDA_CHECK(h, cudaEventRecord((cudaEvent_t)h->workspace.last_use, stream_of(h)));
+    TG_CUDA_CHECK(h, cudaEventRecordWithFlags((cudaEvent_t)h->workspace.last_use, stream_of(h),
+                                              capturing ? cudaEventRecordExternal : 0));
     return TG_SUCCESS;
 }
 
