@@ -196,17 +196,9 @@ static double work_flops(const bench_case *c)
 static void leading_dims(const bench_case *c, tg_layout layout, int64_t *lda, int64_t *ldb,
                          int64_t *ldc)
 {
-    const int row = layout == TG_ROW_MAJOR;
-    /* Stored A is m x k (no transpose) or k x m (transpose), B is k x n or n x k. */
-    if (row) {
-        *lda = c->ta == TG_NO_TRANS ? c->k : c->m;
-        *ldb = c->tb == TG_NO_TRANS ? c->n : c->k;
-        *ldc = c->n;
-    } else {
-        *lda = c->ta == TG_NO_TRANS ? c->m : c->k;
-        *ldb = c->tb == TG_NO_TRANS ? c->k : c->n;
-        *ldc = c->m;
-    }
+    *lda = tg_min_ld(layout, c->ta, c->m, c->k);
+    *ldb = tg_min_ld(layout, c->tb, c->k, c->n);
+    *ldc = tg_min_ld(layout, TG_NO_TRANS, c->m, c->n);
 }
 
 /* op(X)(r, c) of a dense operand stored with leading dimension ld. */

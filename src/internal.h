@@ -68,6 +68,9 @@ tg_status tg_validate(const tg_call *call, tg_error *err);
 /* 1 when the reference BLAS would return without touching anything. */
 int tg_is_quick_return(const tg_call *call);
 void tg_normalize(const tg_call *call, tg_problem *problem);
+/* The smallest legal leading dimension of op(X), rows x cols, stored with this layout: the
+ * length of a stored row (row-major) or column (column-major), and at least 1. */
+int64_t tg_min_ld(tg_layout layout, tg_op op, int64_t rows, int64_t cols);
 
 /* Where a pointer lives, as far as the CUDA runtime knows. */
 typedef enum tg_memory { TG_MEMORY_HOST = 0, TG_MEMORY_DEVICE, TG_MEMORY_MANAGED } tg_memory;

@@ -162,6 +162,12 @@ int tg_is_quick_return(const tg_call *c)
            ((c->alpha == 0.0f || c->k == 0) && c->beta == 1.0f);
 }
 
+int64_t tg_min_ld(tg_layout layout, tg_op op, int64_t rows, int64_t cols)
+{
+    const int64_t stored = (layout == TG_ROW_MAJOR) != (op == TG_TRANS) ? cols : rows;
+    return stored > 1 ? stored : 1;
+}
+
 /* Strides of element (r, c) of op(X), where X is stored with this layout and ld. */
 static void op_strides(tg_layout layout, tg_op op, int64_t ld, int64_t *rs, int64_t *cs)
 {

@@ -23,9 +23,9 @@ static void check_split(tg_layout layout, tg_op ta, tg_op tb, int64_t m, int64_t
 {
     const int64_t pad = 3;
     const int row = layout == TG_ROW_MAJOR;
-    const int64_t lda = ((row != (ta == TG_TRANS)) ? k : m) + pad;
-    const int64_t ldb = ((row != (tb == TG_TRANS)) ? n : k) + pad;
-    const int64_t ldc = (row ? n : m) + pad;
+    const int64_t lda = tg_min_ld(layout, ta, m, k) + pad;
+    const int64_t ldb = tg_min_ld(layout, tb, k, n) + pad;
+    const int64_t ldc = tg_min_ld(layout, TG_NO_TRANS, m, n) + pad;
     const int64_t a_lines = (row != (ta == TG_TRANS)) ? m : k;
     const int64_t b_lines = (row != (tb == TG_TRANS)) ? k : n;
     const int64_t c_lines = row ? m : n;

@@ -15,6 +15,7 @@
 
 #include "bench.h"
 #include "cuda/registry.h"
+#include "internal.h" /* tg_min_ld */
 #include "simulate.h"
 #include "tilegemm.h"
 #include "verify.h"
@@ -114,17 +115,16 @@ static int cmd_explain(int argc, char **argv)
                2;
     /* Tightest legal leading dimensions for this layout and these transposes. */
     const int row = layout == TG_ROW_MAJOR;
-    const long long lda = (row != (ta == TG_TRANS)) ? k : m;
-    const long long ldb = (row != (tb == TG_TRANS)) ? n : k;
-    const long long ldc = row ? n : m;
+    const int64_t lda = tg_min_ld(layout, ta, m, k), ldb = tg_min_ld(layout, tb, k, n);
+    const int64_t ldc = tg_min_ld(layout, TG_NO_TRANS, m, n);
     tg_handle *h;
     if (tg_create(&h) != TG_SUCCESS)
         return fprintf(stderr, "explain: %s\n", tg_last_error(NULL)), 1;
     char plan[2048];
     tg_status s = tg_set_algo(h, algo);
     if (s == TG_SUCCESS)
-        s = tg_explain(h, layout, ta, tb, m, n, k, NULL, lda > 1 ? lda : 1, NULL,
-                       ldb > 1 ? ldb : 1, NULL, ldc > 1 ? ldc : 1, plan, sizeof plan);
+        s = tg_explain(h, layout, ta, tb, m, n, k, NULL, lda, NULL, ldb, NULL, ldc, plan,
+                       sizeof plan);
     if (s != TG_SUCCESS) {
         fprintf(stderr, "explain: %s: %s\n", tg_status_string(s), tg_last_error(h));
         tg_destroy(h);
