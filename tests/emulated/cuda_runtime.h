@@ -331,4 +331,11 @@ template <class F> inline cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute,
     return cudaSuccess;
 }
 
+/* One emulated device. */
+inline cudaError_t cudaGetDevice(int *device)
+{
+    *device = 0;
+    return cudaSuccess;
+}
+
 #endif

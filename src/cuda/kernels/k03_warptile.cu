@@ -74,6 +74,8 @@
  */
 #include <stdint.h>
 
+#include <atomic>
+
 #include "async_copy.cuh"
 #include "common.cuh"
 
@@ -297,9 +299,18 @@ int launch_instance(const tg_problem *p, cudaStream_t stream)
     const auto kernel = sgemm_warptile<BM, BN, BK, WM, WN, STAGES, GROUP_M, A_K_CONTIG, A_VEC,
                                        B_N_CONTIG, B_VEC>;
     if (smem > 48 * 1024) {
-        /* above the default limit a block must opt in; per device, so set on every launch */
-        const cudaError_t e =
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        /* Above the default limit a kernel must opt in, once per device: remembered per
+         * instantiation in a bit per device (beyond 64 devices, set on every launch). */
+        static std::atomic<uint64_t> opted_in{0};
+        int device = 0;
+        cudaError_t e = cudaGetDevice(&device);
+        const uint64_t bit = device < 64 ? uint64_t(1) << device : 0;
+        if (e == cudaSuccess && !(opted_in.load(std::memory_order_relaxed) & bit)) {
+            e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)smem);
+            if (e == cudaSuccess)
+                opted_in.fetch_or(bit, std::memory_order_relaxed);
+        }
         if (e != cudaSuccess)
             return (int)e;
     }
