@@ -21,6 +21,13 @@ static int tg_arg_position(const tg_call *call, tg_arg arg)
 
 static int is_op(tg_op op) { return op == TG_NO_TRANS || op == TG_TRANS; }
 
+/* 1 when op(X)'s rows lie along memory: X is row-major and not transposed, or column-major and
+ * transposed.  The one rule behind leading-dimension checks, minimum ld and strides. */
+static int rows_contiguous(tg_layout layout, tg_op op)
+{
+    return (layout == TG_ROW_MAJOR) != (op == TG_TRANS);
+}
+
 static tg_status reject(const tg_call *call, tg_error *err, tg_arg arg, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -65,12 +72,10 @@ static tg_status check_ld(const tg_call *call, tg_error *err, tg_arg arg, ld_rul
 static ld_rule operand_rule(const tg_call *call, char name, tg_op op, int64_t ld, int64_t rows,
                             const char *rows_name, int64_t cols, const char *cols_name)
 {
-    const int transposed = op == TG_TRANS;
-    const int row_major = call->layout == TG_ROW_MAJOR;
-    /* Stored row-major no-transpose: a stored row is op(X)'s row, of length cols. */
-    const int needs_cols = row_major != transposed;
+    /* A stored line is a row of op(X) (length cols) or a column (length rows). */
+    const int needs_cols = rows_contiguous(call->layout, op);
     ld_rule r = {name, ld, needs_cols ? cols : rows, needs_cols ? cols_name : rows_name,
-                 transposed};
+                 op == TG_TRANS};
     return r;
 }
 
@@ -164,16 +169,16 @@ int tg_is_quick_return(const tg_call *c)
 
 int64_t tg_min_ld(tg_layout layout, tg_op op, int64_t rows, int64_t cols)
 {
-    const int64_t stored = (layout == TG_ROW_MAJOR) != (op == TG_TRANS) ? cols : rows;
+    const int64_t stored = rows_contiguous(layout, op) ? cols : rows;
     return stored > 1 ? stored : 1;
 }
 
 /* Strides of element (r, c) of op(X), where X is stored with this layout and ld. */
 static void op_strides(tg_layout layout, tg_op op, int64_t ld, int64_t *rs, int64_t *cs)
 {
-    const int row_contiguous = (layout == TG_ROW_MAJOR) != (op == TG_TRANS);
-    *rs = row_contiguous ? ld : 1;
-    *cs = row_contiguous ? 1 : ld;
+    const int along_rows = rows_contiguous(layout, op);
+    *rs = along_rows ? ld : 1;
+    *cs = along_rows ? 1 : ld;
 }
 
 void tg_normalize(const tg_call *c, tg_problem *p)
