@@ -59,6 +59,20 @@ typedef enum tg_backend {
     TG_BACKEND_CUDA = 2
 } tg_backend;
 
+/* Math modes: accuracy is the contract, the kernel is the library's choice.
+ *   TG_MATH_FP32        (default) FP32 accuracy: any path whose error stays within FP32's bound
+ *                       and whose RMS error is no worse than the FMA rungs', with FP32's Inf,
+ *                       NaN and beta = 0 semantics; tensor cores with each input split into two
+ *                       TF32 parts (3xTF32) where that is faster, FFMA elsewhere.
+ *   TG_MATH_STRICT_FMA  FP32 fused multiply-adds only: the classic ladder.
+ *   TG_MATH_TF32        opt-in: inputs rounded to TF32 (10-bit mantissa) on tensor cores.  Several
+ *                       times faster, with errors up to 1e3 times FP32's: not FP32 accuracy. */
+typedef enum tg_math {
+    TG_MATH_FP32 = 0,
+    TG_MATH_STRICT_FMA = 1,
+    TG_MATH_TF32 = 2
+} tg_math;
+
 typedef struct tg_handle tg_handle;
 
 /* Version string, e.g. "0.1.0". */
@@ -91,6 +105,14 @@ TG_API tg_status tg_set_backend(tg_handle *handle, tg_backend backend);
  * tg_algos() returns a NULL-terminated list of the names, "auto" first. */
 TG_API tg_status tg_set_algo(tg_handle *handle, const char *name);
 TG_API const char *const *tg_algos(void);
+
+/* The handle's math mode (TG_MATH_FP32 unless TILEGEMM_MATH = fp32 | strict | tf32 says
+ * otherwise at tg_create).  tg_math_name gives the names the environment, the CLI and Python
+ * take; tg_math_from_name parses them (-1 for an unknown name). */
+TG_API tg_status tg_set_math(tg_handle *handle, tg_math mode);
+TG_API tg_math tg_get_math(const tg_handle *handle);
+TG_API const char *tg_math_name(tg_math mode);
+TG_API int tg_math_from_name(const char *name);
 
 /* Split-K for single products: 0 lets the planner decide (the default), 1 never splits, and
  * n >= 2 cuts k into n slices run as a batch and summed (see tg_explain).  For tuning. */

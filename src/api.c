@@ -80,6 +80,14 @@ static tg_status read_environment(tg_handle *h)
             return tg_fail(NULL, TG_ERROR_INVALID_ARGUMENT, 0,
                            "TILEGEMM_BACKEND = \"%s\" is not one of auto, cpu, cuda", backend);
     }
+    const char *math = getenv("TILEGEMM_MATH");
+    if (math && *math) {
+        const int mode = tg_math_from_name(math);
+        if (mode < 0)
+            return tg_fail(NULL, TG_ERROR_INVALID_ARGUMENT, 0,
+                           "TILEGEMM_MATH = \"%s\" is not one of fp32, strict, tf32", math);
+        h->math = (tg_math)mode;
+    }
     const char *min_work = getenv("TILEGEMM_GPU_MIN_WORK");
     if (min_work && *min_work) {
         char *end = NULL;
@@ -105,6 +113,7 @@ tg_status tg_create(tg_handle **handle)
     h->backend = TG_BACKEND_AUTO;
     h->algo = -1;
     h->gpu_min_work = TG_DEFAULT_GPU_MIN_WORK;
+    h->math = TG_MATH_FP32;
     tg_status s = read_environment(h);
     if (s == TG_SUCCESS && tg_cuda_device_count() > 0)
         s = tg_cuda_attach(h);
@@ -179,6 +188,34 @@ tg_status tg_set_split_k(tg_handle *h, int slices)
     h->split_k = slices;
     return TG_SUCCESS;
 }
+
+static const char *const math_names[] = {"fp32", "strict", "tf32"};
+
+const char *tg_math_name(tg_math mode)
+{
+    return (unsigned)mode < 3 ? math_names[mode] : "unknown";
+}
+
+int tg_math_from_name(const char *name)
+{
+    for (int i = 0; name && i < 3; ++i)
+        if (strcmp(name, math_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+tg_status tg_set_math(tg_handle *h, tg_math mode)
+{
+    REQUIRE_HANDLE(h);
+    if ((unsigned)mode > TG_MATH_TF32)
+        return tg_fail(h, TG_ERROR_INVALID_ARGUMENT, 2,
+                       "mode = %d is not TG_MATH_FP32, TG_MATH_STRICT_FMA or TG_MATH_TF32",
+                       (int)mode);
+    h->math = mode;
+    return TG_SUCCESS;
+}
+
+tg_math tg_get_math(const tg_handle *h) { return h ? h->math : TG_MATH_FP32; }
 
 static const char *algo_names[64];
 static pthread_once_t algo_names_once = PTHREAD_ONCE_INIT;

@@ -30,6 +30,7 @@ struct tg_handle {
     int algo;             /* index into the rung registry, or -1 for auto */
     int64_t gpu_min_work; /* host-memory calls with m*n*k below this run on the CPU */
     int split_k;          /* 0: planner decides; 1: never; n: n slices (tg_set_split_k) */
+    tg_math math;         /* which arithmetic auto may choose (tg_set_math, TILEGEMM_MATH) */
     void *stream;         /* cudaStream_t the calls run on: own_stream or the caller's */
     void *own_stream;     /* the stream the handle made; kept until tg_destroy */
     int stream_chosen;    /* stream is set (NULL = the legacy default stream) */

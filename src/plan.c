@@ -25,14 +25,6 @@
 #include "split_k.h"
 #include "tuning.h"
 
-int tg_find_rung(const char *name)
-{
-    for (int i = 0; i < tg_rung_count; ++i)
-        if (strcmp(tg_rungs[i]->name, name) == 0)
-            return i;
-    return -1;
-}
-
 static void note(tg_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(tg_plan *plan, const char *fmt, ...)
 {
@@ -52,6 +44,32 @@ static const char *memory_name(tg_memory kind)
     return kind == TG_MEMORY_DEVICE ? "device" : kind == TG_MEMORY_MANAGED ? "managed" : "host";
 }
 
+/* Whether the math mode lets auto run a rung of this arithmetic: strict takes FFMA alone, the
+ * default FP32 mode adds 3xTF32 (FP32 accuracy, tested), TF32 takes anything. */
+static int math_allows(tg_math mode, tg_arith arith)
+{
+    switch (mode) {
+    case TG_MATH_STRICT_FMA: return arith == TG_ARITH_FFMA;
+    case TG_MATH_FP32: return arith != TG_ARITH_TF32;
+    case TG_MATH_TF32: return 1;
+    }
+    return 0;
+}
+
+/* Why auto may not pick rung i for p (NULL when it may). */
+static const char *auto_refuses(const tg_handle *h, int i, const tg_problem *p)
+{
+    if (i < 0)
+        return "this build has no such rung";
+    if (!tg_rungs[i]->in_auto)
+        return "not yet admitted to auto (runs only when forced)";
+    if (!math_allows(h->math, tg_rungs[i]->arith))
+        return h->math == TG_MATH_STRICT_FMA ? "not FP32 FMA arithmetic (math mode strict)"
+                                             : "TF32 arithmetic, below FP32 accuracy (math "
+                                               "mode fp32)";
+    return tg_rungs[i]->unsupported(p);
+}
+
 static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
 {
     if (h->algo >= 0) {
@@ -65,13 +83,12 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
              rung->summary);
         return TG_SUCCESS;
     }
+    note(plan, "math mode: %s\n", tg_math_name(h->math));
     const int cc = h->compute_capability;
     const tg_tuned *tuned = tg_tuning_lookup(tg_tuning_table, tg_tuning_count, cc, p);
     if (tuned) {
         const int i = tg_find_rung(tuned->algo);
-        const char *reason = i < 0                   ? "this build has no such rung"
-                             : !tg_rungs[i]->in_auto ? "not yet admitted to auto"
-                                                     : tg_rungs[i]->unsupported(p);
+        const char *reason = auto_refuses(h, i, p);
         if (!reason) {
             plan->rung = i;
             plan->tuned_split_k = tuned->split_k;
@@ -85,12 +102,7 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
         note(plan, "tuned table names %s for this shape, not used: %s\n", tuned->algo, reason);
     }
     for (int i = tg_rung_count - 1; i >= 0; --i) {
-        if (!tg_rungs[i]->in_auto) {
-            note(plan, "skipped %s: not yet admitted to auto (runs only when forced)\n",
-                 tg_rungs[i]->name);
-            continue;
-        }
-        const char *reason = tg_rungs[i]->unsupported(p);
+        const char *reason = auto_refuses(h, i, p);
         if (reason) {
             note(plan, "skipped %s: %s\n", tg_rungs[i]->name, reason);
             continue;

@@ -1,4 +1,6 @@
 /* The table of rungs, lowest first.  A new rung adds its entry here and nowhere else. */
+#include <string.h>
+
 #include "registry.h"
 
 extern "C" {
@@ -14,5 +16,13 @@ const tg_rung *const tg_rungs[] = {&tg_rung_naive, &tg_rung_tiled16, &tg_rung_ti
                                     &tg_rung_blocktile64, &tg_rung_blocktile128,
                                     &tg_rung_warptile128, &tg_rung_warptile128_l2};
 const int tg_rung_count = (int)(sizeof tg_rungs / sizeof tg_rungs[0]);
+
+int tg_find_rung(const char *name)
+{
+    for (int i = 0; i < tg_rung_count; ++i)
+        if (strcmp(tg_rungs[i]->name, name) == 0)
+            return i;
+    return -1;
+}
 
 }

@@ -12,15 +12,22 @@
 extern "C" {
 #endif
 
+/* The arithmetic a rung does, which decides the math modes it may serve (tg_math). */
+typedef enum tg_arith {
+    TG_ARITH_FFMA = 0, /* FP32 fused multiply-adds: every mode */
+    TG_ARITH_3XTF32,   /* tensor cores, each input split into two TF32 parts: fp32 and tf32 */
+    TG_ARITH_TF32      /* tensor cores, inputs rounded to TF32: the tf32 mode only */
+} tg_arith;
+
 typedef struct tg_rung {
     const char *name;    /* what tg_set_algo and the CLI take, e.g. "tiled32" */
     int level;           /* its rung on the ladder: 0 naive, 1 tiled16, ... */
     const char *summary; /* one line: its tiling and what it adds over the rung below */
     int block_rows;      /* rows of C one block covers: the launcher keeps grid.y in range */
     int block_cols;      /* columns of C one block covers: planning counts tiles with both */
-    int in_auto;         /* 1 if `auto` may pick it.  A rung above the classic ones joins only
-                          * after it has passed the GPU tests on a device; a forced algo may
-                          * run any rung */
+    int in_auto;         /* 1 if `auto` may pick it.  A rung joins only after it has passed
+                          * the GPU tests on a device; a forced algo may run any rung */
+    tg_arith arith;      /* FFMA, 3xTF32 or TF32: which math modes auto may use it in */
     /* Queues the kernel on a cudaStream_t; returns the cudaError_t of the launch.  The problem
      * has m, n, k > 0, alpha != 0, device pointers, m <= 65535 * block_rows, batch <= 65535. */
     int (*launch)(const tg_problem *p, void *stream);

@@ -386,12 +386,24 @@ const char *warptile_unsupported(const tg_problem *p)
 } // namespace
 
 extern "C" const tg_rung tg_rung_warptile128 = {
-    "warptile128", 4,
-    "128x128x16 block, 64x32 warp tiles, 8x8 per thread, 3-stage cp.async pipeline", 128, 128,
-    0, launch_warptile<128, 128, 16, 64, 32, 3, 1>, warptile_unsupported<128, 128, 1>};
+    .name = "warptile128",
+    .level = 4,
+    .summary = "128x128x16 block, 64x32 warp tiles, 8x8 per thread, 3-stage cp.async pipeline",
+    .block_rows = 128,
+    .block_cols = 128,
+    .in_auto = 1,
+    .arith = TG_ARITH_FFMA,
+    .launch = launch_warptile<128, 128, 16, 64, 32, 3, 1>,
+    .unsupported = warptile_unsupported<128, 128, 1>};
 
 extern "C" const tg_rung tg_rung_warptile128_l2 = {
-    "warptile128_l2", 5,
-    "warptile128 + grouped block order (8 tile rows, column by column): shared A/B tiles stay "
-    "in L2",
-    128, 128, 0, launch_warptile<128, 128, 16, 64, 32, 3, 8>, warptile_unsupported<128, 128, 8>};
+    .name = "warptile128_l2",
+    .level = 5,
+    .summary = "warptile128 + grouped block order (8 tile rows, column by column): shared A/B "
+               "tiles stay in L2",
+    .block_rows = 128,
+    .block_cols = 128,
+    .in_auto = 1,
+    .arith = TG_ARITH_FFMA,
+    .launch = launch_warptile<128, 128, 16, 64, 32, 3, 8>,
+    .unsupported = warptile_unsupported<128, 128, 8>};
