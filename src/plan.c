@@ -56,6 +56,23 @@ static int math_allows(tg_math mode, tg_arith arith)
     return 0;
 }
 
+/* The shortest k auto sends to 3xTF32: measured on the H100, its worst scaled error was 0.49
+ * of FP32's bound at k = 1 and under 0.12 from k = 64 on (docs/measurements/h100-2026-11-23.md). */
+#define TG_3XTF32_MIN_K 64
+
+/* Why rung i cannot run p on this handle's GPU (NULL when it can). */
+static const char *rung_refuses(const tg_handle *h, int i, const tg_problem *p)
+{
+    static _Thread_local char reason[96];
+    const tg_rung *rung = tg_rungs[i];
+    if (h->compute_capability < rung->min_cc) {
+        snprintf(reason, sizeof reason, "needs compute capability %d.%d or higher",
+                 rung->min_cc / 10, rung->min_cc % 10);
+        return reason;
+    }
+    return rung->unsupported(p);
+}
+
 /* Why auto may not pick rung i for p (NULL when it may). */
 static const char *auto_refuses(const tg_handle *h, int i, const tg_problem *p)
 {
@@ -67,14 +84,17 @@ static const char *auto_refuses(const tg_handle *h, int i, const tg_problem *p)
         return h->math == TG_MATH_STRICT_FMA ? "not FP32 FMA arithmetic (math mode strict)"
                                              : "TF32 arithmetic, below FP32 accuracy (math "
                                                "mode fp32)";
-    return tg_rungs[i]->unsupported(p);
+    if (tg_rungs[i]->arith == TG_ARITH_3XTF32 && p->k < TG_3XTF32_MIN_K)
+        return "k is under 64, where the split's error is a large part of FP32's bound (it does "
+               "not shrink with k as the bound does) and tensor cores gain little";
+    return rung_refuses(h, i, p);
 }
 
 static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
 {
     if (h->algo >= 0) {
         const tg_rung *rung = tg_rungs[h->algo];
-        const char *reason = rung->unsupported(p);
+        const char *reason = rung_refuses(h, h->algo, p);
         if (reason)
             return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "algo \"%s\" cannot run this call: %s",
                            rung->name, reason);

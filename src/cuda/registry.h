@@ -28,6 +28,7 @@ typedef struct tg_rung {
     int in_auto;         /* 1 if `auto` may pick it.  A rung joins only after it has passed
                           * the GPU tests on a device; a forced algo may run any rung */
     tg_arith arith;      /* FFMA, 3xTF32 or TF32: which math modes auto may use it in */
+    int min_cc;          /* lowest compute capability it runs on (major * 10 + minor), 0: any */
     /* Queues the kernel on a cudaStream_t; returns the cudaError_t of the launch.  The problem
      * has m, n, k > 0, alpha != 0, device pointers, m <= 65535 * block_rows, batch <= 65535. */
     int (*launch)(const tg_problem *p, void *stream);

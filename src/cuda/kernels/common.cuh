@@ -6,6 +6,10 @@
 #ifndef TG_KERNELS_COMMON_CUH
 #define TG_KERNELS_COMMON_CUH
 
+#include <stdint.h>
+
+#include <atomic>
+
 #include <cuda_runtime.h>
 
 #include "../../problem.h"
@@ -94,6 +98,26 @@ __host__ __device__ __forceinline__ tile_index grouped_tile(unsigned pid, unsign
     const unsigned first_m = group * kGroup;
     const unsigned rows = tiles_m - first_m < kGroup ? tiles_m - first_m : kGroup; /* this one */
     return tile_index{first_m + in_group % rows, in_group / rows};
+}
+
+/* Lets KERNEL use more than the default 48 KiB of dynamic shared memory a block, as a kernel
+ * must opt in to: once per device, remembered per kernel in a bit per device (beyond 64
+ * devices, set on every launch). */
+template <auto KERNEL>
+cudaError_t opt_in_shared_memory(size_t bytes)
+{
+    if (bytes <= 48 * 1024)
+        return cudaSuccess;
+    static std::atomic<uint64_t> opted_in{0};
+    int device = 0;
+    cudaError_t e = cudaGetDevice(&device);
+    const uint64_t bit = device < 64 ? uint64_t(1) << device : 0;
+    if (e == cudaSuccess && !(opted_in.load(std::memory_order_relaxed) & bit)) {
+        e = cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+        if (e == cudaSuccess)
+            opted_in.fetch_or(bit, std::memory_order_relaxed);
+    }
+    return e;
 }
 
 /* Whether an operand may be read by 16-byte vectors along its contiguous direction: unit

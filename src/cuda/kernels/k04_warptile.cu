@@ -74,8 +74,6 @@
  */
 #include <stdint.h>
 
-#include <atomic>
-
 #include "async_copy.cuh"
 #include "common.cuh"
 
@@ -296,24 +294,11 @@ int launch_instance(const tg_problem *p, cudaStream_t stream)
     using LoadA = AsyncTileLoader<BM, BK, (BM / WM) * (BN / WN) * 32, A_K_CONTIG, A_VEC>;
     using LoadB = AsyncTileLoader<BN, BK, (BM / WM) * (BN / WN) * 32, !B_N_CONTIG, B_VEC>;
     const size_t smem = STAGES * (LoadA::kTileFloats + LoadB::kTileFloats) * sizeof(float);
-    const auto kernel = sgemm_warptile<BM, BN, BK, WM, WN, STAGES, GROUP_M, A_K_CONTIG, A_VEC,
-                                       B_N_CONTIG, B_VEC>;
-    if (smem > 48 * 1024) {
-        /* Above the default limit a kernel must opt in, once per device: remembered per
-         * instantiation in a bit per device (beyond 64 devices, set on every launch). */
-        static std::atomic<uint64_t> opted_in{0};
-        int device = 0;
-        cudaError_t e = cudaGetDevice(&device);
-        const uint64_t bit = device < 64 ? uint64_t(1) << device : 0;
-        if (e == cudaSuccess && !(opted_in.load(std::memory_order_relaxed) & bit)) {
-            e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)smem);
-            if (e == cudaSuccess)
-                opted_in.fetch_or(bit, std::memory_order_relaxed);
-        }
-        if (e != cudaSuccess)
-            return (int)e;
-    }
+    constexpr auto kernel = sgemm_warptile<BM, BN, BK, WM, WN, STAGES, GROUP_M, A_K_CONTIG,
+                                           A_VEC, B_N_CONTIG, B_VEC>;
+    const cudaError_t e = opt_in_shared_memory<kernel>(smem);
+    if (e != cudaSuccess)
+        return (int)e;
     const dim3 block((BM / WM) * (BN / WN) * 32);
     if (GROUP_M > 1 && (p->m + BM - 1) / BM * ((p->n + BN - 1) / BN) > INT32_MAX)
         return (int)cudaErrorInvalidConfiguration; /* warptile_unsupported refuses these */
@@ -407,3 +392,29 @@ extern "C" const tg_rung tg_rung_warptile128_l2 = {
     .arith = TG_ARITH_FFMA,
     .launch = launch_warptile<128, 128, 16, 64, 32, 3, 8>,
     .unsupported = warptile_unsupported<128, 128, 8>};
+
+/* Variants of the same kernel for the tuned table (bench --tune picks per shape): a larger
+ * block tile for large products, a smaller one that fills the SMs on thin ones. */
+extern "C" const tg_rung tg_rung_warptile256x128_l2 = {
+    .name = "warptile256x128_l2",
+    .level = 5,
+    .summary = "warptile128_l2 with a 256x128x16 block of 16 warps (512 threads): half the "
+               "loads of B per FFMA",
+    .block_rows = 256,
+    .block_cols = 128,
+    .in_auto = 1,
+    .arith = TG_ARITH_FFMA,
+    .launch = launch_warptile<256, 128, 16, 64, 32, 3, 8>,
+    .unsupported = warptile_unsupported<256, 128, 8>};
+
+extern "C" const tg_rung tg_rung_warptile64 = {
+    .name = "warptile64",
+    .level = 5,
+    .summary = "warptile128 with a 64x64x16 block of 2 warps: 4x the blocks, for thin and "
+               "small products",
+    .block_rows = 64,
+    .block_cols = 64,
+    .in_auto = 1,
+    .arith = TG_ARITH_FFMA,
+    .launch = launch_warptile<64, 64, 16, 64, 32, 3, 1>,
+    .unsupported = warptile_unsupported<64, 64, 1>};

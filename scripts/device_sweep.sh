@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The performance sweep, in one GPU call: build for sm_90, check the rungs under study on the
+# GPU (verify, the GPU test of each), measure accuracy against k (bench/accuracy), time every
+# candidate rung against cuBLAS on the shapes that matter (tilegemm bench, JSON), and read the
+# counters of the tensor-core rung (Nsight Compute) and its SASS instruction mix.
+# Logs and results go under ${OUT:-device-out}; a short table is printed last.
+#
+#   scripts/device_sweep.sh [ALGO,ALGO,...]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-device-out}
+mkdir -p "$out"
+algos=${1:-auto,warptile64,warptile128_l2,warptile256x128_l2,mma3xtf32,mma3xtf32_p32,mma3xtf32_nopromo,mmatf32}
+build=${BUILD_DIR:-build-device}
+summary="$out/summary.txt"
+: >"$summary"
+status() { printf '%-34s %s\n' "$1" "$2" >>"$summary"; }
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90 -DTG_BUILD_TESTS=ON \
+  >"$out/build.log" 2>&1 &&
+  cmake --build "$build" -j"$(nproc)" --target tilegemm_cli accuracy test_gpu_rungs \
+    >>"$out/build.log" 2>&1
+status build "$([ $? -eq 0 ] && echo ok || echo FAILED)"
+
+for a in ${algos//,/ }; do
+  [ "$a" = auto ] && continue
+  timeout 120 "$build/tilegemm" verify --quick --algo "$a" >"$out/verify-$a.log" 2>&1
+  status "verify --quick $a" "$([ $? -eq 0 ] && echo PASS || echo "FAIL: $(tail -n 2 "$out/verify-$a.log" | head -n 1)")"
+done
+
+timeout 240 "$build/bench/accuracy" --size 1024 --k 16,64,256,1024,4096,16384 \
+  --json "$out/accuracy.json" >"$out/accuracy.log" 2>&1
+status accuracy "rc $?"
+
+shapes="4096x4096x4096 8192x8192x8192 16384x16384x16384 4097x4097x4097 2048x2048x2048 1000x1000x1000 1024x1024x1024 8192x8192x256 3000x5000x700 127x8191x1023 65536x64x4096 64x65536x4096 1024x1024x65536 16384x128x16384"
+# shellcheck disable=SC2086
+timeout 420 "$build/tilegemm" bench $shapes --algo "$algos" --json "$out/bench-nn.json" \
+  >"$out/bench-nn.log" 2>&1
+status "bench NN" "rc $?"
+timeout 120 "$build/tilegemm" bench 4096x4096x4096 --trans NT,TN,TT --algo "$algos" \
+  --json "$out/bench-trans.json" >"$out/bench-trans.log" 2>&1
+status "bench NT/TN/TT" "rc $?"
+
+if command -v ncu >/dev/null 2>&1; then
+  timeout 150 ncu --clock-control none -k regex:sgemm_mma_tf32 --launch-count 1 \
+    --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
+    --section SchedulerStats --section MemoryWorkloadAnalysis --section Occupancy \
+    "$build/tilegemm" run 4096x4096x4096 --algo mma3xtf32 >"$out/ncu-mma3xtf32.txt" 2>&1
+  status "ncu mma3xtf32" "rc $?"
+fi
+if command -v cuobjdump >/dev/null 2>&1; then
+  obj=$(find "$build" -name 'k06_mma_tf32.cu.o' | head -n 1)
+  cuobjdump -sass "$obj" >"$out/k06.sass" 2>&1
+  awk '/Function : .*sgemm_mma_tf32ILi128ELi128ELi64ELi32ELi4ELi64ELb1EL.*Copy.*0EL.*Copy.*2/{f=1;n++} f&&n==1' "$out/k06.sass" |
+    grep -oE '^\s+/\*[0-9a-f]{4}\*/\s+[A-Z0-9_]+' | awk '{print $2}' | sort | uniq -c | sort -rn | head -n 25 >"$out/k06-mix.txt"
+fi
+
+{
+  echo "== summary"; cat "$summary"
+  echo "== accuracy (worst scaled / RMS relative)"; grep -vE '^\s*$' "$out/accuracy.log" | head -n 120
+  echo "== bench NN"; grep -E '^\s*[0-9]+x' "$out/bench-nn.log" | head -n 200
+  echo "== bench transposes"; grep -E '^\s*[0-9]+x' "$out/bench-trans.log"
+  echo "== SASS mix (mma3xtf32 NN)"; cat "$out/k06-mix.txt" 2>/dev/null | head -n 12
+} | tee "$out/table.txt"

@@ -1,0 +1,407 @@
+/*
+ * Rung 6: tensor cores at FP32 accuracy, each input split into two TF32 parts (3xTF32).
+ *   sgemm_mma3xtf32_128x128x32_w64x32_s4_p64 ("mma3xtf32")  the default math mode's rung
+ *   sgemm_mmatf32_128x128x32_w64x32_s4_p64   ("mmatf32")    the same kernel, big parts only:
+ *                                                            the opt-in TF32 mode
+ *
+ * What it adds over the FFMA rungs: the multiply-adds run on the tensor cores
+ * (mma.sync.m16n8k8 TF32, mma_tf32.cuh), which do TF32 products several times faster than the
+ * FMA units do FP32 ones.  TF32 keeps 10 mantissa bits, so alone it breaks FP32's error bound;
+ * with x = big + small, big = tf32(x), small = tf32(x - big), the product
+ *     a * b  ~  a_small * b_big + a_big * b_small + a_big * b_big
+ * drops only a_small * b_small (|.| <= 2^-22 |a b|) and the rounding of the smalls
+ * (<= 2^-23 |x|), FP32-class errors, for three tensor-core products.  The split is done in
+ * registers on each fragment as it is read from shared memory: no extra pass over memory.
+ *   promotion    the tensor core's own accumulation does not round to nearest, and its error
+ *                grows with k.  So it accumulates only PROMOTE values of k (two tiles) from
+ *                zero; then that partial sum is added into FP32 registers with an ordinary
+ *                round-to-nearest FADD.  Small products go first at every k step, so they are
+ *                not lost against the big ones.
+ *   block tile   BM x BN x BK = 128 x 128 x 32, 256 threads = 8 warps as 2 (m) x 4 (n)
+ *   warp tile    64 x 32 = 4 x 4 mma tiles of 16 x 8; per k step of 8 a warp reads 8 + 4
+ *                LDS.64, splits 48 values and issues 48 mma (16 with one term in TF32 mode)
+ *   registers    64 tensor-core accumulators + 64 promoted sums a thread:
+ *                __launch_bounds__(256, 1), one block an SM
+ *   shared       both operands stored k-contiguous, [rows][32] floats per stage, the 16-byte
+ *                chunks of a row permuted by the row (swizzle below) so that fragment reads,
+ *                16-byte copies along k and 4-byte copies along m or n all hit 32 different
+ *                banks; STAGES = 4 rotating buffers of 32 KiB (128 KiB), dynamic
+ *   k order      inside each 8 of k, a thread's two values k = t and t + 4 of the fragment are
+ *                stored side by side, so one LDS.64 reads both (A and B use the same order,
+ *                and the order of k does not change the product)
+ * How each operand is copied into its k-contiguous tile:
+ *   along k, 16-byte vectors legal: 16-byte cp.async.cg (4 a thread per operand per stage)
+ *   along k, vectors not legal: 4-byte cp.async, a warp per row of 32 k (16 a thread)
+ *   along m or n, or general strides: 4-byte cp.async, a warp per 8 rows x 4 k (16 a thread):
+ *     the transpose happens in the copy
+ * Special values: Inf and NaN break the split (Inf - Inf is NaN), and so does a value near
+ *   FLT_MAX whose big part rounds to Inf.  All of these make the tensor-core sum of every output
+ *   they touch Inf or NaN, and finite inputs never do unless the true result overflows.  So the
+ *   epilogue recomputes each output whose sum is not finite as an FP32 FMA dot product from
+ *   global memory, and special values then behave exactly as on the FMA rungs; finite data pays
+ *   one comparison per output.
+ * Edges: every copy carries its bounds test and zero-fills outside the matrix; stores are
+ *   guarded; beta == 0 never reads C.  Offsets are 64-bit.  Any m, n, k, strides, alignment.
+ * Constraints: compute capability 8.0 or higher (registry min_cc).
+ * Benchmark:   tilegemm bench --algo mma3xtf32,mmatf32,warptile128 4096x4096x4096
+ * Measured:    not yet measured on a GPU (see bench/results/).
+ */
+#include <float.h>
+#include <stdint.h>
+
+#include "async_copy.cuh"
+#include "common.cuh"
+#include "mma_tf32.cuh"
+
+namespace {
+
+constexpr int kBK = 32; /* k per shared tile: one 128-byte row of floats per m or n */
+
+/* Float offset of (row, k) in a [rows][32] tile: the 16-byte chunk k / 4 of a row moves to
+ * chunk (k / 4) ^ swz(row).  swz takes 8 different values over any 8 aligned consecutive rows
+ * (so 4-byte copies of 8 rows x 4 k hit 32 banks), and over 4 aligned rows it XORs with
+ * 0, 2, 4, 6 (+1), keeping chunk pairs together (so the LDS.64 of 4 rows x 2 chunks of a
+ * fragment read hit 32 banks); a row's 8 chunks stay a permutation of its 128 bytes (16-byte
+ * copies of a row hit 32 banks). */
+__host__ __device__ __forceinline__ int tile_offset(int row, int k)
+{
+    const int swz = ((row & 3) << 1) ^ ((row >> 2) & 1);
+    return row * kBK + (((k >> 2) ^ swz) << 2) + (k & 3);
+}
+
+enum class Copy { kAlongKVec, kAlongK, kOuter };
+
+/*
+ * Copies one operand's ROWS x 32 tile (rows along m for op(A), n for op(B)) into a k-contiguous
+ * shared tile, a stage per call.  os, ks: the operand's strides along its rows and along k.
+ * Copy e of a thread sits row_step(e) rows and k_step(e) k after copy 0, so one global
+ * pointer per operand and thread suffices.
+ */
+template <int ROWS, int THREADS, Copy COPY>
+struct KTileLoader {
+    static constexpr int kWarps = THREADS / 32;
+    static constexpr int kRowBlocks = ROWS / 8; /* kOuter: blocks of 8 rows along the rows */
+    static constexpr int kCopies = COPY == Copy::kAlongKVec ? ROWS * 8 / THREADS : ROWS / kWarps;
+    static_assert(ROWS % 8 == 0 && THREADS % 32 == 0, "whole warps and groups of 8 rows");
+    static_assert(COPY != Copy::kAlongKVec || (ROWS * 8) % THREADS == 0,
+                  "the threads must split the tile's 16-byte chunks evenly");
+    static_assert(COPY == Copy::kAlongKVec || ROWS % kWarps == 0,
+                  "the warps must split the tile's rows (or its 8 x 4 blocks) evenly");
+    static_assert(COPY != Copy::kOuter || kRowBlocks % kWarps == 0 || kWarps % kRowBlocks == 0,
+                  "along the rows, the warps' 8 x 4 blocks must fall on whole columns of blocks");
+
+    const float *src; /* copy 0's float at the stage's first k */
+    int row, k;       /* copy 0's place in the tile */
+    int rows_in;      /* rows of the matrix from copy 0's row on, capped at ROWS */
+
+    __device__ __forceinline__ KTileLoader(const float *first, int64_t os, int64_t ks,
+                                           int64_t rows_left, int tid)
+    {
+        const int warp = tid / 32, lane = tid % 32;
+        if (COPY == Copy::kAlongKVec) { /* 8 threads a row, a 16-byte chunk each */
+            row = tid / 8, k = tid % 8 * 4;
+        } else if (COPY == Copy::kAlongK) { /* a warp a row, a float of k each */
+            row = warp, k = lane;
+        } else { /* a warp a block of 8 rows x 4 k; blocks go down the rows first */
+            row = warp % kRowBlocks * 8 + lane % 8;
+            k = warp / kRowBlocks * 4 + lane / 8;
+        }
+        rows_in = (int)(rows_left - row < ROWS ? rows_left - row : ROWS);
+        src = first + row * os + k * ks;
+    }
+
+    static __device__ __forceinline__ int row_step(int e)
+    {
+        if (COPY == Copy::kAlongKVec)
+            return e * (THREADS / 8);
+        if (COPY == Copy::kAlongK)
+            return e * kWarps;
+        return (e * kWarps) % kRowBlocks * 8;
+    }
+    static __device__ __forceinline__ int k_step(int e)
+    {
+        return COPY == Copy::kOuter ? (e * kWarps) / kRowBlocks * 4 : 0;
+    }
+
+    /* Issues this stage's copies into S and moves on by 32 of k.  k_left (> 0): k left from
+     * the stage's first k on. */
+    __device__ __forceinline__ void load(float *S, int64_t os, int64_t ks, int64_t k_left)
+    {
+#pragma unroll
+        for (int e = 0; e < kCopies; ++e) {
+            const int r = row_step(e), dk = k_step(e);
+            const float *g = src + r * os + dk * ks;
+            const bool row_in = r < rows_in;
+            const int64_t k_in = k_left - (k + dk);
+            float *const s = S + tile_offset(row + r, k + dk);
+            if (COPY == Copy::kAlongKVec)
+                copy_async_16_zfill_partial(s, g, !row_in || k_in <= 0 ? 0
+                                                  : k_in < 4      ? (int)k_in
+                                                                  : 4);
+            else
+                copy_async_4_zfill(s, g, row_in && k_in > 0);
+        }
+        src += kBK * ks;
+    }
+};
+
+/* x = big + small, each a TF32 value (big = tf32(x), small = tf32(x - big)). */
+struct Split {
+    float big, small;
+};
+__device__ __forceinline__ Split split_tf32(float x)
+{
+    const float big = tf32_round(x);
+    return Split{big, tf32_round(x - big)};
+}
+
+/* The FP32 FMA dot product of row i of op(A) and column j of op(B), the epilogue's path for
+ * outputs whose tensor-core sum is not finite (special values in their row or column). */
+__device__ __noinline__ float fma_dot(const float *a, int64_t a_cs, const float *b, int64_t b_rs,
+                                      int64_t k)
+{
+    float sum = 0.0f;
+    for (int64_t p = 0; p < k; ++p)
+        sum = fmaf(a[p * a_cs], b[p * b_rs], sum);
+    return sum;
+}
+
+/*
+ * SPLIT: 3xTF32 (else TF32, big parts only).  PROMOTE: k accumulated by the tensor core before
+ * the partial sum joins the FP32 registers, a multiple of 32.  CA, CB: how op(A) and op(B) are
+ * copied (KTileLoader).
+ */
+template <int BM, int BN, int WM, int WN, int STAGES, int PROMOTE, bool SPLIT, Copy CA, Copy CB>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_mma_tf32(const tg_problem p)
+{
+    constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN, kThreads = 32 * kWarpsM * kWarpsN;
+    constexpr int kTilesM = WM / 16, kTilesN = WN / 8; /* mma tiles a warp */
+    constexpr int kPromoteTiles = PROMOTE / kBK;
+    static_assert(BM % WM == 0 && BN % WN == 0, "the warp tile must divide the block tile");
+    static_assert(WM % 16 == 0 && WN % 8 == 0, "a warp tile is a grid of 16 x 8 mma tiles");
+    static_assert(PROMOTE % kBK == 0 && PROMOTE > 0,
+                  "promotion happens between shared tiles: PROMOTE is a multiple of 32");
+    static_assert(STAGES >= 2, "a pipeline needs at least two shared buffers");
+    using LoadA = KTileLoader<BM, kThreads, CA>;
+    using LoadB = KTileLoader<BN, kThreads, CB>;
+    constexpr int kTileA = BM * kBK, kTileB = BN * kBK;
+
+    extern __shared__ __align__(16) float smem[];
+    float *const As = smem;                  /* [STAGES][BM][32], swizzled */
+    float *const Bs = smem + STAGES * kTileA; /* [STAGES][BN][32], swizzled */
+
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int g = lane / 4, t = lane % 4;
+    const int wm0 = warp / kWarpsN * WM, wn0 = warp % kWarpsN * WN;
+
+    const int64_t i0 = blockIdx.y * (int64_t)BM, j0 = blockIdx.x * (int64_t)BN;
+    const batch_item item(p);
+    LoadA load_a(item.A + i0 * p.a_rs, p.a_rs, p.a_cs, p.m - i0, tid); /* op(A)(i0, 0) on */
+    LoadB load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs, p.n - j0, tid); /* op(B)(0, j0) on */
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s * kBK < p.k) {
+            load_a.load(As + s * kTileA, p.a_rs, p.a_cs, p.k - s * kBK);
+            load_b.load(Bs + s * kTileB, p.b_cs, p.b_rs, p.k - s * kBK);
+        }
+        async_commit();
+    }
+
+    float sum[kTilesM][kTilesN][4] = {}; /* promoted FP32 sums */
+    float part[kTilesM][kTilesN][4] = {}; /* the tensor core's, since the last promotion */
+    int read = 0, tiles_since_promotion = 0;
+    for (int64_t k_left = p.k; k_left > 0; k_left -= kBK) {
+        async_wait<STAGES - 2>();
+        __syncthreads();
+        const int64_t next_left = k_left - (STAGES - 1) * kBK;
+        if (next_left > 0) {
+            const int write = read == 0 ? STAGES - 1 : read - 1;
+            load_a.load(As + write * kTileA, p.a_rs, p.a_cs, next_left);
+            load_b.load(Bs + write * kTileB, p.b_cs, p.b_rs, next_left);
+        }
+        async_commit();
+
+        const float *const a_tile = As + read * kTileA;
+        const float *const b_tile = Bs + read * kTileB;
+#pragma unroll
+        for (int kk = 0; kk < kBK; kk += 8) {
+            /* Thread t holds k = kk + 2t and kk + 2t + 1 of each row: the mma's k = t and t + 4
+             * (the same pairing for A and B, so the product is unchanged). */
+            Split a[kTilesM][4], b[kTilesN][2];
+#pragma unroll
+            for (int mt = 0; mt < kTilesM; ++mt) {
+#pragma unroll
+                for (int h = 0; h < 2; ++h) { /* rows g and g + 8 */
+                    const float2 v = *reinterpret_cast<const float2 *>(
+                        &a_tile[tile_offset(wm0 + mt * 16 + h * 8 + g, kk + 2 * t)]);
+                    a[mt][h] = split_tf32(v.x);
+                    a[mt][h + 2] = split_tf32(v.y);
+                }
+            }
+#pragma unroll
+            for (int nt = 0; nt < kTilesN; ++nt) {
+                const float2 v = *reinterpret_cast<const float2 *>(
+                    &b_tile[tile_offset(wn0 + nt * 8 + g, kk + 2 * t)]);
+                b[nt][0] = split_tf32(v.x);
+                b[nt][1] = split_tf32(v.y);
+            }
+#pragma unroll
+            for (int mt = 0; mt < kTilesM; ++mt) {
+                const float a_big[4] = {a[mt][0].big, a[mt][1].big, a[mt][2].big, a[mt][3].big};
+                const float a_small[4] = {a[mt][0].small, a[mt][1].small, a[mt][2].small,
+                                          a[mt][3].small};
+#pragma unroll
+                for (int nt = 0; nt < kTilesN; ++nt) {
+                    const float b_big[2] = {b[nt][0].big, b[nt][1].big};
+                    const float b_small[2] = {b[nt][0].small, b[nt][1].small};
+                    if (SPLIT) { /* the small products first */
+                        mma_tf32_16x8x8(part[mt][nt], a_small, b_big);
+                        mma_tf32_16x8x8(part[mt][nt], a_big, b_small);
+                    }
+                    mma_tf32_16x8x8(part[mt][nt], a_big, b_big);
+                }
+            }
+        }
+        read = read == STAGES - 1 ? 0 : read + 1;
+        if (++tiles_since_promotion == kPromoteTiles || k_left <= kBK) {
+            tiles_since_promotion = 0;
+#pragma unroll
+            for (int mt = 0; mt < kTilesM; ++mt)
+#pragma unroll
+                for (int nt = 0; nt < kTilesN; ++nt)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        sum[mt][nt][e] += part[mt][nt][e];
+                        part[mt][nt][e] = 0.0f;
+                    }
+        }
+    }
+    async_wait<0>();
+
+    /* sum[mt][nt][e] is C(i0 + wm0 + mt * 16 + g + 8 * (e / 2), j0 + wn0 + nt * 8 + 2t + e % 2). */
+    float *const C = batch_item(p).C;
+#pragma unroll
+    for (int mt = 0; mt < kTilesM; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < kTilesN; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int64_t row = i0 + wm0 + mt * 16 + g + 8 * (e / 2);
+                const int64_t col = j0 + wn0 + nt * 8 + 2 * t + e % 2;
+                if (row >= p.m || col >= p.n)
+                    continue;
+                float r = sum[mt][nt][e];
+                if (!(fabsf(r) <= FLT_MAX)) /* Inf or NaN: redo it the FMA rungs' way */
+                    r = fma_dot(item.A + row * p.a_rs, p.a_cs, item.B + col * p.b_cs, p.b_rs,
+                                p.k);
+                store_result(C + row * p.ldc + col, r, p.alpha, p.beta);
+            }
+}
+
+template <int BM, int BN, int WM, int WN, int STAGES, int PROMOTE, bool SPLIT, Copy CA, Copy CB>
+int launch_instance(const tg_problem *p, cudaStream_t stream)
+{
+    const size_t smem = (size_t)STAGES * (BM + BN) * kBK * sizeof(float);
+    constexpr auto kernel = sgemm_mma_tf32<BM, BN, WM, WN, STAGES, PROMOTE, SPLIT, CA, CB>;
+    const cudaError_t e = opt_in_shared_memory<kernel>(smem);
+    if (e != cudaSuccess)
+        return (int)e;
+    const dim3 block((BM / WM) * (BN / WN) * 32);
+    const dim3 grid(ceil_div(p->n, BN), ceil_div(p->m, BM), (unsigned)p->batch);
+    kernel<<<grid, block, smem, stream>>>(*p);
+    return (int)cudaGetLastError();
+}
+
+/* How an operand is copied: along k by vectors where legal, along k by floats, else along its
+ * rows (the transpose happens in the copy).  k_stride, row_stride: the operand's strides. */
+static inline Copy copy_for(const float *base, int64_t k_stride, int64_t row_stride,
+                            int64_t batch_stride)
+{
+    if (k_stride != 1)
+        return Copy::kOuter;
+    return vectors_allowed(base, k_stride, row_stride, batch_stride) ? Copy::kAlongKVec
+                                                                     : Copy::kAlongK;
+}
+
+template <int BM, int BN, int WM, int WN, int STAGES, int PROMOTE, bool SPLIT, Copy CA>
+int launch_b(const tg_problem *p, cudaStream_t stream, Copy cb)
+{
+    switch (cb) {
+    case Copy::kAlongKVec:
+        return launch_instance<BM, BN, WM, WN, STAGES, PROMOTE, SPLIT, CA, Copy::kAlongKVec>(
+            p, stream);
+    case Copy::kAlongK:
+        return launch_instance<BM, BN, WM, WN, STAGES, PROMOTE, SPLIT, CA, Copy::kAlongK>(
+            p, stream);
+    default:
+        return launch_instance<BM, BN, WM, WN, STAGES, PROMOTE, SPLIT, CA, Copy::kOuter>(
+            p, stream);
+    }
+}
+
+template <int BM, int BN, int WM, int WN, int STAGES, int PROMOTE, bool SPLIT>
+int launch_mma_tf32(const tg_problem *p, void *stream_)
+{
+    const cudaStream_t stream = (cudaStream_t)stream_;
+    const Copy ca = copy_for(p->A, p->a_cs, p->a_rs, p->stride_a);
+    const Copy cb = copy_for(p->B, p->b_rs, p->b_cs, p->stride_b);
+    switch (ca) {
+    case Copy::kAlongKVec:
+        return launch_b<BM, BN, WM, WN, STAGES, PROMOTE, SPLIT, Copy::kAlongKVec>(p, stream, cb);
+    case Copy::kAlongK:
+        return launch_b<BM, BN, WM, WN, STAGES, PROMOTE, SPLIT, Copy::kAlongK>(p, stream, cb);
+    default:
+        return launch_b<BM, BN, WM, WN, STAGES, PROMOTE, SPLIT, Copy::kOuter>(p, stream, cb);
+    }
+}
+
+/* Every tiling constraint is compile-time; the 4-byte copies cover any stride and alignment. */
+const char *mma_tf32_unsupported(const tg_problem *) { return nullptr; }
+
+} // namespace
+
+extern "C" const tg_rung tg_rung_mma3xtf32 = {
+    .name = "mma3xtf32",
+    .level = 6,
+    .summary = "tensor cores at FP32 accuracy: inputs split into two TF32 parts (3 mma.sync "
+               "m16n8k8), 128x128x32 block, 64x32 warp tiles, 4-stage cp.async, FP32 "
+               "promotion every 64 of k",
+    .block_rows = 128,
+    .block_cols = 128,
+    .in_auto = 0,
+    .arith = TG_ARITH_3XTF32,
+    .min_cc = 80,
+    .launch = launch_mma_tf32<128, 128, 64, 32, 4, 64, true>,
+    .unsupported = mma_tf32_unsupported};
+
+extern "C" const tg_rung tg_rung_mmatf32 = {
+    .name = "mmatf32",
+    .level = 6,
+    .summary = "mma3xtf32 without the small parts: TF32 inputs (opt-in TF32 math mode, below "
+               "FP32 accuracy)",
+    .block_rows = 128,
+    .block_cols = 128,
+    .in_auto = 0,
+    .arith = TG_ARITH_TF32,
+    .min_cc = 80,
+    .launch = launch_mma_tf32<128, 128, 64, 32, 4, 64, false>,
+    .unsupported = mma_tf32_unsupported};
+
+/* The promotion interval, measured: every 32, every 256, and never (the tensor core sums all of
+ * k).  Forced by name only, for `bench/accuracy` and the benchmark. */
+#define TG_MMA3XTF32_PROMOTE_VARIANT(NAME, PROMOTE, TEXT)                                         \
+    extern "C" const tg_rung tg_rung_##NAME = {                                                  \
+        .name = #NAME,                                                                           \
+        .level = 6,                                                                              \
+        .summary = "mma3xtf32, " TEXT " (for measurement)",                                      \
+        .block_rows = 128,                                                                       \
+        .block_cols = 128,                                                                       \
+        .in_auto = 0,                                                                            \
+        .arith = TG_ARITH_3XTF32,                                                                \
+        .min_cc = 80,                                                                            \
+        .launch = launch_mma_tf32<128, 128, 64, 32, 4, PROMOTE, true>,                           \
+        .unsupported = mma_tf32_unsupported};
+TG_MMA3XTF32_PROMOTE_VARIANT(mma3xtf32_p32, 32, "promotion every 32 of k")
+TG_MMA3XTF32_PROMOTE_VARIANT(mma3xtf32_p256, 256, "promotion every 256 of k")
+TG_MMA3XTF32_PROMOTE_VARIANT(mma3xtf32_nopromo, 1 << 30, "no promotion")
