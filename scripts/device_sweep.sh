@@ -10,7 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-device-out}
 mkdir -p "$out"
-algos=${1:-auto,warptile64,warptile128_l2,warptile256x128_l2,mma3xtf32,mma3xtf32_p32,mma3xtf32_nopromo,mmatf32}
+algos=${1:-auto,warptile64,warptile128_l2,warptile256x128_l2,mma3xtf32,mma3xtf32_p64,mma3xtf32_nopromo,mmatf32}
 build=${BUILD_DIR:-build-device}
 summary="$out/summary.txt"
 : >"$summary"
@@ -29,11 +29,11 @@ for a in ${algos//,/ }; do
   status "verify --quick $a" "$([ $? -eq 0 ] && echo PASS || echo "FAIL: $(tail -n 2 "$out/verify-$a.log" | head -n 1)")"
 done
 
-timeout 240 "$build/bench/accuracy" --size 1024 --k 16,64,256,1024,4096,16384 \
+timeout 240 "$build/bench/accuracy" --size 1024 --k ${ACCURACY_K:-16,64,256,1024,4096,16384} \
   --json "$out/accuracy.json" >"$out/accuracy.log" 2>&1
 status accuracy "rc $?"
 
-shapes="4096x4096x4096 8192x8192x8192 16384x16384x16384 4097x4097x4097 2048x2048x2048 1000x1000x1000 1024x1024x1024 8192x8192x256 3000x5000x700 127x8191x1023 65536x64x4096 64x65536x4096 1024x1024x65536 16384x128x16384"
+shapes=${SHAPES:-"4096x4096x4096 8192x8192x8192 16384x16384x16384 4097x4097x4097 2048x2048x2048 1000x1000x1000 1024x1024x1024 8192x8192x256 3000x5000x700 127x8191x1023 65536x64x4096 64x65536x4096 1024x1024x65536 16384x128x16384"}
 # shellcheck disable=SC2086
 timeout 420 "$build/tilegemm" bench $shapes --algo "$algos" --json "$out/bench-nn.json" \
   >"$out/bench-nn.log" 2>&1
@@ -63,3 +63,5 @@ fi
   echo "== bench transposes"; grep -E '^\s*[0-9]+x' "$out/bench-trans.log"
   echo "== SASS mix (mma3xtf32 NN)"; cat "$out/k06-mix.txt" 2>/dev/null | head -n 12
 } | tee "$out/table.txt"
+# What comes back from a lent machine is a few files: pack the logs into one.
+tar -C "$out" -czf "$out/../sweep-logs.tgz" . && mv "$out/../sweep-logs.tgz" "$out/"

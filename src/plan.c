@@ -56,9 +56,11 @@ static int math_allows(tg_math mode, tg_arith arith)
     return 0;
 }
 
-/* The shortest k auto sends to 3xTF32: measured on the H100, its worst scaled error was 0.49
- * of FP32's bound at k = 1 and under 0.12 from k = 64 on (docs/measurements/h100-2026-11-23.md). */
-#define TG_3XTF32_MIN_K 64
+/* The shortest k auto sends to 3xTF32.  Measured on the H100 (bench/accuracy, 1024 x 1024 x k,
+ * uniform, wide-range and cancelling data): from k = 256 on its RMS error is no larger than the
+ * FFMA rungs' (at k = 64, 1.8 times theirs, at 16, 1.7 to 2.8 times: the dropped small * small
+ * term does not shrink with k as rounding in long sums grows). */
+#define TG_3XTF32_MIN_K 256
 
 /* Why rung i cannot run p on this handle's GPU (NULL when it can). */
 static const char *rung_refuses(const tg_handle *h, int i, const tg_problem *p)
@@ -85,8 +87,8 @@ static const char *auto_refuses(const tg_handle *h, int i, const tg_problem *p)
                                              : "TF32 arithmetic, below FP32 accuracy (math "
                                                "mode fp32)";
     if (tg_rungs[i]->arith == TG_ARITH_3XTF32 && p->k < TG_3XTF32_MIN_K)
-        return "k is under 64, where the split's error is a large part of FP32's bound (it does "
-               "not shrink with k as the bound does) and tensor cores gain little";
+        return "k is under 256, where the 3xTF32 split's error exceeds the FFMA rungs' rounding "
+               "error (measured)";
     return rung_refuses(h, i, p);
 }
 

@@ -3,7 +3,12 @@
  * as C++ and the inline PTX lives in one place (tests/emulated/overrides/ has its CPU twin).
  *
  *   tf32_round(x)          x rounded to TF32 (10-bit mantissa, FP32's exponent), to nearest
- *                          with ties away from zero (cvt.rna.tf32.f32); the low 13 bits are 0
+ *                          with ties away from zero, as cvt.rna.tf32.f32 does for finite x, by
+ *                          two integer instructions (add half of the dropped range to the
+ *                          magnitude's bits, clear the low 13): a value that rounds past
+ *                          FLT_MAX becomes Inf, Inf stays Inf, and a NaN whose payload lies in
+ *                          the low bits may become Inf (callers treat any non-finite result as
+ *                          special anyway)
  *   mma_tf32_16x8x8(d, a, b)
  *                          d += a * b for one warp: a 16x8 tile of A (row), an 8x8 tile of B
  *                          (col), a 16x8 tile of D in FP32 (mma.sync.aligned.m16n8k8).  The
@@ -26,13 +31,7 @@
 
 __device__ __forceinline__ float tf32_round(float x)
 {
-#ifndef TG_MMA_TF32_UNAVAILABLE
-    unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-    return __uint_as_float(r);
-#else
-    return x;
-#endif
+    return __uint_as_float((__float_as_uint(x) + 0x1000u) & ~0x1fffu);
 }
 
 __device__ __forceinline__ void mma_tf32_16x8x8(float (&d)[4], const float (&a)[4],

@@ -3,8 +3,8 @@
  * emulate.cmake copies this file into the emulated kernel tree in place of the original, so it
  * must keep the original's functions and signatures: change both together.
  *
- *   tf32_round   round to nearest, ties away from zero, to 10 mantissa bits (cvt.rna.tf32.f32),
- *                with FP32's exponent: a value that rounds past FLT_MAX becomes Inf, as on the GPU
+ *   tf32_round   the same bit operations as the original (round to nearest, ties away from
+ *                zero, to 10 mantissa bits)
  *   mma_tf32_16x8x8
  *                the warp-wide product, from the fragment layouts of the PTX ISA: every lane
  *                deposits its fragments in its warp's exchange, and after all 32 have, each
@@ -55,9 +55,6 @@ inline double tensor_input(float x) { return (double)bits_to_float(float_to_bits
 
 __device__ __forceinline__ float tf32_round(float x)
 {
-    if (!std::isfinite(x))
-        return x;
-    /* ties away from zero: add half of the dropped range to the magnitude, then truncate */
     const uint32_t u = emu_mma::float_to_bits(x) + 0x1000u;
     return emu_mma::bits_to_float(u & ~0x1fffu);
 }
