@@ -33,7 +33,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h" /* tg_normalize: the tuning table is keyed by the normalized shape */
 #include "tilegemm.h"
 
 #ifdef TG_HAVE_CUDA
@@ -1521,17 +1520,17 @@ static int write_tuning(const run_info *info, const options *o)
         }
         if (!best)
             continue;
-        int64_t lda, ldb, ldc;
-        leading_dims(c, o->layout, &lda, &ldb, &ldc);
-        const tg_call call = {.layout = o->layout, .transa = c->ta, .transb = c->tb, .m = c->m,
-                              .n = c->n, .k = c->k, .lda = lda, .ldb = ldb, .ldc = ldc,
-                              .batch = 1};
-        tg_problem p;
-        tg_normalize(&call, &p);
+        /* The planner's normalized problem is row-major: a column-major call becomes
+         * C^T = op(B)^T op(A)^T, so m and n swap and so do the operands' roles.  Its first
+         * factor is stored along k exactly when that factor is not transposed. */
+        const int row = o->layout == TG_ROW_MAJOR;
+        const long long pm = row ? c->m : c->n, pn = row ? c->n : c->m;
+        const int a_k = (row ? c->ta : c->tb) == TG_NO_TRANS;
+        const int b_n = (row ? c->tb : c->ta) == TG_NO_TRANS;
         const int name_length = (int)strcspn(best->algo, "/");
         fprintf(f, "%d\t%lld\t%lld\t%lld\t%d\t%d\t%.*s\t%d\t%.3f\t%.3f\n",
-                info->cc_major * 10 + info->cc_minor, (long long)p.m, (long long)p.n,
-                (long long)p.k, p.a_cs == 1, p.b_cs == 1, name_length, best->algo,
+                info->cc_major * 10 + info->cc_minor, pm, pn, (long long)c->k, a_k, b_n,
+                name_length, best->algo,
                 best->split_k, best->flops_per_s / 1e12, best->cublas_flops_per_s / 1e12);
         ++rows;
     }

@@ -14,8 +14,6 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "cuda/registry.h"
-#include "internal.h" /* tg_min_ld */
 #include "simulate.h"
 #include "tilegemm.h"
 #include "verify.h"
@@ -74,11 +72,16 @@ static int cmd_info(void)
 
 static int cmd_algos(void)
 {
-    printf("%-14s %4s  %s\n", "name", "rung", "summary");
-    printf("%-14s %4s  %s\n", "auto", "-", "picks per shape (see tilegemm explain)");
-    for (int i = 0; i < tg_rung_count; ++i)
-        printf("%-14s %4d  %s\n", tg_rungs[i]->name, tg_rungs[i]->level, tg_rungs[i]->summary);
-    if (tg_rung_count == 0)
+    printf("%-14s %4s %-6s %-4s  %s\n", "name", "rung", "arith", "auto", "summary");
+    printf("%-14s %4s %-6s %-4s  %s\n", "auto", "-", "-", "-",
+           "picks per shape and math mode (see tilegemm explain)");
+    for (int i = 0; i < tg_algo_count(); ++i) {
+        tg_algo_info a;
+        tg_algo_info_get(i, &a);
+        printf("%-14s %4d %-6s %-4s  %s\n", a.name, a.level, tg_arith_name(a.arith),
+               a.in_auto ? "yes" : "no", a.summary);
+    }
+    if (tg_algo_count() == 0)
         printf("(this build has no CUDA rungs)\n");
     return 0;
 }
