@@ -93,7 +93,8 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
     }
     note(plan, "math mode: %s\n", tg_math_name(h->math));
     const int cc = h->compute_capability;
-    const tg_tuned *tuned = tg_tuning_lookup(tg_tuning_table, tg_tuning_count, cc, p);
+    const tg_tuned *tuned = tg_tuning_lookup(tg_tuning_table, tg_tuning_count, cc,
+                                             (int)h->math, p);
     if (tuned) {
         const int i = tg_find_rung(tuned->algo);
         const char *reason = auto_refuses(h, i, p);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "shape.h"
 #include "simulate.h"
 #include "tilegemm.h"
 #include "verify.h"
