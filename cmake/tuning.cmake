@@ -27,6 +27,16 @@ foreach(tuning_file IN LISTS TG_TUNING_FILES)
     list(GET fields 6 algo)
     list(GET fields 7 split)
     set(math 0)
+    set(tflops 0)
+    if(field_count GREATER 8)
+      list(GET fields 8 tflops) # the older layout: tflops right after split_k
+      if(NOT tflops MATCHES "^[0-9.]+$" AND field_count GREATER 9)
+        list(GET fields 9 tflops) # after the math column
+      endif()
+    endif()
+    if(NOT tflops MATCHES "^[0-9]+(\\.[0-9]*)?$")
+      set(tflops 0)
+    endif()
     if(field_count GREATER 8)
       list(GET fields 8 math_name)
       if(math_name STREQUAL "strict")
@@ -45,7 +55,7 @@ foreach(tuning_file IN LISTS TG_TUNING_FILES)
     if(NOT algo MATCHES "^[A-Za-z0-9_]+$")
       message(FATAL_ERROR "${tuning_file}: \"${algo}\" is not a rung name in: ${line}")
     endif()
-    string(APPEND TG_TUNING_ROWS "    {${cc}, ${m}, ${n}, ${k}, ${a_k}, ${b_n}, \"${algo}\", ${split}, ${math}},\n")
+    string(APPEND TG_TUNING_ROWS "    {${cc}, ${m}, ${n}, ${k}, ${a_k}, ${b_n}, \"${algo}\", ${split}, ${math}, ${tflops}},\n")
     math(EXPR TG_TUNING_COUNT "${TG_TUNING_COUNT} + 1")
   endforeach()
 endforeach()
@@ -57,7 +67,7 @@ file(CONFIGURE OUTPUT ${TG_TUNING_SOURCE} CONTENT [[
 #include "tuning.h"
 
 const tg_tuned tg_tuning_table[] = {
-@TG_TUNING_ROWS@    {0, 0, 0, 0, 0, 0, "", 0, 0} /* end */
+@TG_TUNING_ROWS@    {0, 0, 0, 0, 0, 0, "", 0, 0, 0} /* end */
 };
 const int tg_tuning_count = @TG_TUNING_COUNT@;
 ]] @ONLY)

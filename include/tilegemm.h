@@ -149,6 +149,9 @@ TG_API int tg_math_allows(tg_math mode, tg_arith arith);
  * call yet).  Lets a caller see which rung `auto` chose. */
 TG_API const char *tg_last_algo(const tg_handle *handle);
 
+/* What the handle's last successful tg_explain planned, in the same terms as tg_last_algo. */
+TG_API const char *tg_explained_algo(const tg_handle *handle);
+
 /* The smallest legal leading dimension of op(X), a rows x cols matrix stored with this
  * layout: the length of a stored row (row-major) or column (column-major), at least 1. */
 TG_API int64_t tg_min_ld(tg_layout layout, tg_op op, int64_t rows, int64_t cols);

@@ -102,7 +102,7 @@ tg_status tg_create(tg_handle **handle)
     h->algo = -1;
     h->gpu_min_work = TG_DEFAULT_GPU_MIN_WORK;
     h->math = TG_MATH_FP32;
-    h->last_rung = TG_RAN_NOTHING;
+    h->last_rung = h->explained_rung = TG_RAN_NOTHING;
     tg_status s = read_environment(h);
     if (s == TG_SUCCESS && tg_cuda_device_count() > 0)
         s = tg_cuda_attach(h);
@@ -243,11 +243,16 @@ tg_status tg_algo_info_get(int index, tg_algo_info *info)
     return TG_SUCCESS;
 }
 
-const char *tg_last_algo(const tg_handle *h)
+static const char *ran_name(int ran)
 {
-    if (!h || h->last_rung == TG_RAN_NOTHING)
-        return "none";
-    return h->last_rung == TG_RAN_CPU ? "cpu" : tg_rungs[h->last_rung]->name;
+    return ran == TG_RAN_NOTHING ? "none" : ran == TG_RAN_CPU ? "cpu" : tg_rungs[ran]->name;
+}
+
+const char *tg_last_algo(const tg_handle *h) { return h ? ran_name(h->last_rung) : "none"; }
+
+const char *tg_explained_algo(const tg_handle *h)
+{
+    return h ? ran_name(h->explained_rung) : "none";
 }
 
 static const char *algo_names[64];
@@ -368,6 +373,7 @@ tg_status tg_explain(tg_handle *h, tg_layout layout, tg_op transa, tg_op transb,
     if (s != TG_SUCCESS)
         return s;
     if (tg_is_quick_return(&call)) {
+        h->explained_rung = TG_RAN_NOTHING;
         snprintf(buf, buf_size, "quick return: m or n is 0, nothing is computed or written\n");
         return TG_SUCCESS;
     }
@@ -376,6 +382,7 @@ tg_status tg_explain(tg_handle *h, tg_layout layout, tg_op transa, tg_op transb,
     tg_normalize(&call, &p);
     if ((s = tg_make_plan(h, &p, &plan, 1)) != TG_SUCCESS)
         return s;
+    h->explained_rung = plan.backend == TG_BACKEND_CPU ? TG_RAN_CPU : plan.rung;
     snprintf(buf, buf_size, "%s", plan.why);
     return TG_SUCCESS;
 }

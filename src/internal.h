@@ -44,6 +44,7 @@ struct tg_handle {
     tg_error error;
     int last_rung;        /* what the last successful call ran (tg_last_algo): a registry
                            * index, TG_RAN_CPU, or TG_RAN_NOTHING */
+    int explained_rung;   /* the same for the last successful tg_explain */
 };
 
 enum { TG_RAN_NOTHING = -1, TG_RAN_CPU = -2 };

@@ -103,9 +103,9 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
             plan->tuned_split_k = tuned->split_k;
             note(plan,
                  "rung: %s (level %d), the fastest measured on sm_%d for %lldx%lldx%lld, the "
-                 "nearest tuned shape: %s\n",
+                 "nearest tuned shape (%.1f TFLOP/s there): %s\n",
                  tg_rungs[i]->name, tg_rungs[i]->level, cc, (long long)tuned->m,
-                 (long long)tuned->n, (long long)tuned->k, tg_rungs[i]->summary);
+                 (long long)tuned->n, (long long)tuned->k, tuned->tflops, tg_rungs[i]->summary);
             return TG_SUCCESS;
         }
         note(plan, "tuned table names %s for this shape, not used: %s\n", tuned->algo, reason);

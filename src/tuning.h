@@ -22,6 +22,7 @@ typedef struct tg_tuned {
     const char *algo;      /* the rung's name */
     int split_k;           /* 0: the planner's rule, 1: none, n: n slices */
     int math;              /* the tg_math mode the row was tuned for (0, fp32, by default) */
+    double tflops;         /* its measured speed, 0 when the row does not say */
 } tg_tuned;
 
 /* The embedded rows of every tuning table file (generated). */

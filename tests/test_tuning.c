@@ -7,13 +7,13 @@
 #include "tuning.h"
 
 static const tg_tuned kTable[] = {
-    {90, 4096, 4096, 4096, 1, 1, "warptile128", 0, TG_MATH_FP32},
-    {90, 1024, 1024, 1024, 1, 1, "blocktile64", 0, TG_MATH_FP32},
-    {90, 1024, 1024, 65536, 1, 1, "warptile128", 4, TG_MATH_FP32},
-    {90, 4096, 4096, 4096, 0, 1, "blocktile128", 0, TG_MATH_FP32},
-    {80, 4096, 4096, 4096, 1, 1, "tiled32", 0, TG_MATH_FP32},
-    {90, 4096, 4096, 4096, 1, 1, "tf32rung", 0, TG_MATH_TF32},
-    {90, 4096, 4096, 4096, 1, 1, "blocktile64", 0, TG_MATH_STRICT_FMA},
+    {90, 4096, 4096, 4096, 1, 1, "warptile128", 0, TG_MATH_FP32, 0},
+    {90, 1024, 1024, 1024, 1, 1, "blocktile64", 0, TG_MATH_FP32, 0},
+    {90, 1024, 1024, 65536, 1, 1, "warptile128", 4, TG_MATH_FP32, 0},
+    {90, 4096, 4096, 4096, 0, 1, "blocktile128", 0, TG_MATH_FP32, 0},
+    {80, 4096, 4096, 4096, 1, 1, "tiled32", 0, TG_MATH_FP32, 0},
+    {90, 4096, 4096, 4096, 1, 1, "tf32rung", 0, TG_MATH_TF32, 0},
+    {90, 4096, 4096, 4096, 1, 1, "blocktile64", 0, TG_MATH_STRICT_FMA, 0},
 };
 static const int kCount = (int)(sizeof kTable / sizeof kTable[0]);
 
