@@ -20,7 +20,7 @@ from pathlib import Path
 BEGIN = "<!-- results:begin -->"
 END = "<!-- results:end -->"
 HERE = Path(__file__).resolve().parent
-SHOWN = ("OK", "MISMATCH")  # statuses that carry a timing
+SHOWN = ("OK", "LOWPREC", "MISMATCH")  # statuses that carry a timing
 
 
 def load(paths):

@@ -1,6 +1,8 @@
 # Embeds the tuned tables (tuning/sm_<cc>.tsv, written on a GPU by `tilegemm bench --tune`)
 # into the library as the array tg_tuning_table (src/tuning.h).  Tab-separated rows:
-#   cc m n k a_k_contiguous b_n_contiguous algo split_k [tflops cublas_tflops]
+#   cc m n k a_k_contiguous b_n_contiguous algo split_k [math [tflops cublas_tflops]]
+# math is fp32, strict or tf32 (the tg_math mode the row serves); a row without it, or with a
+# number there (the older layout: tflops next), serves fp32.
 # Lines starting with # are comments.  No files: an empty table, and `auto` uses its rule.
 file(GLOB TG_TUNING_FILES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tuning/*.tsv)
 set(TG_TUNING_ROWS "")
@@ -24,6 +26,27 @@ foreach(tuning_file IN LISTS TG_TUNING_FILES)
     list(GET fields 5 b_n)
     list(GET fields 6 algo)
     list(GET fields 7 split)
+    set(math 0)
+    set(tflops 0)
+    if(field_count GREATER 8)
+      list(GET fields 8 tflops) # the older layout: tflops right after split_k
+      if(NOT tflops MATCHES "^[0-9.]+$" AND field_count GREATER 9)
+        list(GET fields 9 tflops) # after the math column
+      endif()
+    endif()
+    if(NOT tflops MATCHES "^[0-9]+(\\.[0-9]*)?$")
+      set(tflops 0)
+    endif()
+    if(field_count GREATER 8)
+      list(GET fields 8 math_name)
+      if(math_name STREQUAL "strict")
+        set(math 1)
+      elseif(math_name STREQUAL "tf32")
+        set(math 2)
+      elseif(NOT math_name STREQUAL "fp32" AND NOT math_name MATCHES "^[0-9.]+$")
+        message(FATAL_ERROR "${tuning_file}: math \"${math_name}\" is not fp32, strict or tf32 in: ${line}")
+      endif()
+    endif()
     foreach(number IN ITEMS ${cc} ${m} ${n} ${k} ${a_k} ${b_n} ${split})
       if(NOT number MATCHES "^[0-9]+$")
         message(FATAL_ERROR "${tuning_file}: \"${number}\" is not a count in: ${line}")
@@ -32,7 +55,7 @@ foreach(tuning_file IN LISTS TG_TUNING_FILES)
     if(NOT algo MATCHES "^[A-Za-z0-9_]+$")
       message(FATAL_ERROR "${tuning_file}: \"${algo}\" is not a rung name in: ${line}")
     endif()
-    string(APPEND TG_TUNING_ROWS "    {${cc}, ${m}, ${n}, ${k}, ${a_k}, ${b_n}, \"${algo}\", ${split}},\n")
+    string(APPEND TG_TUNING_ROWS "    {${cc}, ${m}, ${n}, ${k}, ${a_k}, ${b_n}, \"${algo}\", ${split}, ${math}, ${tflops}},\n")
     math(EXPR TG_TUNING_COUNT "${TG_TUNING_COUNT} + 1")
   endforeach()
 endforeach()
@@ -44,7 +67,7 @@ file(CONFIGURE OUTPUT ${TG_TUNING_SOURCE} CONTENT [[
 #include "tuning.h"
 
 const tg_tuned tg_tuning_table[] = {
-@TG_TUNING_ROWS@    {0, 0, 0, 0, 0, 0, "", 0} /* end */
+@TG_TUNING_ROWS@    {0, 0, 0, 0, 0, 0, "", 0, 0, 0} /* end */
 };
 const int tg_tuning_count = @TG_TUNING_COUNT@;
 ]] @ONLY)

@@ -73,6 +73,13 @@ typedef enum tg_math {
     TG_MATH_TF32 = 2
 } tg_math;
 
+/* The arithmetic a rung does, which decides the math modes `auto` may use it in. */
+typedef enum tg_arith {
+    TG_ARITH_FFMA = 0, /* FP32 fused multiply-adds: every mode */
+    TG_ARITH_3XTF32,   /* tensor cores, each input split into two TF32 parts: fp32 and tf32 */
+    TG_ARITH_TF32      /* tensor cores, inputs rounded to TF32: the tf32 mode only */
+} tg_arith;
+
 typedef struct tg_handle tg_handle;
 
 /* Version string, e.g. "0.1.0". */
@@ -113,6 +120,41 @@ TG_API tg_status tg_set_math(tg_handle *handle, tg_math mode);
 TG_API tg_math tg_get_math(const tg_handle *handle);
 TG_API const char *tg_math_name(tg_math mode);
 TG_API int tg_math_from_name(const char *name);
+
+/* Introspection, for tools that list, plan or time the rungs (the CLI, the benchmark).
+ *
+ * tg_algo_count() is the number of rungs this build has (0 without CUDA); tg_algo_info fills
+ * *info for rung index 0 .. count-1, lowest rung first (the same order as tg_algos() after
+ * "auto").  The strings are static. */
+typedef struct tg_algo_info {
+    const char *name;    /* what tg_set_algo takes, e.g. "tiled32" */
+    int level;           /* its rung on the ladder: 0 naive, 1 tiled16, ... */
+    const char *summary; /* one line: its tiling and what it adds over the rung below */
+    int block_rows;      /* rows of C one thread block covers */
+    int block_cols;      /* columns of C one thread block covers */
+    int in_auto;         /* 1 if `auto` may pick it */
+    tg_arith arith;      /* its arithmetic, which decides the math modes that may use it */
+} tg_algo_info;
+
+TG_API int tg_algo_count(void);
+TG_API tg_status tg_algo_info_get(int index, tg_algo_info *info);
+/* "ffma", "3xtf32", "tf32". */
+TG_API const char *tg_arith_name(tg_arith arith);
+/* 1 when math mode `mode` lets `auto` run arithmetic `arith` (strict: FFMA; fp32: FFMA and
+ * 3xTF32; tf32: any). */
+TG_API int tg_math_allows(tg_math mode, tg_arith arith);
+
+/* What the handle's last successful tg_sgemm or tg_sgemm_strided_batched ran: a rung name from
+ * tg_algos(), "cpu" for the CPU backend, or "none" (a quick return, a beta * C scale, or no
+ * call yet).  Lets a caller see which rung `auto` chose. */
+TG_API const char *tg_last_algo(const tg_handle *handle);
+
+/* What the handle's last successful tg_explain planned, in the same terms as tg_last_algo. */
+TG_API const char *tg_explained_algo(const tg_handle *handle);
+
+/* The smallest legal leading dimension of op(X), a rows x cols matrix stored with this
+ * layout: the length of a stored row (row-major) or column (column-major), at least 1. */
+TG_API int64_t tg_min_ld(tg_layout layout, tg_op op, int64_t rows, int64_t cols);
 
 /* Split-K for single products: 0 lets the planner decide (the default), 1 never splits, and
  * n >= 2 cuts k into n slices run as a batch and summed (see tg_explain).  For tuning. */

@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,21 +17,7 @@
  * than the CPU needs.  Overridden by TILEGEMM_GPU_MIN_WORK. */
 #define TG_DEFAULT_GPU_MIN_WORK (256LL * 256 * 256)
 
-/* Errors that have no handle to live on (tg_create, a NULL handle) are kept per thread. */
-static _Thread_local tg_error orphan_error;
-
 const char *tg_version(void) { return TG_VERSION_STRING; }
-
-tg_status tg_fail(tg_handle *h, tg_status status, int arg, const char *fmt, ...)
-{
-    tg_error *err = h ? &h->error : &orphan_error;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    err->arg = arg;
-    return status;
-}
 
 const char *tg_status_string(tg_status status)
 {
@@ -48,9 +33,12 @@ const char *tg_status_string(tg_status status)
     return "unknown status";
 }
 
-const char *tg_last_error(const tg_handle *h) { return h ? h->error.message : orphan_error.message; }
+const char *tg_last_error(const tg_handle *h)
+{
+    return h ? h->error.message : tg_orphan_error()->message;
+}
 
-int tg_last_error_arg(const tg_handle *h) { return h ? h->error.arg : orphan_error.arg; }
+int tg_last_error_arg(const tg_handle *h) { return h ? h->error.arg : tg_orphan_error()->arg; }
 
 static tg_status no_handle(void)
 {
@@ -114,6 +102,7 @@ tg_status tg_create(tg_handle **handle)
     h->algo = -1;
     h->gpu_min_work = TG_DEFAULT_GPU_MIN_WORK;
     h->math = TG_MATH_FP32;
+    h->last_rung = h->explained_rung = TG_RAN_NOTHING;
     tg_status s = read_environment(h);
     if (s == TG_SUCCESS && tg_cuda_device_count() > 0)
         s = tg_cuda_attach(h);
@@ -122,7 +111,7 @@ tg_status tg_create(tg_handle **handle)
         s = tg_cuda_ensure_stream(h);
     if (s != TG_SUCCESS) {
         if (h->error.message[0]) /* a CUDA failure recorded on the half-made handle */
-            orphan_error = h->error;
+            *tg_orphan_error() = h->error;
         free(h);
         return s;
     }
@@ -217,6 +206,55 @@ tg_status tg_set_math(tg_handle *h, tg_math mode)
 
 tg_math tg_get_math(const tg_handle *h) { return h ? h->math : TG_MATH_FP32; }
 
+int tg_math_allows(tg_math mode, tg_arith arith)
+{
+    switch (mode) {
+    case TG_MATH_STRICT_FMA: return arith == TG_ARITH_FFMA;
+    case TG_MATH_FP32: return arith != TG_ARITH_TF32;
+    case TG_MATH_TF32: return 1;
+    }
+    return 0;
+}
+
+const char *tg_arith_name(tg_arith arith)
+{
+    switch (arith) {
+    case TG_ARITH_FFMA: return "ffma";
+    case TG_ARITH_3XTF32: return "3xtf32";
+    case TG_ARITH_TF32: return "tf32";
+    }
+    return "unknown";
+}
+
+int tg_algo_count(void) { return tg_rung_count; }
+
+tg_status tg_algo_info_get(int index, tg_algo_info *info)
+{
+    if (!info)
+        return tg_fail(NULL, TG_ERROR_INVALID_ARGUMENT, 2, "info is NULL");
+    if (index < 0 || index >= tg_rung_count)
+        return tg_fail(NULL, TG_ERROR_INVALID_ARGUMENT, 1,
+                       "index = %d is not in 0 .. tg_algo_count() - 1 = %d", index,
+                       tg_rung_count - 1);
+    const tg_rung *r = tg_rungs[index];
+    *info = (tg_algo_info){.name = r->name, .level = r->level, .summary = r->summary,
+                           .block_rows = r->block_rows, .block_cols = r->block_cols,
+                           .in_auto = r->in_auto, .arith = r->arith};
+    return TG_SUCCESS;
+}
+
+static const char *ran_name(int ran)
+{
+    return ran == TG_RAN_NOTHING ? "none" : ran == TG_RAN_CPU ? "cpu" : tg_rungs[ran]->name;
+}
+
+const char *tg_last_algo(const tg_handle *h) { return h ? ran_name(h->last_rung) : "none"; }
+
+const char *tg_explained_algo(const tg_handle *h)
+{
+    return h ? ran_name(h->explained_rung) : "none";
+}
+
 static const char *algo_names[64];
 static pthread_once_t algo_names_once = PTHREAD_ONCE_INIT;
 
@@ -253,37 +291,39 @@ tg_status tg_set_algo(tg_handle *h, const char *name)
     return TG_SUCCESS;
 }
 
-/* Validation up to the plan: shared by tg_sgemm, the batched call and tg_explain.  Returns
- * TG_SUCCESS with *quick set when there is nothing to do. */
-static tg_status prepare(tg_handle *h, const tg_call *call, tg_problem *p, tg_plan *plan,
-                         int *quick, int explain)
+tg_status tg_run_validated(tg_handle *h, const tg_call *call)
 {
-    tg_status s = tg_validate(call, &h->error);
+    tg_problem p;
+    tg_plan plan;
+    tg_normalize(call, &p);
+    tg_status s = tg_make_plan(h, &p, &plan, 0);
     if (s != TG_SUCCESS)
         return s;
-    *quick = tg_is_quick_return(call);
-    if (*quick)
-        return TG_SUCCESS;
-    tg_normalize(call, p);
-    return tg_make_plan(h, p, plan, explain);
+    if (plan.backend == TG_BACKEND_CUDA) {
+        s = tg_cuda_execute(h, &p, &plan);
+        if (s == TG_SUCCESS)
+            h->last_rung = plan.rung >= 0 ? plan.rung : TG_RAN_NOTHING;
+        return s;
+    }
+    /* Managed memory may still be written by work queued on the handle's stream. */
+    if (plan.managed && (s = tg_cuda_synchronize(h)) != TG_SUCCESS)
+        return s;
+    tg_cpu_sgemm(&p);
+    h->last_rung = tg_has_product(p.alpha, p.k) ? TG_RAN_CPU : TG_RAN_NOTHING;
+    return TG_SUCCESS;
 }
 
 static tg_status run(tg_handle *h, const tg_call *call)
 {
     REQUIRE_HANDLE(h);
-    tg_problem p;
-    tg_plan plan;
-    int quick = 0;
-    tg_status s = prepare(h, call, &p, &plan, &quick, 0);
-    if (s != TG_SUCCESS || quick)
+    tg_status s = tg_validate(call, &h->error);
+    if (s != TG_SUCCESS)
         return s;
-    if (plan.backend == TG_BACKEND_CUDA)
-        return tg_cuda_execute(h, &p, &plan);
-    /* Managed memory may still be written by work queued on the handle's stream. */
-    if (plan.managed && (s = tg_cuda_synchronize(h)) != TG_SUCCESS)
-        return s;
-    tg_cpu_sgemm(&p);
-    return TG_SUCCESS;
+    if (tg_is_quick_return(call)) {
+        h->last_rung = TG_RAN_NOTHING;
+        return TG_SUCCESS;
+    }
+    return tg_run_validated(h, call);
 }
 
 tg_status tg_sgemm(tg_handle *h, tg_layout layout, tg_op transa, tg_op transb, int64_t m,
@@ -329,13 +369,20 @@ tg_status tg_explain(tg_handle *h, tg_layout layout, tg_op transa, tg_op transb,
                           .B = B ? B : &host_placeholder, .ldb = ldb,
                           .C = C ? (float *)C : &host_placeholder, .ldc = ldc,
                           .batch = 1, .batched = 0};
-    tg_problem p;
-    tg_plan plan;
-    int quick = 0;
-    tg_status s = prepare(h, &call, &p, &plan, &quick, 1);
+    tg_status s = tg_validate(&call, &h->error);
     if (s != TG_SUCCESS)
         return s;
-    snprintf(buf, buf_size, "%s",
-             quick ? "quick return: m or n is 0, nothing is computed or written\n" : plan.why);
+    if (tg_is_quick_return(&call)) {
+        h->explained_rung = TG_RAN_NOTHING;
+        snprintf(buf, buf_size, "quick return: m or n is 0, nothing is computed or written\n");
+        return TG_SUCCESS;
+    }
+    tg_problem p;
+    tg_plan plan;
+    tg_normalize(&call, &p);
+    if ((s = tg_make_plan(h, &p, &plan, 1)) != TG_SUCCESS)
+        return s;
+    h->explained_rung = plan.backend == TG_BACKEND_CPU ? TG_RAN_CPU : plan.rung;
+    snprintf(buf, buf_size, "%s", plan.why);
     return TG_SUCCESS;
 }

@@ -6,22 +6,25 @@
 #define TG_INTERNAL_H
 
 #include "../include/tilegemm.h"
+#include "error.h"
 #include "problem.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The last error of a handle: the sentence tg_last_error returns and the argument position. */
-typedef struct tg_error {
-    int arg;
-    char message[512];
-} tg_error;
+/* The workspace slots and the operands staged through them, named once for the planner and
+ * the CUDA backend. */
+typedef enum tg_slot {
+    TG_SLOT_A = 0, TG_SLOT_B = 1, TG_SLOT_C = 2, /* host operands staged to the device */
+    TG_SLOT_SPLIT_K = 3,                         /* split-K partial products */
+    TG_SLOT_COUNT = 4
+} tg_slot;
 
 /* Device buffers that host operands are staged through; grown on demand, kept for reuse. */
 typedef struct tg_workspace {
-    void *buffer[4]; /* A, B, C, split-K partial products */
-    size_t bytes[4];
+    void *buffer[TG_SLOT_COUNT]; /* indexed by tg_slot */
+    size_t bytes[TG_SLOT_COUNT];
     void *last_use;  /* cudaEvent_t recorded after the last asynchronous use (split-K) */
 } tg_workspace;
 
@@ -39,7 +42,12 @@ struct tg_handle {
     int compute_capability; /* major * 10 + minor (0 without a GPU) */
     tg_workspace workspace;
     tg_error error;
+    int last_rung;        /* what the last successful call ran (tg_last_algo): a registry
+                           * index, TG_RAN_CPU, or TG_RAN_NOTHING */
+    int explained_rung;   /* the same for the last successful tg_explain */
 };
+
+enum { TG_RAN_NOTHING = -1, TG_RAN_CPU = -2 };
 
 /* A call as the caller made it, before normalization (see validate.c). */
 typedef struct tg_call {
@@ -68,10 +76,10 @@ typedef enum tg_arg {
 tg_status tg_validate(const tg_call *call, tg_error *err);
 /* 1 when the reference BLAS would return without touching anything. */
 int tg_is_quick_return(const tg_call *call);
+/* Runs a call that passed tg_validate and is not a quick return: normalize, plan, execute.
+ * For entry points that validate in their own way (the BLAS shims). */
+tg_status tg_run_validated(tg_handle *h, const tg_call *call);
 void tg_normalize(const tg_call *call, tg_problem *problem);
-/* The smallest legal leading dimension of op(X), rows x cols, stored with this layout: the
- * length of a stored row (row-major) or column (column-major), and at least 1. */
-int64_t tg_min_ld(tg_layout layout, tg_op op, int64_t rows, int64_t cols);
 
 /* Where a pointer lives, as far as the CUDA runtime knows. */
 typedef enum tg_memory { TG_MEMORY_HOST = 0, TG_MEMORY_DEVICE, TG_MEMORY_MANAGED } tg_memory;
@@ -80,7 +88,7 @@ typedef enum tg_memory { TG_MEMORY_HOST = 0, TG_MEMORY_DEVICE, TG_MEMORY_MANAGED
 typedef struct tg_plan {
     tg_backend backend; /* TG_BACKEND_CPU or TG_BACKEND_CUDA */
     int rung;           /* registry index; -1 when no product kernel runs (alpha or k is 0) */
-    int stage[3];       /* 1 where a host operand (A, B, C) goes through device memory */
+    int stage[TG_SLOT_SPLIT_K]; /* by tg_slot: 1 where a host A, B or C goes through the device */
     int managed;        /* some operand is managed memory: the CPU must wait for the GPU */
     int explaining;     /* fill `why` (tg_explain); plain calls skip the text */
     int split_k;        /* slices of k (see split_k.h); 1 runs the product in one piece */
@@ -91,12 +99,9 @@ typedef struct tg_plan {
 /* explain = 1 also writes the reasons into plan->why (tg_explain); calls skip that work. */
 tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan, int explain);
 
-/* api.c: records an error on the handle and returns status. */
-tg_status tg_fail(tg_handle *h, tg_status status, int arg, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+/* Records an error on the handle (the per-thread record when h is NULL) and returns status. */
+#define tg_fail(h, status, arg, ...) tg_record(tg_error_of(h), (status), (arg), __VA_ARGS__)
+static inline tg_error *tg_error_of(tg_handle *h) { return h ? &h->error : tg_orphan_error(); }
 
 #ifdef __cplusplus
 }

@@ -44,18 +44,6 @@ static const char *memory_name(tg_memory kind)
     return kind == TG_MEMORY_DEVICE ? "device" : kind == TG_MEMORY_MANAGED ? "managed" : "host";
 }
 
-/* Whether the math mode lets auto run a rung of this arithmetic: strict takes FFMA alone, the
- * default FP32 mode adds 3xTF32 (FP32 accuracy, tested), TF32 takes anything. */
-static int math_allows(tg_math mode, tg_arith arith)
-{
-    switch (mode) {
-    case TG_MATH_STRICT_FMA: return arith == TG_ARITH_FFMA;
-    case TG_MATH_FP32: return arith != TG_ARITH_TF32;
-    case TG_MATH_TF32: return 1;
-    }
-    return 0;
-}
-
 /* The shortest k auto sends to 3xTF32.  Measured on the H100 (bench/accuracy, 1024 x 1024 x k,
  * uniform, wide-range and cancelling data): from k = 256 on its RMS error is no larger than the
  * FFMA rungs' (at k = 64, 1.8 times theirs, at 16, 1.7 to 2.8 times: the dropped small * small
@@ -82,7 +70,7 @@ static const char *auto_refuses(const tg_handle *h, int i, const tg_problem *p)
         return "this build has no such rung";
     if (!tg_rungs[i]->in_auto)
         return "not yet admitted to auto (runs only when forced)";
-    if (!math_allows(h->math, tg_rungs[i]->arith))
+    if (!tg_math_allows(h->math, tg_rungs[i]->arith))
         return h->math == TG_MATH_STRICT_FMA ? "not FP32 FMA arithmetic (math mode strict)"
                                              : "TF32 arithmetic, below FP32 accuracy (math "
                                                "mode fp32)";
@@ -107,7 +95,8 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
     }
     note(plan, "math mode: %s\n", tg_math_name(h->math));
     const int cc = h->compute_capability;
-    const tg_tuned *tuned = tg_tuning_lookup(tg_tuning_table, tg_tuning_count, cc, p);
+    const tg_tuned *tuned = tg_tuning_lookup(tg_tuning_table, tg_tuning_count, cc,
+                                             (int)h->math, p);
     if (tuned) {
         const int i = tg_find_rung(tuned->algo);
         const char *reason = auto_refuses(h, i, p);
@@ -116,9 +105,9 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
             plan->tuned_split_k = tuned->split_k;
             note(plan,
                  "rung: %s (level %d), the fastest measured on sm_%d for %lldx%lldx%lld, the "
-                 "nearest tuned shape: %s\n",
+                 "nearest tuned shape (%.1f TFLOP/s there): %s\n",
                  tg_rungs[i]->name, tg_rungs[i]->level, cc, (long long)tuned->m,
-                 (long long)tuned->n, (long long)tuned->k, tg_rungs[i]->summary);
+                 (long long)tuned->n, (long long)tuned->k, tuned->tflops, tg_rungs[i]->summary);
             return TG_SUCCESS;
         }
         note(plan, "tuned table names %s for this shape, not used: %s\n", tuned->algo, reason);
@@ -171,13 +160,15 @@ tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan, int exp
     plan->explaining = explain;
     plan->rung = -1;
     plan->split_k = 1;
-    const int runs_product = p->alpha != 0.0f && p->k > 0;
-    const char *names[3] = {"A", "B", "C"};
-    const void *pointers[3] = {runs_product ? p->A : NULL, runs_product ? p->B : NULL, p->C};
-    tg_memory kinds[3] = {TG_MEMORY_HOST, TG_MEMORY_HOST, TG_MEMORY_HOST};
+    const int runs_product = tg_has_product(p->alpha, p->k);
+    const char *names[TG_SLOT_SPLIT_K] = {[TG_SLOT_A] = "A", [TG_SLOT_B] = "B", [TG_SLOT_C] = "C"};
+    const void *pointers[TG_SLOT_SPLIT_K] = {[TG_SLOT_A] = runs_product ? p->A : NULL,
+                                             [TG_SLOT_B] = runs_product ? p->B : NULL,
+                                             [TG_SLOT_C] = p->C};
+    tg_memory kinds[TG_SLOT_SPLIT_K] = {TG_MEMORY_HOST, TG_MEMORY_HOST, TG_MEMORY_HOST};
     int on_device = -1; /* an operand only the GPU can read, if any */
     int off_host = 0;   /* operands in device or managed memory */
-    for (int i = 0; i < 3; ++i) {
+    for (int i = TG_SLOT_A; i <= TG_SLOT_C; ++i) {
         tg_status s = tg_cuda_memory_kind(h, pointers[i], &kinds[i]);
         if (s != TG_SUCCESS)
             return s;
@@ -214,8 +205,9 @@ tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan, int exp
     } else if (off_host > 0) {
         plan->backend = TG_BACKEND_CUDA;
         note(plan, "backend: cuda, operands live in GPU-visible memory (A %s, B %s, C %s)\n",
-             runs_product ? memory_name(kinds[0]) : "unread",
-             runs_product ? memory_name(kinds[1]) : "unread", memory_name(kinds[2]));
+             runs_product ? memory_name(kinds[TG_SLOT_A]) : "unread",
+             runs_product ? memory_name(kinds[TG_SLOT_B]) : "unread",
+             memory_name(kinds[TG_SLOT_C]));
     } else if (!runs_product) {
         plan->backend = TG_BACKEND_CPU;
         note(plan, "backend: cpu, alpha or k is 0 so only beta * C is computed, on the host\n");
@@ -237,12 +229,13 @@ tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan, int exp
         note(plan, "kernel: cpu blocked (packed panels, register-tiled micro-kernel, OpenMP)\n");
         return TG_SUCCESS;
     }
-    for (int i = 0; i < 3; ++i)
-        plan->stage[i] = pointers[i] != NULL && kinds[i] == TG_MEMORY_HOST;
-    if (plan->stage[0] || plan->stage[1] || plan->stage[2])
+    int staged = 0;
+    for (int i = TG_SLOT_A; i <= TG_SLOT_C; ++i)
+        staged |= plan->stage[i] = pointers[i] != NULL && kinds[i] == TG_MEMORY_HOST;
+    if (staged)
         note(plan, "staging: %s%s%sthrough device memory, then synchronize\n",
-             plan->stage[0] ? "A " : "", plan->stage[1] ? "B " : "",
-             plan->stage[2] ? "C " : "");
+             plan->stage[TG_SLOT_A] ? "A " : "", plan->stage[TG_SLOT_B] ? "B " : "",
+             plan->stage[TG_SLOT_C] ? "C " : "");
     if (!runs_product) {
         note(plan, "kernel: scale C by beta (alpha or k is 0, A and B are not read)\n");
         return TG_SUCCESS;

@@ -32,6 +32,16 @@ typedef struct tg_problem {
     int64_t batch;
 } tg_problem;
 
+/* The one rule for whether there is a product to compute: alpha != 0 and k > 0.  Otherwise
+ * C = beta * C and A and B are never read. */
+static inline int tg_has_product(float alpha, int64_t k) { return alpha != 0.0f && k > 0; }
+
+/* 1 when the problem has no element of C to write. */
+static inline int tg_problem_is_empty(const tg_problem *p)
+{
+    return p->m <= 0 || p->n <= 0 || p->batch <= 0;
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,13 +4,14 @@
 #include <math.h>
 #include <stddef.h>
 
-const tg_tuned *tg_tuning_lookup(const tg_tuned *table, int count, int cc, const tg_problem *p)
+const tg_tuned *tg_tuning_lookup(const tg_tuned *table, int count, int cc, int math,
+                                 const tg_problem *p)
 {
     const tg_tuned *best = NULL;
     double best_distance = 0.0;
     for (int i = 0; i < count; ++i) {
         const tg_tuned *t = &table[i];
-        if (t->cc != cc || t->a_k_contiguous != (p->a_cs == 1) ||
+        if (t->cc != cc || t->math != math || t->a_k_contiguous != (p->a_cs == 1) ||
             t->b_n_contiguous != (p->b_cs == 1))
             continue;
         const double dm = fabs(log2((double)p->m / (double)t->m));

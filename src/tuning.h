@@ -3,7 +3,7 @@
  * and normalized shape.  They are data (tuning/sm_<cc>.tsv), embedded at build time by
  * cmake/tuning.cmake; `auto` looks a call up here before it falls back to its rule.
  * A row is itself a correctness check on that device: the tuner keeps only results that
- * matched cuBLAS.
+ * passed the float64 check, and for each math mode only rungs whose arithmetic it allows.
  */
 #ifndef TG_TUNING_H
 #define TG_TUNING_H
@@ -21,6 +21,8 @@ typedef struct tg_tuned {
     int b_n_contiguous;    /* op(B) stored along n (b_cs == 1) */
     const char *algo;      /* the rung's name */
     int split_k;           /* 0: the planner's rule, 1: none, n: n slices */
+    int math;              /* the tg_math mode the row was tuned for (0, fp32, by default) */
+    double tflops;         /* its measured speed, 0 when the row does not say */
 } tg_tuned;
 
 /* The embedded rows of every tuning table file (generated). */
@@ -28,8 +30,10 @@ extern const tg_tuned tg_tuning_table[];
 extern const int tg_tuning_count;
 
 /* The row measured nearest to p (in log2 of m, n and k) on a GPU of this compute capability,
- * with the same operand orientation and within a factor of 2 of each dimension; else NULL. */
-const tg_tuned *tg_tuning_lookup(const tg_tuned *table, int count, int cc, const tg_problem *p);
+ * for this math mode, with the same operand orientation and within a factor of 2 of each
+ * dimension; else NULL. */
+const tg_tuned *tg_tuning_lookup(const tg_tuned *table, int count, int cc, int math,
+                                 const tg_problem *p);
 
 #ifdef __cplusplus
 }

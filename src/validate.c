@@ -6,9 +6,6 @@
  * C^T = op(B)^T op(A)^T, so after the two transpose checks come n, m, k, then ldb, lda, ldc.
  * The reported positions are those of the caller's own arguments.
  */
-#include <stdarg.h>
-#include <stdio.h>
-
 #include "internal.h"
 
 static int tg_arg_position(const tg_call *call, tg_arg arg)
@@ -28,18 +25,9 @@ static int rows_contiguous(tg_layout layout, tg_op op)
     return (layout == TG_ROW_MAJOR) != (op == TG_TRANS);
 }
 
-static tg_status reject(const tg_call *call, tg_error *err, tg_arg arg, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static tg_status reject(const tg_call *call, tg_error *err, tg_arg arg, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    err->arg = tg_arg_position(call, arg);
-    return TG_ERROR_INVALID_ARGUMENT;
-}
+/* Records an invalid-argument error at the caller's position of arg. */
+#define reject(call, err, arg, ...)                                                              \
+    tg_record((err), TG_ERROR_INVALID_ARGUMENT, tg_arg_position((call), (arg)), __VA_ARGS__)
 
 /* The leading-dimension rule of one operand: ld must cover a stored row (row-major) or
  * column (column-major) of the matrix as it sits in memory. */
@@ -148,7 +136,7 @@ tg_status tg_validate(const tg_call *c, tg_error *err)
     if (tg_is_quick_return(c))
         return TG_SUCCESS;
     /* Beyond the reference BLAS: a NULL that would be dereferenced is an error, not a crash. */
-    const int reads_ab = c->alpha != 0.0f && c->k > 0;
+    const int reads_ab = tg_has_product(c->alpha, c->k);
     if (reads_ab && c->A == NULL)
         return reject(c, err, TG_ARG_A, "A is NULL but alpha != 0 and k = %lld > 0",
                       (long long)c->k);

@@ -3,23 +3,32 @@
 #include <string.h>
 
 #include "testing.h"
+#include "tilegemm.h"
 #include "tuning.h"
 
 static const tg_tuned kTable[] = {
-    {90, 4096, 4096, 4096, 1, 1, "warptile128", 0},
-    {90, 1024, 1024, 1024, 1, 1, "blocktile64", 0},
-    {90, 1024, 1024, 65536, 1, 1, "warptile128", 4},
-    {90, 4096, 4096, 4096, 0, 1, "blocktile128", 0},
-    {80, 4096, 4096, 4096, 1, 1, "tiled32", 0},
+    {90, 4096, 4096, 4096, 1, 1, "warptile128", 0, TG_MATH_FP32, 0},
+    {90, 1024, 1024, 1024, 1, 1, "blocktile64", 0, TG_MATH_FP32, 0},
+    {90, 1024, 1024, 65536, 1, 1, "warptile128", 4, TG_MATH_FP32, 0},
+    {90, 4096, 4096, 4096, 0, 1, "blocktile128", 0, TG_MATH_FP32, 0},
+    {80, 4096, 4096, 4096, 1, 1, "tiled32", 0, TG_MATH_FP32, 0},
+    {90, 4096, 4096, 4096, 1, 1, "tf32rung", 0, TG_MATH_TF32, 0},
+    {90, 4096, 4096, 4096, 1, 1, "blocktile64", 0, TG_MATH_STRICT_FMA, 0},
 };
 static const int kCount = (int)(sizeof kTable / sizeof kTable[0]);
 
-static const char *lookup(int cc, int64_t m, int64_t n, int64_t k, int a_k, int b_n)
+static const char *lookup_math(int math, int cc, int64_t m, int64_t n, int64_t k, int a_k,
+                               int b_n)
 {
     const tg_problem p = {.m = m, .n = n, .k = k, .a_rs = a_k ? k : 1, .a_cs = a_k ? 1 : m,
                           .b_rs = b_n ? n : 1, .b_cs = b_n ? 1 : k, .batch = 1};
-    const tg_tuned *t = tg_tuning_lookup(kTable, kCount, cc, &p);
+    const tg_tuned *t = tg_tuning_lookup(kTable, kCount, cc, math, &p);
     return t ? t->algo : "(none)";
+}
+
+static const char *lookup(int cc, int64_t m, int64_t n, int64_t k, int a_k, int b_n)
+{
+    return lookup_math(TG_MATH_FP32, cc, m, n, k, a_k, b_n);
 }
 
 #define EXPECT_ALGO(want, ...)                                                                    \
@@ -39,8 +48,13 @@ int main(void)
     EXPECT_ALGO("(none)", 75, 4096, 4096, 4096, 1, 1);
     EXPECT_ALGO("(none)", 90, 127, 8191, 1023, 1, 1);        /* 8x from every row in m */
     EXPECT_ALGO("(none)", 90, 4096, 4096, 4096, 0, 0);
+    /* The math mode is part of the key. */
+    EXPECT(strcmp(lookup_math(TG_MATH_TF32, 90, 4096, 4096, 4096, 1, 1), "tf32rung") == 0,
+           "tf32 row");
+    EXPECT(strcmp(lookup_math(TG_MATH_STRICT_FMA, 90, 4096, 4096, 4096, 1, 1), "blocktile64") == 0,
+           "strict row");
     const tg_problem p = {.m = 64, .n = 64, .k = 64, .a_cs = 1, .b_cs = 1, .batch = 1};
-    EXPECT(tg_tuning_lookup(kTable, 0, 90, &p) == NULL, "empty table");
+    EXPECT(tg_tuning_lookup(kTable, 0, 90, 0, &p) == NULL, "empty table");
     /* The embedded table: every row names a shape and an algo. */
     for (int i = 0; i < tg_tuning_count; ++i)
         EXPECT(tg_tuning_table[i].m > 0 && tg_tuning_table[i].n > 0 &&

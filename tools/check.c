@@ -8,6 +8,7 @@
 
 #include "cpu/cpu.h"
 #include "internal.h"
+#include "rng.h"
 
 #ifdef TG_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -16,17 +17,9 @@
 /* A NaN with a payload nothing computes: an element still holding it was never written. */
 static const uint32_t kPoisonBits = 0x7fc0bad0u;
 
-static uint64_t next_random(uint64_t *state) /* splitmix64 */
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static float random_value(uint64_t *state, int small_ints)
 {
-    const uint64_t r = next_random(state);
+    const uint64_t r = tg_splitmix64(state);
     if (small_ints)
         return (float)((int)(r % 9) - 4);
     return (float)((double)(r >> 11) * 0x1.0p-53 * 2.0 - 1.0);

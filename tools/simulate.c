@@ -6,6 +6,8 @@
  */
 #include "simulate.h"
 
+#include "shape.h"
+
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
@@ -517,8 +519,16 @@ static const char USAGE[] =
     "  --seed S              seed of the small-integer inputs in -3..3 (default 1)\n"
     "  --a v,v,...           A's M*K values, row-major, instead of seeded ones\n"
     "  --b v,v,...           B's K*N values, row-major\n"
+    "  --fill-a V|count      every element of A is V, or `count`: 1, 2, 3, ... row by row\n"
+    "  --fill-b V|count      the same for B\n"
+    "  --svg FILE            also draw the phases of the followed tile as an SVG sheet: the\n"
+    "                        tiles of A and B loaded in each phase, the zero-filled cells and\n"
+    "                        the output tile's partial sums\n"
     "  --counts-only         print only the load counts (sizes up to 1048576)\n"
-    "  example: tilegemm simulate 5x3x7 --tile 2 --tile-row 2\n";
+    "  examples: tilegemm simulate 5x3x7 --tile 2 --tile-row 2\n"
+    "            tilegemm simulate 34x34x34 --tile 16 --fill-a 1 --fill-b 2   (every C is 68)\n"
+    "            tilegemm simulate 4x4x4 --tile 2 --fill-a count --fill-b count --svg t.svg\n"
+    "                                                                   (C[0][0] = 90)\n";
 
 typedef struct simulate_options {
     int64_t m, n, k;
@@ -526,6 +536,8 @@ typedef struct simulate_options {
     uint64_t seed;
     const char *a_text, *b_text;
     int counts_only, help;
+    const char *fill_a, *fill_b; /* a constant or "count" */
+    const char *svg_path;
 } simulate_options;
 
 static int usage_error(const char *message, const char *detail)
@@ -551,24 +563,25 @@ static int parse_int64(const char *option, const char *text, int64_t *value)
 /* "5x3x7" -> m, n, k */
 static int parse_shape(const char *text, simulate_options *o)
 {
-    int64_t sizes[3];
-    const char *p = text;
-    for (int i = 0; i < 3; i++) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(p, &end, 10);
-        if (errno || end == p)
-            return 0;
-        sizes[i] = (int64_t)v;
-        if (i < 2 && *end != 'x' && *end != 'X')
-            return 0;
-        if (i == 2 && *end != '\0')
-            return 0;
-        p = end + 1;
+    long long m, n, k;
+    if (tg_parse_shape(text, &m, &n, &k) != 0)
+        return 0;
+    o->m = m, o->n = n, o->k = k;
+    return 1;
+}
+
+/* --fill-a / --fill-b: a constant, or "count" for 1, 2, 3, ... row by row. */
+static int fill_values(const char *option, const char *how, float *values, int64_t count)
+{
+    char *end = NULL;
+    const float constant = strtof(how, &end);
+    const int counting = strcmp(how, "count") == 0;
+    if (!counting && (end == how || *end != '\0')) {
+        fprintf(stderr, "simulate: %s takes a number or 'count', got '%s'\n", option, how);
+        return 0;
     }
-    o->m = sizes[0];
-    o->n = sizes[1];
-    o->k = sizes[2];
+    for (int64_t i = 0; i < count; i++)
+        values[i] = counting ? (float)(i + 1) : constant;
     return 1;
 }
 
@@ -658,6 +671,9 @@ static int parse_options(int argc, char **argv, simulate_options *o)
         else if (strcmp(name, "--seed") == 0) number = &seed;
         else if (strcmp(name, "--a") == 0) text = &o->a_text;
         else if (strcmp(name, "--b") == 0) text = &o->b_text;
+        else if (strcmp(name, "--fill-a") == 0) text = &o->fill_a;
+        else if (strcmp(name, "--fill-b") == 0) text = &o->fill_b;
+        else if (strcmp(name, "--svg") == 0) text = &o->svg_path;
         else {
             fprintf(stderr, "simulate: unknown option '%s'\n", name);
             return 0;
@@ -697,7 +713,7 @@ static int check_size(const char *name, int64_t size, int64_t limit, int counts_
 
 int tg_simulate_main(int argc, char **argv)
 {
-    simulate_options o = {4, 4, 4, 2, 0, 0, 1, NULL, NULL, 0, 0};
+    simulate_options o = {4, 4, 4, 2, 0, 0, 1, NULL, NULL, 0, 0, NULL, NULL, NULL};
     if (!parse_options(argc, argv, &o)) {
         fputs("run 'tilegemm simulate --help' for the options\n", stderr);
         return EXIT_USAGE;
@@ -761,11 +777,22 @@ int tg_simulate_main(int argc, char **argv)
     snprintf(what, sizeof what, "B is k x n = %" PRId64 " x %" PRId64, o.k, o.n);
     if (status == EXIT_OK && o.b_text && !parse_values("--b", o.b_text, o.k * o.n, what, B))
         status = EXIT_USAGE;
+    if (status == EXIT_OK && o.fill_a && !fill_values("--fill-a", o.fill_a, A, o.m * o.k))
+        status = EXIT_USAGE;
+    if (status == EXIT_OK && o.fill_b && !fill_values("--fill-b", o.fill_b, B, o.k * o.n))
+        status = EXIT_USAGE;
 
     if (status == EXIT_USAGE)
         fputs("run 'tilegemm simulate --help' for the options\n", stderr);
     if (status == EXIT_OK)
         status = tg_simulate_print(stdout, o.m, o.n, o.k, tile, o.tile_row, o.tile_col, A, B);
+    if (status == EXIT_OK && o.svg_path) {
+        if (tg_simulate_svg(o.svg_path, o.m, o.n, o.k, tile, o.tile_row, o.tile_col, A, B) == 0)
+            printf("\nwrote %s: the phases of tile (%" PRId64 ", %" PRId64 ")\n", o.svg_path,
+                   o.tile_row, o.tile_col);
+        else
+            status = EXIT_MISMATCH, fprintf(stderr, "simulate: cannot write %s\n", o.svg_path);
+    }
     free(A);
     free(B);
     return status;

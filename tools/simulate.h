@@ -81,8 +81,19 @@ int tg_simulate_print(FILE *out, int64_t m, int64_t n, int64_t k, int tile, int6
                       int64_t tile_col, const float *A, const float *B);
 
 /*
+ * Draws the phases of output tile (tile_row, tile_col) as one SVG sheet at path: per phase a
+ * row of three panels -- A with the TILE x TILE block loaded into As, B with the block loaded
+ * into Bs (cells outside the matrix, zero-filled without a load, hatched), and C with the
+ * tile's partial sums after that phase.  Same model and arguments as tg_simulate_print.
+ * Returns 0 on success, -1 when the file cannot be written or the arguments are invalid.
+ */
+int tg_simulate_svg(const char *path, int64_t m, int64_t n, int64_t k, int tile,
+                    int64_t tile_row, int64_t tile_col, const float *A, const float *B);
+
+/*
  * `tilegemm simulate [MxNxK] [--m M] [--n N] [--k K] [--tile T] [--tile-row R] [--tile-col C]
- *                    [--seed S] [--a v,v,...] [--b v,v,...] [--counts-only]`
+ *                    [--seed S] [--a v,v,...] [--b v,v,...] [--fill-a V|count]
+ *                    [--fill-b V|count] [--svg FILE] [--counts-only]`
  * argv[0] is the subcommand's name ("simulate") and is skipped.  Defaults: 4x4x4, TILE 2,
  * tile (0, 0), seed 1, inputs small integers in -3..3 from a seeded LCG.
  * Returns the process exit code: 0 success, 1 mismatch, 2 usage error.

@@ -14,8 +14,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "cuda/registry.h"
-#include "internal.h" /* tg_min_ld */
+#include "shape.h"
 #include "simulate.h"
 #include "tilegemm.h"
 #include "verify.h"
@@ -27,24 +26,52 @@
 static int usage(FILE *out)
 {
     fprintf(out,
-            "usage: tilegemm <command> [options]\n"
+            "usage: tilegemm <command> [options]    (tilegemm <command> --help for its options)\n"
             "  info                       backends, GPU, library version\n"
             "  verify [--quick]           every rung against the float64 reference\n"
-            "  bench [MxNxK ...]          time rungs and cuBLAS (see: tilegemm bench --help)\n"
+            "  bench [MxNxK ...]          time rungs, auto and cuBLAS (FP32 and FAST_TF32)\n"
             "  run MxNxK --algo NAME      time one rung against cuBLAS\n"
-            "  simulate [MxNxK] [--tile T] the tiled algorithm, step by step\n"
-            "  explain MxNxK [--layout row|col] [--trans NN|NT|TN|TT]\n"
-            "                             the plan for a shape and why\n"
-            "  algos                      the rungs of this build\n");
+            "  simulate [MxNxK] [--tile T] the tiled algorithm, step by step (--svg FILE)\n"
+            "  explain MxNxK [--layout row|col] [--trans NN|NT|TN|TT] [--math MODE]\n"
+            "                             the plan for a shape, why, and its roofline\n"
+            "  algos                      the rungs of this build\n"
+            "  --version                  the library version\n");
     return out == stderr ? 2 : 0;
 }
 
-static int cmd_info(void)
+/* For subcommands that take no options: --help prints usage (exit 0), anything else is an
+ * error naming it (exit 2); -1 means go on. */
+static int no_options(const char *cmd, const char *text, int argc, char **argv)
 {
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: tilegemm %s\n  %s\n", cmd, text);
+            return 0;
+        }
+        fprintf(stderr, "tilegemm %s: unknown %s %s (see tilegemm %s --help)\n", cmd,
+                argv[i][0] == '-' ? "option" : "argument", argv[i], cmd);
+        return 2;
+    }
+    return -1;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+    const int early = no_options("info", "backends, the GPU and its compute capability, SMs, "
+                                 "memory, library version", argc, argv);
+    if (early >= 0)
+        return early;
     printf("tilegemm %s\n", tg_version());
     printf("backends: cpu (%ld hardware threads)", sysconf(_SC_NPROCESSORS_ONLN));
 #ifdef TG_HAVE_CUDA
     printf(", cuda (built in)\n");
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    if (driver == 0) {
+        printf("GPU: no NVIDIA driver was found: the CPU backend runs everything\n");
+        return 0;
+    }
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
@@ -52,9 +79,6 @@ static int cmd_info(void)
                e != cudaSuccess ? cudaGetErrorString(e) : "no device");
         return 0;
     }
-    int driver = 0, runtime = 0;
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
     printf("CUDA driver %d.%d, runtime %d.%d\n", driver / 1000, driver % 1000 / 10,
            runtime / 1000, runtime % 1000 / 10);
     for (int d = 0; d < count; ++d) {
@@ -72,15 +96,104 @@ static int cmd_info(void)
     return 0;
 }
 
-static int cmd_algos(void)
+static int cmd_algos(int argc, char **argv)
 {
-    printf("%-14s %4s  %s\n", "name", "rung", "summary");
-    printf("%-14s %4s  %s\n", "auto", "-", "picks per shape (see tilegemm explain)");
-    for (int i = 0; i < tg_rung_count; ++i)
-        printf("%-14s %4d  %s\n", tg_rungs[i]->name, tg_rungs[i]->level, tg_rungs[i]->summary);
-    if (tg_rung_count == 0)
+    const int early = no_options("algos", "the rungs of this build: name, level, arithmetic, "
+                                 "whether auto may pick it, summary", argc, argv);
+    if (early >= 0)
+        return early;
+    printf("%-14s %4s %-6s %-4s  %s\n", "name", "rung", "arith", "auto", "summary");
+    printf("%-14s %4s %-6s %-4s  %s\n", "auto", "-", "-", "-",
+           "picks per shape and math mode (see tilegemm explain)");
+    for (int i = 0; i < tg_algo_count(); ++i) {
+        tg_algo_info a;
+        tg_algo_info_get(i, &a);
+        printf("%-14s %4d %-6s %-4s  %s\n", a.name, a.level, tg_arith_name(a.arith),
+               a.in_auto ? "yes" : "no", a.summary);
+    }
+    if (tg_algo_count() == 0)
         printf("(this build has no CUDA rungs)\n");
     return 0;
+}
+
+/* The roofline of this GPU: FP32 FFMA peak and memory bandwidth.  On an H100 the measured
+ * figures (a plain FFMA loop: 64.3 TFLOP/s; HBM3 about 3.35 TB/s); elsewhere derived from the
+ * device's properties; without a GPU the H100's, said so. */
+static void roofline_peaks(double *flops, double *bytes_per_s, char *source, size_t size)
+{
+    *flops = 64.3e12;
+    *bytes_per_s = 3.35e12;
+    snprintf(source, size, "H100 reference figures (no GPU here): FFMA 64.3 TFLOP/s measured, "
+                           "HBM 3.35 TB/s");
+#ifdef TG_HAVE_CUDA
+    int count = 0, dev = 0, clock_khz = 0, mem_khz = 0, bus_bits = 0, sms = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 || cudaGetDevice(&dev))
+        return;
+    struct cudaDeviceProp p;
+    if (cudaGetDeviceProperties(&p, dev) != cudaSuccess)
+        return;
+    if (strstr(p.name, "H100")) {
+        snprintf(source, size, "%.100s: FFMA 64.3 TFLOP/s measured, HBM 3.35 TB/s", p.name);
+        return;
+    }
+    cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev);
+    cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev);
+    cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev);
+    sms = p.multiProcessorCount;
+    if (clock_khz > 0 && mem_khz > 0 && bus_bits > 0) {
+        /* 128 FP32 lanes per SM from Ampere on (64 before), 2 FLOPs per FFMA; DDR memory. */
+        const int lanes = p.major >= 8 ? 128 : 64;
+        *flops = (double)sms * lanes * 2.0 * clock_khz * 1e3;
+        *bytes_per_s = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;
+        snprintf(source, size, "%.100s, from its properties: %d SMs x %d lanes x 2 x %.2f GHz, "
+                 "%d-bit bus at %.2f GHz", p.name, sms, lanes, clock_khz / 1e6, bus_bits,
+                 mem_khz / 1e6);
+    }
+#endif
+}
+
+/* Arithmetic intensity, traffic predicted from the rung's tiling, the roofline bound. */
+static void print_roofline(long long m, long long n, long long k, const char *algo)
+{
+    int block_rows = 0, block_cols = 0;
+    for (int i = 0; i < tg_algo_count(); ++i) {
+        tg_algo_info a;
+        if (tg_algo_info_get(i, &a) == TG_SUCCESS && !strcmp(a.name, algo))
+            block_rows = a.block_rows, block_cols = a.block_cols;
+    }
+    if (block_rows <= 0 || block_cols <= 0 || m <= 0 || n <= 0 || k <= 0)
+        return;
+    const double flops = 2.0 * (double)m * (double)n * (double)k;
+    const double ideal = 4.0 * ((double)m * k + (double)k * n + (double)m * n);
+    /* Each block column re-reads A, each block row re-reads B; C is written once. */
+    const double col_tiles = (double)((n + block_cols - 1) / block_cols);
+    const double row_tiles = (double)((m + block_rows - 1) / block_rows);
+    const double traffic = 4.0 * ((double)m * k * col_tiles + (double)k * n * row_tiles +
+                                  (double)m * n);
+    double peak = 0.0, bandwidth = 0.0;
+    char source[256];
+    roofline_peaks(&peak, &bandwidth, source, sizeof source);
+    const double intensity = flops / traffic;
+    const double bound = intensity * bandwidth < peak ? intensity * bandwidth : peak;
+    printf("roofline of %s (%d x %d block tile):\n", algo, block_rows, block_cols);
+    printf("  arithmetic intensity: %.1f FLOP/byte at compulsory traffic (%.3g MB), %.1f "
+           "FLOP/byte with the tiling's traffic\n", flops / ideal, ideal / 1e6, intensity);
+    printf("  global traffic predicted from the tiling: A read %.0f times, B %.0f times, C "
+           "written once: %.3g MB (L2 hits make the DRAM share smaller)\n",
+           col_tiles, row_tiles, traffic / 1e6);
+    printf("  roofline bound: %.1f TFLOP/s (%s-bound; ridge at %.1f FLOP/byte)\n", bound / 1e12,
+           intensity * bandwidth < peak ? "memory" : "compute", peak / bandwidth);
+    printf("  peaks: %s\n", source);
+}
+
+static int explain_usage(FILE *out)
+{
+    fprintf(out, "usage: tilegemm explain MxNxK [--layout row|col] [--trans NN|NT|TN|TT] "
+                 "[--algo NAME] [--math fp32|strict|tf32]\n"
+                 "  the plan tg_sgemm would follow for host operands of this shape, why, and "
+                 "for a GPU rung its\n  arithmetic intensity, predicted traffic, roofline bound "
+                 "and the tuned table's measured speed\n");
+    return out == stderr ? 2 : 0;
 }
 
 static int cmd_explain(int argc, char **argv)
@@ -89,49 +202,78 @@ static int cmd_explain(int argc, char **argv)
     tg_layout layout = TG_ROW_MAJOR;
     tg_op ta = TG_NO_TRANS, tb = TG_NO_TRANS;
     const char *algo = "auto";
+    int math = -1;
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--layout") && i + 1 < argc) {
-            const char *v = argv[++i];
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+            return explain_usage(stdout);
+        if (a[0] == '-' && strcmp(a, "--layout") && strcmp(a, "--trans") && strcmp(a, "--algo") &&
+            strcmp(a, "--math"))
+            return fprintf(stderr, "tilegemm explain: unknown option %s (see tilegemm explain "
+                                   "--help)\n", a), 2;
+        if (a[0] == '-' && !v)
+            return fprintf(stderr, "tilegemm explain: %s needs a value\n", a), 2;
+        if (!strcmp(a, "--layout")) {
             if (strcmp(v, "row") && strcmp(v, "col"))
-                return fprintf(stderr, "explain: --layout %s is not row or col\n", v), 2;
+                return fprintf(stderr, "tilegemm explain: --layout %s is not row or col\n", v), 2;
             layout = v[0] == 'r' ? TG_ROW_MAJOR : TG_COL_MAJOR;
-        } else if (!strcmp(argv[i], "--trans") && i + 1 < argc) {
-            const char *v = argv[++i];
+        } else if (!strcmp(a, "--trans")) {
             if (strlen(v) != 2 || !strchr("NT", v[0]) || !strchr("NT", v[1]))
-                return fprintf(stderr, "explain: --trans %s is not NN, NT, TN or TT\n", v), 2;
+                return fprintf(stderr, "tilegemm explain: --trans %s is not NN, NT, TN or TT\n",
+                               v), 2;
             ta = v[0] == 'T' ? TG_TRANS : TG_NO_TRANS;
             tb = v[1] == 'T' ? TG_TRANS : TG_NO_TRANS;
-        } else if (!strcmp(argv[i], "--algo") && i + 1 < argc) {
-            algo = argv[++i];
-        } else if (tg_parse_shape(argv[i], &m, &n, &k) != 0) {
-            return fprintf(stderr, "explain: %s is not a shape MxNxK or a known option\n",
-                           argv[i]),
-                   2;
+        } else if (!strcmp(a, "--algo")) {
+            algo = v;
+        } else if (!strcmp(a, "--math")) {
+            if ((math = tg_math_from_name(v)) < 0)
+                return fprintf(stderr, "tilegemm explain: --math %s is not fp32, strict or "
+                                       "tf32\n", v), 2;
+        } else if (m >= 0 || tg_parse_shape(a, &m, &n, &k) != 0) {
+            return fprintf(stderr, "tilegemm explain: %s is not a shape MxNxK\n", a), 2;
         }
+        i += a[0] == '-';
     }
     if (m < 0)
-        return fprintf(stderr, "usage: tilegemm explain MxNxK [--layout row|col] "
-                               "[--trans NN|NT|TN|TT] [--algo NAME]\n"),
-               2;
+        return explain_usage(stderr);
     /* Tightest legal leading dimensions for this layout and these transposes. */
     const int row = layout == TG_ROW_MAJOR;
     const int64_t lda = tg_min_ld(layout, ta, m, k), ldb = tg_min_ld(layout, tb, k, n);
     const int64_t ldc = tg_min_ld(layout, TG_NO_TRANS, m, n);
     tg_handle *h;
     if (tg_create(&h) != TG_SUCCESS)
-        return fprintf(stderr, "explain: %s\n", tg_last_error(NULL)), 1;
+        return fprintf(stderr, "tilegemm explain: %s\n", tg_last_error(NULL)), 1;
     char plan[2048];
     tg_status s = tg_set_algo(h, algo);
+    if (s == TG_SUCCESS && math >= 0)
+        s = tg_set_math(h, (tg_math)math);
     if (s == TG_SUCCESS)
         s = tg_explain(h, layout, ta, tb, m, n, k, NULL, lda, NULL, ldb, NULL, ldc, plan,
                        sizeof plan);
     if (s != TG_SUCCESS) {
-        fprintf(stderr, "explain: %s: %s\n", tg_status_string(s), tg_last_error(h));
+        fprintf(stderr, "tilegemm explain: %s: %s\n", tg_status_string(s), tg_last_error(h));
         tg_destroy(h);
         return 1;
     }
-    printf("%lldx%lldx%lld, %s-major, %c%c, host operands:\n%s", m, n, k, row ? "row" : "column",
-           ta == TG_TRANS ? 'T' : 'N', tb == TG_TRANS ? 'T' : 'N', plan);
+    printf("%lldx%lldx%lld, %s-major, %c%c, host operands, math mode %s:\n%s", m, n, k,
+           row ? "row" : "column", ta == TG_TRANS ? 'T' : 'N', tb == TG_TRANS ? 'T' : 'N',
+           tg_math_name(tg_get_math(h)), plan);
+    /* The roofline of the rung the plan chose, or of the forced or auto-highest rung when the
+     * plan runs on the CPU (what a GPU would run). */
+    const char *chosen = tg_explained_algo(h);
+    if (!strcmp(chosen, "cpu") || !strcmp(chosen, "none"))
+        chosen = strcmp(algo, "auto") ? algo : NULL;
+    for (int i = tg_algo_count() - 1; !chosen && i >= 0; --i) {
+        tg_algo_info a;
+        if (tg_algo_info_get(i, &a) == TG_SUCCESS && a.in_auto &&
+            tg_math_allows(tg_get_math(h), a.arith))
+            chosen = a.name;
+    }
+    if (chosen) {
+        if (strcmp(chosen, tg_explained_algo(h)))
+            printf("on a GPU, %s would run:\n", chosen);
+        print_roofline(m, n, k, chosen);
+    }
     tg_destroy(h);
     return 0;
 }
@@ -141,12 +283,14 @@ int main(int argc, char **argv)
     if (argc < 2)
         return usage(stderr);
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "info")) return cmd_info();
+    if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "verify")) return tg_verify_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench") || !strcmp(cmd, "run")) return tg_bench_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "simulate")) return tg_simulate_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain")) return cmd_explain(argc - 1, argv + 1);
-    if (!strcmp(cmd, "algos")) return cmd_algos();
+    if (!strcmp(cmd, "algos")) return cmd_algos(argc - 1, argv + 1);
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version"))
+        return printf("tilegemm %s\n", tg_version()), 0;
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) return usage(stdout);
     fprintf(stderr, "tilegemm: unknown command \"%s\"\n", cmd);
     return usage(stderr);

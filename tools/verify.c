@@ -15,14 +15,7 @@
 #include <time.h>
 
 #include "check.h"
-
-int tg_parse_shape(const char *text, long long *m, long long *n, long long *k)
-{
-    char tail;
-    if (!text || sscanf(text, "%lldx%lldx%lld%c", m, n, k, &tail) != 3)
-        return -1;
-    return *m < 0 || *n < 0 || *k < 0 ? -1 : 0;
-}
+#include "shape.h"
 
 typedef struct shape {
     int64_t m, n, k;

@@ -6,7 +6,4 @@
  * failed, 2 bad arguments, 77 when --gpu-only finds no GPU. */
 int tg_verify_main(int argc, char **argv);
 
-/* Parses "MxNxK" (each a non-negative integer); returns 0 on success. */
-int tg_parse_shape(const char *text, long long *m, long long *n, long long *k);
-
 #endif

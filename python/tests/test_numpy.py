@@ -313,3 +313,41 @@ def test_handles_per_thread_and_device():
     t.start()
     t.join()
     assert seen[0] is not h
+
+
+def test_masked_arrays_are_refused():
+    a = np.ma.masked_array(np.ones((3, 3), np.float32), mask=np.eye(3, dtype=bool))
+    with pytest.raises(TypeError, match="masked array"):
+        tilegemm.sgemm(a, np.ones((3, 3), np.float32))
+
+
+@pytest.mark.parametrize("bad", ["2", 1 + 2j, True, None, [2.0]])
+def test_alpha_and_beta_must_be_real(bad):
+    a = np.ones((2, 2), np.float32)
+    with pytest.raises(TypeError, match="real number"):
+        tilegemm.sgemm(a, a, alpha=bad)
+    with pytest.raises(TypeError, match="real number"):
+        tilegemm.sgemm(a, a, a, beta=bad)
+
+
+def test_alpha_accepts_numpy_and_int_scalars():
+    a = np.ones((2, 2), np.float32)
+    assert np.array_equal(tilegemm.sgemm(a, a, alpha=np.float64(2)), np.full((2, 2), 4, np.float32))
+    assert np.array_equal(tilegemm.sgemm(a, a, alpha=3), np.full((2, 2), 6, np.float32))
+
+
+@pytest.mark.parametrize("mode", ["fp32", "strict", "tf32"])
+def test_math_keyword_sets_the_mode(mode):
+    from tilegemm import _native
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    b = np.arange(8, dtype=np.float32).reshape(4, 2)
+    np.testing.assert_array_equal(tilegemm.sgemm(a, b, math=mode), a @ b)
+    h = _native.handle()
+    assert _native.tg_get_math(h.ptr) == ["fp32", "strict", "tf32"].index(mode)
+    tilegemm.sgemm(a, b, math="fp32")
+
+
+def test_math_keyword_rejects_unknown_modes():
+    a = np.ones((2, 2), np.float32)
+    with pytest.raises(ValueError, match="math"):
+        tilegemm.sgemm(a, a, math="fast")

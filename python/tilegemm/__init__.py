@@ -129,6 +129,9 @@ def _c_strides(shape):
 
 def _from_numpy(x, name):
     import numpy as np
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(f"{name} is a masked array; tilegemm would ignore its mask: pass "
+                        f"{name}.filled(value) or {name}.data explicitly")
     if x.dtype != np.float32:
         raise TypeError(f"{name} has dtype {x.dtype}; tilegemm computes in float32 only "
                         f"(convert explicitly, e.g. {name}.astype(numpy.float32))")
@@ -430,7 +433,18 @@ class _Ordering:
             w.wait_event(ev)
 
 
-def sgemm(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, out=None):
+def _real(value, name):
+    """alpha and beta are real numbers: int, float, or a real NumPy scalar.  Strings, complex
+    numbers and bools (True is almost always a mistake for a scale factor) are refused."""
+    import numbers
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r} "
+                        f"({type(value).__name__})")
+    return float(value)
+
+
+def sgemm(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, out=None,
+          math=None):
     """Returns alpha * op(a) @ op(b) + beta * c, op(x) being x.T when trans_x is true.
 
     c:   the matrix beta multiplies (m x n); never read when beta == 0, so NaN in it does not
@@ -445,7 +459,15 @@ def sgemm(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, out=N
     (PyTorch, CuPy), the interface's "stream" entry, or the legacy default stream (DLPack).
     Operands from other libraries or streams are ordered with events: that stream first waits
     for theirs, and theirs wait for the call afterwards.
+
+    alpha, beta: real numbers (int, float, real NumPy scalars); str, complex and bool are refused.
+    math: None keeps the handle's mode (TILEGEMM_MATH, default "fp32"); "fp32" (FP32 accuracy,
+         the library picks FFMA or 3xTF32), "strict" (FP32 FMA only) or "tf32" (faster, TF32
+         accuracy) sets it for this thread's handle from this call on.
     """
+    if math is not None and math not in ("fp32", "strict", "tf32"):
+        raise ValueError(f"math = {math!r} is not one of 'fp32', 'strict', 'tf32'")
+    alpha, beta = _real(alpha, "alpha"), _real(beta, "beta")
     A = _describe(a, "a")
     B = _describe(b, "b")
     C = _describe(c, "c") if c is not None else None
@@ -463,7 +485,6 @@ def sgemm(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, out=N
         if x is not None and x.shape != (m, n):
             raise ValueError(f"{x.name}.shape = {x.shape} but the product op(a) @ op(b) is "
                              f"{m}x{n}")
-    alpha, beta = float(alpha), float(beta)
     if C is None and beta != 0.0:
         raise ValueError(f"beta = {beta} needs c (the matrix it multiplies)")
     if O is not None and O.readonly:
@@ -480,15 +501,18 @@ def sgemm(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, out=N
 
     if device is None:
         return _run(A, B, C, O, out, copy_c, m, n, k, alpha, beta, trans_a, trans_b, None,
-                    handle())
+                    handle(), math)
     kinds = _kinds(operands)
     with _on_device(device, kinds):
         h = handle(device if device is not _UNKNOWN else -1)
-        return _run(A, B, C, O, out, copy_c, m, n, k, alpha, beta, trans_a, trans_b, kinds, h)
+        return _run(A, B, C, O, out, copy_c, m, n, k, alpha, beta, trans_a, trans_b, kinds, h,
+                    math)
 
 
-def _run(A, B, C, O, out, copy_c, m, n, k, alpha, beta, trans_a, trans_b, kinds, h):
+def _run(A, B, C, O, out, copy_c, m, n, k, alpha, beta, trans_a, trans_b, kinds, h, math):
     """The rest of sgemm, with the operands' device current (GPU) and `h` its handle."""
+    if math is not None:
+        h.set_math(math)
     if O is None:
         out = _empty(A, (m, n))
         O = _describe(out, "out")

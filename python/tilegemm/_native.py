@@ -77,6 +77,9 @@ tg_set_backend = _declare("tg_set_backend", ctypes.c_int, _h, ctypes.c_int)
 tg_status_string = _declare("tg_status_string", ctypes.c_char_p, ctypes.c_int)
 tg_last_error = _declare("tg_last_error", ctypes.c_char_p, _h)
 tg_last_error_arg = _declare("tg_last_error_arg", ctypes.c_int, _h)
+tg_set_math = _declare("tg_set_math", ctypes.c_int, _h, ctypes.c_int)
+tg_get_math = _declare("tg_get_math", ctypes.c_int, _h)
+tg_math_from_name = _declare("tg_math_from_name", ctypes.c_int, ctypes.c_char_p)
 tg_sgemm = _declare("tg_sgemm", ctypes.c_int, _h, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                     _i64, _i64, _i64, ctypes.c_float, ctypes.c_void_p, _i64, ctypes.c_void_p,
                     _i64, ctypes.c_float, ctypes.c_void_p, _i64)
@@ -162,8 +165,7 @@ class _Handle:
     valid until tg_destroy), never on a caller's stream, so a stream the caller destroys after
     a call is never named to the library again."""
 
-    def __init__(self, device=None, park=None):
-        del park  # kept for callers of handle(); the library's own stream is the resting one
+    def __init__(self, device=None):
         ptr = ctypes.c_void_p()
         status = tg_create(ctypes.byref(ptr))
         if status != TG_SUCCESS:
@@ -185,6 +187,13 @@ class _Handle:
         if self.stream is not None and self.stream != self.park_ptr:
             self.set_stream(self.park_ptr)
 
+    def set_math(self, mode):
+        """Sets the math mode for the next calls: "fp32", "strict" or "tf32"."""
+        code = tg_math_from_name(mode.encode()) if isinstance(mode, str) else -1
+        if code < 0:
+            raise ValueError(f"math = {mode!r} is not one of 'fp32', 'strict', 'tf32'")
+        self.check(tg_set_math(self.ptr, code))
+
     def synchronize(self):
         self.check(tg_synchronize(self.ptr))
 
@@ -202,7 +211,7 @@ class _Handle:
 _local = threading.local()
 
 
-def handle(device=-1, park=None):
+def handle(device=-1):
     """This thread's handle for `device`, created on first use; the caller makes that device
     current first (tg_create binds the handle to the current device).  device=-1: the device
     current now (None where there is no GPU), as host calls use."""
@@ -213,5 +222,5 @@ def handle(device=-1, park=None):
         handles = _local.handles = {}
     h = handles.get(device)
     if h is None:
-        h = handles[device] = _Handle(device, park)
+        h = handles[device] = _Handle(device)
     return h

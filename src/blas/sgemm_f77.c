@@ -140,8 +140,8 @@ void tg_blas_sgemm(char transa, char transb, int m, int n, int k, float alpha, c
 
     tg_handle *h = thread_handle();
     if (h) {
-        tg_status s = tg_sgemm(h, TG_COL_MAJOR, call.transa, call.transb, m, n, k, alpha, A, lda,
-                               B, ldb, beta, C, ldc);
+        /* Validated and not a quick return: straight to planning. */
+        tg_status s = tg_run_validated(h, &call);
         /* BLAS returns with C written; managed operands run asynchronously on the GPU. */
         if (s == TG_SUCCESS)
             s = tg_synchronize(h);

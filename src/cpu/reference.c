@@ -34,7 +34,7 @@ static double reference_element(const tg_problem *p, const float *C_in, int64_t 
                                 int64_t j, double *magnitude)
 {
     double value = 0.0, mag = 0.0;
-    if (p->alpha != 0.0f && p->k > 0) {
+    if (tg_has_product(p->alpha, p->k)) {
         double abs_sum;
         value = (double)p->alpha *
                 dot_f64(p, p->A + b * p->stride_a, p->B + b * p->stride_b, i, j, &abs_sum);
@@ -72,7 +72,7 @@ void tg_ref_gemm_f64(const tg_problem *p, const float *C_in, double *ref, double
 double tg_scaled_error(const tg_problem *p, const float *C, const double *ref,
                        const double *bound)
 {
-    if (p->m <= 0 || p->n <= 0)
+    if (tg_problem_is_empty(p))
         return 0.0;
     /* (k + 2) * eps covers any float32 summation order plus the alpha and beta roundings. */
     const double unit = (double)(p->k + 2) * FLT_EPSILON;

@@ -288,9 +288,9 @@ static float *alloc_floats(int64_t count)
 
 void tg_cpu_sgemm(const tg_problem *p)
 {
-    if (p->m <= 0 || p->n <= 0 || p->batch <= 0)
+    if (tg_problem_is_empty(p))
         return;
-    if (p->alpha == 0.0f || p->k <= 0) {
+    if (!tg_has_product(p->alpha, p->k)) {
         for (int64_t b = 0; b < p->batch; ++b)
             scale_c(p->C + b * p->stride_c, p->ldc, p->m, p->n, p->beta);
         return;

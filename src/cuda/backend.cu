@@ -27,13 +27,30 @@ namespace {
 /* Grid limits for grid.y and grid.z; larger problems are launched in slices. */
 constexpr int64_t kMaxGridYZ = 65535;
 
-enum Slot { kSlotA = 0, kSlotB = 1, kSlotC = 2, kSlotSplitK = 3 };
 
 cudaStream_t stream_of(const tg_handle *h) { return (cudaStream_t)h->stream; }
 
+bool stages_any(const tg_plan *plan)
+{
+    return plan->stage[TG_SLOT_A] || plan->stage[TG_SLOT_B] || plan->stage[TG_SLOT_C];
+}
+
+/* The handle belongs to the GPU current at tg_create; every call must find it current. */
+tg_status require_current_device(tg_handle *h)
+{
+    int current = 0;
+    TG_CUDA_CHECK(h, cudaGetDevice(&current));
+    if (current != h->device)
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                       "the current GPU is %d but this handle belongs to GPU %d (cudaSetDevice(%d) "
+                       "first, or use a handle made while GPU %d was current)",
+                       current, h->device, h->device, current);
+    return TG_SUCCESS;
+}
+
 /* Grows a workspace buffer to at least bytes; contents are not kept.  Freeing the old buffer
  * waits for the work that may still use it. */
-tg_status reserve(tg_handle *h, Slot slot, size_t bytes, float **out)
+tg_status reserve(tg_handle *h, tg_slot slot, size_t bytes, float **out)
 {
     tg_workspace *ws = &h->workspace;
     if (ws->bytes[slot] < bytes) {
@@ -80,7 +97,7 @@ tg_status copy_lines(tg_handle *h, float *dst, int64_t dst_pitch, int64_t dst_st
 }
 
 /* Copies a host operand into the workspace, packed, and points the view at the copy. */
-tg_status stage_operand(tg_handle *h, Slot slot, int64_t rows, int64_t cols, int64_t batch,
+tg_status stage_operand(tg_handle *h, tg_slot slot, int64_t rows, int64_t cols, int64_t batch,
                         const float **data, int64_t *rs, int64_t *cs, int64_t *stride)
 {
     const tg_lines lines = tg_lines_of(rows, cols, *rs, *cs);
@@ -164,13 +181,13 @@ tg_status launch_split_k(tg_handle *h, const tg_rung &rung, const tg_problem &p,
     TG_CUDA_CHECK(h, cudaStreamIsCapturing(stream_of(h), &capture));
     const bool capturing = capture != cudaStreamCaptureStatusNone;
     const size_t bytes = (size_t)tg_split_k_workspace(&p, slices) * sizeof(float);
-    if (capturing && h->workspace.bytes[kSlotSplitK] < bytes)
+    if (capturing && h->workspace.bytes[TG_SLOT_SPLIT_K] < bytes)
         return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
                        "split-K needs %zu bytes of workspace, which cannot be allocated during "
                        "graph capture: run this call once before capturing, or tg_set_split_k(1)",
                        bytes);
     float *workspace = nullptr;
-    tg_status s = reserve(h, kSlotSplitK, bytes, &workspace);
+    tg_status s = reserve(h, TG_SLOT_SPLIT_K, bytes, &workspace);
     if (s != TG_SUCCESS)
         return s;
     /* Split-K on another stream may still read this workspace: wait for its last use. */
@@ -257,12 +274,9 @@ tg_status tg_cuda_ensure_stream(tg_handle *h)
 {
     if (h->stream_chosen || tg_cuda_device_count() == 0)
         return TG_SUCCESS;
-    int current = 0;
-    TG_CUDA_CHECK(h, cudaGetDevice(&current));
-    if (current != h->device)
-        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
-                       "the current GPU is %d but this handle belongs to GPU %d", current,
-                       h->device);
+    const tg_status status = require_current_device(h);
+    if (status != TG_SUCCESS)
+        return status;
     /* A blocking stream: ordered after work on the legacy default stream, where callers
      * commonly prepare their inputs (cudaMemcpy). */
     cudaStream_t s;
@@ -322,7 +336,7 @@ tg_status tg_cuda_execute(tg_handle *h, const tg_problem *p, const tg_plan *plan
     /* A failure after host copies were queued must not return while they still read the
      * caller's memory (pinned host memory is copied truly asynchronously). */
     if (s != TG_SUCCESS && h->stream_chosen &&
-        (plan->stage[kSlotA] || plan->stage[kSlotB] || plan->stage[kSlotC])) {
+        stages_any(plan)) {
         (void)cudaStreamSynchronize(stream_of(h));
         (void)cudaGetLastError();
     }
@@ -331,32 +345,27 @@ tg_status tg_cuda_execute(tg_handle *h, const tg_problem *p, const tg_plan *plan
 
 static tg_status execute(tg_handle *h, const tg_problem *p, const tg_plan *plan)
 {
-    int current = 0;
-    TG_CUDA_CHECK(h, cudaGetDevice(&current));
-    if (current != h->device)
-        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
-                       "the current GPU is %d but this handle belongs to GPU %d (cudaSetDevice(%d) "
-                       "first, or use a handle made while GPU %d was current)",
-                       current, h->device, h->device, current);
+    tg_status s = require_current_device(h);
+    if (s != TG_SUCCESS)
+        return s;
     /* An earlier, unrelated failure left in the runtime must not be blamed on this call's
      * launches, which read the last error to check themselves. */
     (void)cudaGetLastError();
-    tg_status s = tg_cuda_ensure_stream(h);
-    if (s != TG_SUCCESS)
+    if ((s = tg_cuda_ensure_stream(h)) != TG_SUCCESS)
         return s;
     tg_problem d = *p; /* the problem as the device sees it */
     const bool runs_product = plan->rung >= 0;
-    if (runs_product && plan->stage[kSlotA] &&
-        (s = stage_operand(h, kSlotA, p->m, p->k, p->batch, &d.A, &d.a_rs, &d.a_cs,
+    if (runs_product && plan->stage[TG_SLOT_A] &&
+        (s = stage_operand(h, TG_SLOT_A, p->m, p->k, p->batch, &d.A, &d.a_rs, &d.a_cs,
                            &d.stride_a)))
         return s;
-    if (runs_product && plan->stage[kSlotB] &&
-        (s = stage_operand(h, kSlotB, p->k, p->n, p->batch, &d.B, &d.b_rs, &d.b_cs,
+    if (runs_product && plan->stage[TG_SLOT_B] &&
+        (s = stage_operand(h, TG_SLOT_B, p->k, p->n, p->batch, &d.B, &d.b_rs, &d.b_cs,
                            &d.stride_b)))
         return s;
-    if (plan->stage[kSlotC]) {
+    if (plan->stage[TG_SLOT_C]) {
         float *device_c = nullptr;
-        if ((s = reserve(h, kSlotC, (size_t)(p->m * p->n * p->batch) * sizeof(float),
+        if ((s = reserve(h, TG_SLOT_C, (size_t)(p->m * p->n * p->batch) * sizeof(float),
                          &device_c)))
             return s;
         d.C = device_c;
@@ -378,11 +387,11 @@ static tg_status execute(tg_handle *h, const tg_problem *p, const tg_plan *plan)
     if (s != TG_SUCCESS)
         return s;
 
-    if (plan->stage[kSlotC] &&
+    if (plan->stage[TG_SLOT_C] &&
         (s = copy_lines(h, p->C, p->ldc, p->stride_c, d.C, d.ldc, d.stride_c, p->batch, p->m,
                         p->n, cudaMemcpyDeviceToHost)))
         return s;
-    if (plan->stage[kSlotA] || plan->stage[kSlotB] || plan->stage[kSlotC])
+    if (stages_any(plan))
         TG_CUDA_CHECK(h, cudaStreamSynchronize(stream_of(h)));
     return TG_SUCCESS;
 }

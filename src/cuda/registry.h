@@ -6,18 +6,12 @@
 #ifndef TG_REGISTRY_H
 #define TG_REGISTRY_H
 
+#include "../../include/tilegemm.h" /* tg_arith */
 #include "../problem.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* The arithmetic a rung does, which decides the math modes it may serve (tg_math). */
-typedef enum tg_arith {
-    TG_ARITH_FFMA = 0, /* FP32 fused multiply-adds: every mode */
-    TG_ARITH_3XTF32,   /* tensor cores, each input split into two TF32 parts: fp32 and tf32 */
-    TG_ARITH_TF32      /* tensor cores, inputs rounded to TF32: the tf32 mode only */
-} tg_arith;
 
 typedef struct tg_rung {
     const char *name;    /* what tg_set_algo and the CLI take, e.g. "tiled32" */

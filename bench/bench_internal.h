@@ -1,0 +1,142 @@
+/*
+ * What the benchmark's files share: the cases, the results, the options and the run's
+ * metadata.  The files, by concern:
+ *   bench.c          the driver: data, checks, results, progress; tg_bench_main
+ *   options.c        command line, suites, usage
+ *   gpu.c            GPU timing: device buffers, cudaEvent timing, cuBLAS FP32 and FAST_TF32
+ *   cpu.c            CPU mode: the CPU backend on host buffers
+ *   report.c         table rows, summary, run metadata, JSON
+ *   tuning_writer.c  --tune: tuning/sm_<cc>.tsv
+ */
+#ifndef TG_BENCH_INTERNAL_H
+#define TG_BENCH_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sampled.h"
+#include "tilegemm.h"
+
+#define NAIVE_SKIP_WORK (1LL << 36) /* m*n*k above this skips "naive" unless asked */
+#define DEFAULT_ROTATE_MIB 128.0
+#define MIN_CLAIM_REPEATS 10
+#define CHECK_SAMPLES 256           /* entries of C checked against float64 per result */
+/* TF32 arithmetic is judged against the FP32 bound times TF32's unit roundoff over FP32's. */
+#define TF32_BOUND_FACTOR 8192.0
+
+typedef struct bench_case {
+    int64_t m, n, k;
+    tg_op ta, tb;
+} bench_case;
+
+typedef struct result {
+    bench_case c;
+    tg_layout layout;
+    char algo[64];      /* a rung, "auto", "cublas", "cublas_tf32", "cpu"; "/kN" for split-K */
+    int split_k;        /* what tg_set_split_k was given: 0 planner, 1 never, n slices */
+    char math[8];       /* the handle's math mode for tilegemm's entries, "" for cuBLAS */
+    char chosen[64];    /* what the call ran (tg_last_algo): the rung auto chose */
+    int arith;          /* tg_arith of what ran; -1 unknown */
+    double median_ms, min_ms, max_ms, flops_per_s;
+    double cublas_ms, cublas_flops_per_s, ratio;         /* against cuBLAS FP32 */
+    double cublas_tf32_ms, cublas_tf32_flops_per_s, ratio_tf32; /* against FAST_TF32 */
+    tg_sampled_error error;
+    int sets;
+    char status[16];    /* OK, LOWPREC, MISMATCH, UNSUPPORTED, SKIPPED, ERROR */
+    char note[300];
+} result;
+
+typedef struct options {
+    bench_case *cases;
+    int ncases, cap;
+    int have_shapes;       /* positional shapes were given */
+    const char *suite;     /* NULL: none given */
+    char **algos;          /* the rungs to time, "auto" always among them */
+    int nalgos;
+    int algos_explicit;
+    int naive_named;       /* "naive" was named in --algo: run it at any size */
+    tg_op trans[4][2];
+    int ntrans;
+    tg_layout layout;
+    tg_math math;          /* --math: the mode of the auto entries */
+    int repeats, warmup;
+    int warmup_given;
+    double rotate_mib;
+    const char *json_path;
+    int save;
+    const char *commit;
+    int list_only;         /* --list: print the cases and algorithms, run nothing */
+    int splits[8];         /* --split-k values, each timed for every rung; {0} = the planner's */
+    int nsplits;
+    int tune;              /* --tune: write the winners to a tuning table */
+    const char *tune_path; /* --tune-file, else tuning/sm_<cc>.tsv under the current dir */
+    const char *cmd;       /* "bench" or "run": the name errors carry */
+} options;
+
+typedef struct run_info {
+    int gpu;
+    char device[256];
+    char slug[128];
+    int cc_major, cc_minor, sm_count;
+    long long l2_bytes, memory_bytes;
+    int driver_version, runtime_version, cublas_version;
+    char commit[256];
+    int dirty; /* -1 unknown */
+    char date[32];
+    char day[16];
+    int threads;
+    char command[2048];
+    double rotate_target_bytes;
+} run_info;
+
+/* bench.c: the results of this run, in order, and shared helpers. */
+extern result *bench_results;
+extern int bench_nresults;
+extern const char *bench_cmd; /* the subcommand name, for messages */
+void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void *bench_xmalloc(size_t bytes);
+result *bench_new_result(const bench_case *c, tg_layout layout, const char *algo);
+double bench_work_flops(const bench_case *c);
+void bench_leading_dims(const bench_case *c, tg_layout layout, int64_t *lda, int64_t *ldb,
+                        int64_t *ldc);
+/* Host operands of a case, uniform in [-1, 1], the same on every run. */
+void bench_fill(float *dst, size_t count, uint64_t seed);
+/* Median, min and max of n values (sorts v). */
+void bench_summarize(double *v, int n, double *median, double *min, double *max);
+/* Checks C (host, dense, from A and B as stored) against float64 and sets the status. */
+void bench_check(result *r, const float *A, const float *B, const float *C);
+/* The stderr progress line of case i of n. */
+void bench_progress(int i, int n, const bench_case *c, tg_layout layout);
+/* Records a failed tilegemm call on r; returns 1 when it only refused the case. */
+int bench_record_failure(result *r, tg_handle *h, tg_status s);
+
+/* options.c */
+int bench_parse_options(int argc, char **argv, options *o, int *exit_code);
+void bench_add_suite(options *o, const char *suite, int gpu);
+void bench_add_case(options *o, int64_t m, int64_t n, int64_t k, tg_op ta, tg_op tb);
+void bench_free_options(options *o);
+int bench_skips_naive(const options *o, const bench_case *c, const char *algo);
+
+/* report.c */
+const char *bench_trans_name(tg_op ta, tg_op tb);
+const char *bench_layout_name(tg_layout layout);
+void bench_shape_text(const bench_case *c, char *buf, size_t size);
+void bench_print_header(int gpu);
+void bench_print_row(const result *r, int gpu);
+void bench_print_summary(const run_info *info);
+void bench_version_text(int v, int cuda_style, char *buf, size_t size);
+void bench_fill_run_info(const options *o, int argc, char **argv, run_info *info);
+void bench_slug(run_info *info);
+int bench_write_json(const char *path, const run_info *info, const options *o,
+                     const char *suite_text);
+void bench_default_json_path(const run_info *info, char *out, size_t size);
+
+/* cpu.c and gpu.c: return 1 when every result was OK */
+int bench_run_cpu(tg_handle *h, const options *o, run_info *info);
+int bench_run_gpu(tg_handle *h, const options *o, run_info *info);
+
+/* tuning_writer.c: writes path; returns 1 on success. */
+int bench_write_tuning(const char *path, const run_info *info, const options *o);
+
+#endif

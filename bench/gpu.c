@@ -1,0 +1,407 @@
+/*
+ * GPU mode: tilegemm's rungs and `auto`, cuBLAS FP32 (cublasSgemm, CUBLAS_DEFAULT_MATH) and
+ * cuBLAS FAST_TF32 (cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32) on the same device buffers.
+ * Warm-up, then `repeats` runs each between its own cudaEvent pair on one stream, the median;
+ * buffer sets rotated so consecutive runs never find their operands in the L2.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_internal.h"
+
+#ifndef TG_HAVE_CUDA
+
+int bench_run_gpu(tg_handle *h, const options *o, run_info *info)
+{
+    (void)h, (void)o, (void)info;
+    return 0; /* never called: without CUDA the benchmark runs in CPU mode */
+}
+
+#else
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#define SET_ALIGN_ELEMENTS 64 /* each set starts 256-byte aligned, like cudaMalloc */
+
+#define CUDA_CHECK(call)                                                                     \
+    do {                                                                                     \
+        const cudaError_t err_ = (call);                                                     \
+        if (err_ != cudaSuccess)                                                             \
+            bench_die("%s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,              \
+                      cudaGetErrorString(err_), cudaGetErrorName(err_));                     \
+    } while (0)
+
+#define CUBLAS_CHECK(call)                                                                   \
+    do {                                                                                     \
+        const cublasStatus_t st_ = (call);                                                   \
+        if (st_ != CUBLAS_STATUS_SUCCESS)                                                    \
+            bench_die("%s failed at %s:%d: cuBLAS status %d", #call, __FILE__, __LINE__,     \
+                      (int)st_);                                                             \
+    } while (0)
+
+/* Who runs a timed product. */
+typedef enum runner { RUN_TILEGEMM, RUN_CUBLAS, RUN_CUBLAS_TF32 } runner;
+
+typedef struct gpu_ctx {
+    tg_handle *h;
+    cublasHandle_t cublas;
+    cudaStream_t stream;
+    cudaEvent_t *start, *stop;
+    size_t l2_bytes;
+    double rotate_target;
+} gpu_ctx;
+
+/* Device operands of one case: `sets` copies of A, B and C, each copy `*_stride` floats from
+ * the last; host copies of A and B for the float64 check. */
+typedef struct gpu_bufs {
+    float *A, *B, *C;
+    float *host_a, *host_b, *host_c;
+    size_t a_elems, b_elems, c_elems;
+    size_t a_stride, b_stride, c_stride;
+    int sets;
+    int next; /* the set the next run uses: consecutive runs never share a set */
+    int64_t lda, ldb, ldc;
+} gpu_bufs;
+
+static size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
+
+/* Returns 0 (with the reason in note) when even one set does not fit. */
+static int gpu_alloc(gpu_ctx *g, const bench_case *c, tg_layout layout, gpu_bufs *b,
+                     char *note, size_t note_size)
+{
+    memset(b, 0, sizeof *b);
+    bench_leading_dims(c, layout, &b->lda, &b->ldb, &b->ldc);
+    b->a_elems = (size_t)c->m * (size_t)c->k;
+    b->b_elems = (size_t)c->k * (size_t)c->n;
+    b->c_elems = (size_t)c->m * (size_t)c->n;
+    b->a_stride = round_up(b->a_elems, SET_ALIGN_ELEMENTS);
+    b->b_stride = round_up(b->b_elems, SET_ALIGN_ELEMENTS);
+    b->c_stride = round_up(b->c_elems, SET_ALIGN_ELEMENTS);
+    const double set_bytes = (double)(b->a_stride + b->b_stride + b->c_stride) * sizeof(float);
+
+    size_t free_bytes = 0, total_bytes = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    /* Leave room for the library's and cuBLAS's workspaces. */
+    const double reserve = 512.0 * 1024 * 1024;
+    const double budget = free_bytes > reserve ? 0.9 * ((double)free_bytes - reserve) : 0.0;
+    const double fit = floor(budget / set_bytes);
+    if (fit < 1.0) {
+        snprintf(note, note_size, "one set of A, B, C needs %.0f MiB, %.0f MiB are free",
+                 set_bytes / 1048576.0, (double)free_bytes / 1048576.0);
+        return 0;
+    }
+    b->host_a = malloc(b->a_elems * sizeof(float));
+    b->host_b = malloc(b->b_elems * sizeof(float));
+    b->host_c = malloc(b->c_elems * sizeof(float));
+    if (!b->host_a || !b->host_b || !b->host_c) {
+        free(b->host_a), free(b->host_b), free(b->host_c);
+        snprintf(note, note_size, "host copies of A, B, C (%.0f MiB) could not be allocated",
+                 set_bytes / 1048576.0);
+        return 0;
+    }
+    double want = set_bytes >= g->rotate_target ? 1.0 : ceil(g->rotate_target / set_bytes);
+    if (want > 65536.0)
+        want = 65536.0;
+    b->sets = (int)(want < fit ? want : fit);
+    if (b->sets < want)
+        snprintf(note, note_size, "rotation capped at %d sets by free memory (%.0f MiB wanted)",
+                 b->sets, want * set_bytes / 1048576.0);
+
+    bench_fill(b->host_a, b->a_elems, 1);
+    bench_fill(b->host_b, b->b_elems, 2);
+    const size_t sets = (size_t)b->sets;
+    CUDA_CHECK(cudaMalloc((void **)&b->A, sets * b->a_stride * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&b->B, sets * b->b_stride * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&b->C, sets * b->c_stride * sizeof(float)));
+    for (size_t s = 0; s < sets; ++s) {
+        CUDA_CHECK(cudaMemcpy(b->A + s * b->a_stride, b->host_a, b->a_elems * sizeof(float),
+                              cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(b->B + s * b->b_stride, b->host_b, b->b_elems * sizeof(float),
+                              cudaMemcpyHostToDevice));
+    }
+    CUDA_CHECK(cudaMemset(b->C, 0, sets * b->c_stride * sizeof(float)));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return 1;
+}
+
+static void gpu_free(gpu_bufs *b)
+{
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaFree(b->A));
+    CUDA_CHECK(cudaFree(b->B));
+    CUDA_CHECK(cudaFree(b->C));
+    free(b->host_a);
+    free(b->host_b);
+    free(b->host_c);
+    memset(b, 0, sizeof *b);
+}
+
+/* Queues one product on set `set`; returns tilegemm's status (cuBLAS failures exit). */
+static tg_status gpu_gemm(gpu_ctx *g, const bench_case *c, tg_layout layout, const gpu_bufs *b,
+                          int set, runner who)
+{
+    const float *A = b->A + (size_t)set * b->a_stride;
+    const float *B = b->B + (size_t)set * b->b_stride;
+    float *C = b->C + (size_t)set * b->c_stride;
+    const float alpha = 1.0f, beta = 0.0f;
+    if (who == RUN_TILEGEMM)
+        return tg_sgemm(g->h, layout, c->ta, c->tb, c->m, c->n, c->k, alpha, A, b->lda, B,
+                        b->ldb, beta, C, b->ldc);
+    /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, and a row-major buffer
+     * read as column-major is the transpose: swap the operands, keep the ops. */
+    const int row = layout == TG_ROW_MAJOR;
+    const cublasOperation_t opa = c->ta == TG_TRANS ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t opb = c->tb == TG_TRANS ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int m = (int)(row ? c->n : c->m), n = (int)(row ? c->m : c->n), k = (int)c->k;
+    const float *X = row ? B : A, *Y = row ? A : B;
+    const int ldx = (int)(row ? b->ldb : b->lda), ldy = (int)(row ? b->lda : b->ldb);
+    if (who == RUN_CUBLAS)
+        CUBLAS_CHECK(cublasSgemm(g->cublas, row ? opb : opa, row ? opa : opb, m, n, k, &alpha,
+                                 X, ldx, Y, ldy, &beta, C, (int)b->ldc));
+    else
+        CUBLAS_CHECK(cublasGemmEx(g->cublas, row ? opb : opa, row ? opa : opb, m, n, k, &alpha,
+                                  X, CUDA_R_32F, ldx, Y, CUDA_R_32F, ldy, &beta, C, CUDA_R_32F,
+                                  (int)b->ldc, CUBLAS_COMPUTE_32F_FAST_TF32,
+                                  CUBLAS_GEMM_DEFAULT));
+    return TG_SUCCESS;
+}
+
+/* Poisons C of set 0 (NaN), runs once there and copies C back to the host. */
+static tg_status run_set0(gpu_ctx *g, const bench_case *c, tg_layout layout, gpu_bufs *b,
+                          runner who)
+{
+    CUDA_CHECK(cudaMemsetAsync(b->C, 0xff, b->c_elems * sizeof(float), g->stream));
+    const tg_status s = gpu_gemm(g, c, layout, b, 0, who);
+    if (s == TG_SUCCESS) {
+        CUDA_CHECK(cudaGetLastError());
+        CUDA_CHECK(cudaMemcpyAsync(b->host_c, b->C, b->c_elems * sizeof(float),
+                                   cudaMemcpyDeviceToHost, g->stream));
+    }
+    CUDA_CHECK(cudaStreamSynchronize(g->stream));
+    return s;
+}
+
+/* Warm-up, then `repeats` runs each between its own event pair, walking through the sets.
+ * Returns tilegemm's status of the first failing call (nothing is timed then). */
+static tg_status gpu_time(gpu_ctx *g, const options *o, const bench_case *c, gpu_bufs *b,
+                          runner who, result *r)
+{
+    tg_status s = TG_SUCCESS;
+    for (int w = 0; w < o->warmup && s == TG_SUCCESS; ++w) {
+        s = gpu_gemm(g, c, o->layout, b, b->next, who);
+        b->next = (b->next + 1) % b->sets;
+    }
+    for (int i = 0; i < o->repeats && s == TG_SUCCESS; ++i) {
+        CUDA_CHECK(cudaEventRecord(g->start[i], g->stream));
+        s = gpu_gemm(g, c, o->layout, b, b->next, who);
+        CUDA_CHECK(cudaEventRecord(g->stop[i], g->stream));
+        b->next = (b->next + 1) % b->sets;
+    }
+    CUDA_CHECK(cudaGetLastError());
+    /* Every event was recorded on one stream, so the last stop completes after all others. */
+    CUDA_CHECK(cudaStreamSynchronize(g->stream));
+    if (s != TG_SUCCESS)
+        return s;
+    double *times = bench_xmalloc((size_t)o->repeats * sizeof *times);
+    for (int i = 0; i < o->repeats; ++i) {
+        float ms = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, g->start[i], g->stop[i]));
+        times[i] = ms;
+    }
+    bench_summarize(times, o->repeats, &r->median_ms, &r->min_ms, &r->max_ms);
+    r->flops_per_s = bench_work_flops(c) / (r->median_ms * 1e-3);
+    free(times);
+    return TG_SUCCESS;
+}
+
+/* The arithmetic of a rung by name (-1 when none: "cpu", "none"). */
+static int arith_named(const char *name)
+{
+    for (int i = 0; i < tg_algo_count(); ++i) {
+        tg_algo_info a;
+        if (tg_algo_info_get(i, &a) == TG_SUCCESS && strcmp(a.name, name) == 0)
+            return (int)a.arith;
+    }
+    return -1;
+}
+
+/* cuBLAS in one of its two modes: checked, then timed.  Returns 1 when its C was usable. */
+static int run_cublas(gpu_ctx *g, const options *o, const bench_case *c, gpu_bufs *b,
+                      runner who, result *r)
+{
+    r->sets = b->sets;
+    r->arith = who == RUN_CUBLAS ? TG_ARITH_FFMA : TG_ARITH_TF32;
+    snprintf(r->chosen, sizeof r->chosen, "%s", who == RUN_CUBLAS ? "sgemm" : "fast_tf32");
+    run_set0(g, c, o->layout, b, who);
+    bench_check(r, b->host_a, b->host_b, b->host_c);
+    gpu_time(g, o, c, b, who, r);
+    return strcmp(r->status, "MISMATCH") != 0;
+}
+
+/* One tilegemm entry (a rung or auto, with a split-K setting); returns 1 when it passed. */
+static int run_tilegemm(gpu_ctx *g, const options *o, const bench_case *c, gpu_bufs *b,
+                        const char *algo, int split, result *r)
+{
+    r->split_k = split;
+    r->sets = b->sets;
+    const int is_auto = strcmp(algo, "auto") == 0;
+    snprintf(r->math, sizeof r->math, "%s", tg_math_name(is_auto ? o->math : TG_MATH_FP32));
+    if (bench_skips_naive(o, c, algo)) {
+        snprintf(r->status, sizeof r->status, "SKIPPED");
+        snprintf(r->note, sizeof r->note,
+                 "naive skipped: m*n*k > 2^36 (ask for it with --algo naive)");
+        return 1;
+    }
+    tg_status s = tg_set_algo(g->h, algo);
+    if (s == TG_SUCCESS)
+        s = tg_set_split_k(g->h, split);
+    if (s == TG_SUCCESS)
+        s = tg_set_math(g->h, is_auto ? o->math : TG_MATH_FP32);
+    if (s == TG_SUCCESS)
+        s = run_set0(g, c, o->layout, b, RUN_TILEGEMM);
+    if (s != TG_SUCCESS)
+        return bench_record_failure(r, g->h, s);
+    snprintf(r->chosen, sizeof r->chosen, "%s", tg_last_algo(g->h));
+    r->arith = arith_named(r->chosen);
+    bench_check(r, b->host_a, b->host_b, b->host_c);
+    const int passed = strcmp(r->status, "MISMATCH") != 0;
+    if ((s = gpu_time(g, o, c, b, RUN_TILEGEMM, r)) != TG_SUCCESS)
+        return bench_record_failure(r, g->h, s), 0;
+    return passed;
+}
+
+static int run_case(gpu_ctx *g, const options *o, const bench_case *c)
+{
+    char note[300] = "";
+    int64_t lda, ldb, ldc;
+    bench_leading_dims(c, o->layout, &lda, &ldb, &ldc);
+    gpu_bufs b;
+    const int64_t big = 2147483647;
+    if (c->m > big || c->n > big || c->k > big || lda > big || ldb > big || ldc > big)
+        snprintf(note, sizeof note, "a dimension exceeds cuBLAS's int range");
+    else if (gpu_alloc(g, c, o->layout, &b, note, sizeof note)) {
+        int ok = 1;
+        result *cr = bench_new_result(c, o->layout, "cublas");
+        snprintf(cr->note, sizeof cr->note, "%s", note);
+        ok &= run_cublas(g, o, c, &b, RUN_CUBLAS, cr);
+        const double cublas_ms = cr->median_ms, cublas_rate = cr->flops_per_s;
+        result *tr = bench_new_result(c, o->layout, "cublas_tf32");
+        run_cublas(g, o, c, &b, RUN_CUBLAS_TF32, tr);
+        const double tf32_ms = tr->median_ms, tf32_rate = tr->flops_per_s;
+        for (int run = 0; run < o->nalgos * o->nsplits; ++run) {
+            const char *algo = o->algos[run / o->nsplits];
+            const int split = o->splits[run % o->nsplits];
+            char label[64];
+            snprintf(label, sizeof label, split ? "%s/k%d" : "%s", algo, split);
+            result *r = bench_new_result(c, o->layout, label);
+            ok &= run_tilegemm(g, o, c, &b, algo, split, r);
+        }
+        /* Every entry of this case is measured against both cuBLAS modes of the same run. */
+        for (int i = 0; i < bench_nresults; ++i) {
+            result *r = &bench_results[i];
+            if (memcmp(&r->c, c, sizeof *c) != 0 || r->layout != o->layout)
+                continue;
+            r->cublas_ms = cublas_ms, r->cublas_flops_per_s = cublas_rate;
+            r->cublas_tf32_ms = tf32_ms, r->cublas_tf32_flops_per_s = tf32_rate;
+            r->ratio = cublas_ms / r->median_ms;
+            r->ratio_tf32 = tf32_ms / r->median_ms;
+            bench_print_row(r, 1);
+        }
+        if (tg_set_algo(g->h, "auto") != TG_SUCCESS || tg_set_split_k(g->h, 0) != TG_SUCCESS)
+            bench_die("restoring auto: %s", tg_last_error(g->h));
+        gpu_free(&b);
+        return ok;
+    }
+    result *r = bench_new_result(c, o->layout, "cublas");
+    snprintf(r->status, sizeof r->status, "SKIPPED");
+    snprintf(r->note, sizeof r->note, "%s", note);
+    bench_print_row(r, 1);
+    return 1;
+}
+
+static void gpu_info(run_info *info)
+{
+    int dev = 0, v = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    struct cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    snprintf(info->device, sizeof info->device, "%s", prop.name);
+    info->cc_major = prop.major;
+    info->cc_minor = prop.minor;
+    info->sm_count = prop.multiProcessorCount;
+    CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrL2CacheSize, dev));
+    info->l2_bytes = v;
+    info->memory_bytes = (long long)prop.totalGlobalMem;
+    CUDA_CHECK(cudaDriverGetVersion(&info->driver_version));
+    CUDA_CHECK(cudaRuntimeGetVersion(&info->runtime_version));
+}
+
+static void print_banner(const options *o, const run_info *info, double rotate_target)
+{
+    char v1[32], v2[32], v3[32];
+    bench_version_text(info->driver_version, 1, v1, sizeof v1);
+    bench_version_text(info->runtime_version, 1, v2, sizeof v2);
+    bench_version_text(info->cublas_version, 0, v3, sizeof v3);
+    printf("device: %s (sm_%d%d, %d SMs, L2 %.0f MiB), driver %s, runtime %s, cuBLAS %s\n",
+           info->device, info->cc_major, info->cc_minor, info->sm_count,
+           (double)info->l2_bytes / 1048576.0, v1, v2, v3);
+    printf("commit %s, %s; %d warm-up + %d timed runs (median, cudaEvent), buffers rotated to "
+           ">= %.0f MiB; auto in math mode %s; cuBLAS FP32 (CUBLAS_DEFAULT_MATH) and FAST_TF32\n\n",
+           info->commit, info->date, o->warmup, o->repeats, rotate_target / 1048576.0,
+           tg_math_name(o->math));
+}
+
+int bench_run_gpu(tg_handle *h, const options *o, run_info *info)
+{
+    gpu_ctx g;
+    memset(&g, 0, sizeof g);
+    g.h = h;
+    gpu_info(info);
+    if (tg_set_backend(h, TG_BACKEND_CUDA) != TG_SUCCESS)
+        bench_die("tg_set_backend(CUDA): %s", tg_last_error(h));
+    g.stream = (cudaStream_t)tg_get_stream(h);
+    CUBLAS_CHECK(cublasCreate(&g.cublas));
+    CUBLAS_CHECK(cublasSetStream(g.cublas, g.stream));
+    /* FP32 FFMA for cublasSgemm; FAST_TF32 is asked for per call through cublasGemmEx. */
+    CUBLAS_CHECK(cublasSetMathMode(g.cublas, CUBLAS_DEFAULT_MATH));
+    CUBLAS_CHECK(cublasSetPointerMode(g.cublas, CUBLAS_POINTER_MODE_HOST));
+    CUBLAS_CHECK(cublasGetVersion(g.cublas, &info->cublas_version));
+    g.l2_bytes = (size_t)info->l2_bytes;
+    g.rotate_target = o->rotate_mib * 1048576.0;
+    if (g.rotate_target < 2.0 * (double)g.l2_bytes)
+        g.rotate_target = 2.0 * (double)g.l2_bytes;
+    info->rotate_target_bytes = g.rotate_target;
+    g.start = bench_xmalloc((size_t)o->repeats * sizeof *g.start);
+    g.stop = bench_xmalloc((size_t)o->repeats * sizeof *g.stop);
+    for (int i = 0; i < o->repeats; ++i) {
+        CUDA_CHECK(cudaEventCreate(&g.start[i]));
+        CUDA_CHECK(cudaEventCreate(&g.stop[i]));
+    }
+    print_banner(o, info, g.rotate_target);
+    bench_print_header(1);
+
+    int ok = 1;
+    for (int i = 0; i < o->ncases; ++i) {
+        bench_progress(i, o->ncases, &o->cases[i], o->layout);
+        ok &= run_case(&g, o, &o->cases[i]);
+    }
+    if (o->tune) {
+        char path[1200];
+        snprintf(path, sizeof path, "tuning/sm_%d%d.tsv", info->cc_major, info->cc_minor);
+        ok &= bench_write_tuning(o->tune_path ? o->tune_path : path, info, o);
+    }
+    for (int i = 0; i < o->repeats; ++i) {
+        CUDA_CHECK(cudaEventDestroy(g.start[i]));
+        CUDA_CHECK(cudaEventDestroy(g.stop[i]));
+    }
+    free(g.start);
+    free(g.stop);
+    CUBLAS_CHECK(cublasDestroy(g.cublas));
+    return ok;
+}
+
+#endif /* TG_HAVE_CUDA */

@@ -1,0 +1,21 @@
+/* Error recording; see error.h. */
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local tg_error orphan_error;
+
+tg_error *tg_orphan_error(void) { return &orphan_error; }
+
+tg_status tg_record(tg_error *err, tg_status status, int arg, const char *fmt, ...)
+{
+    if (!err)
+        err = &orphan_error;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    err->arg = arg;
+    return status;
+}
