@@ -25,7 +25,7 @@ status() { printf '%-28s %s\n' "$1" "$2" >>"$out/summary.txt"; }
 : >"$out/summary.txt"
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH="${TG_CUDA_ARCH:-90}" >"$out/build.log" 2>&1 &&
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH="${TG_CUDA_ARCH:-90a}" >"$out/build.log" 2>&1 &&
   cmake --build "$build" -j"$(nproc)" >>"$out/build.log" 2>&1
 status build "$([ $? -eq 0 ] && echo ok || echo FAILED)"
 

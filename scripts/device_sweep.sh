@@ -17,7 +17,7 @@ summary="$out/summary.txt"
 status() { printf '%-34s %s\n' "$1" "$2" >>"$summary"; }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90 -DTG_BUILD_TESTS=ON \
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a -DTG_BUILD_TESTS=ON \
   >"$out/build.log" 2>&1 &&
   cmake --build "$build" -j"$(nproc)" --target tilegemm_cli accuracy test_gpu_rungs \
     >>"$out/build.log" 2>&1
@@ -43,17 +43,22 @@ timeout 120 "$build/tilegemm" bench 4096x4096x4096 --trans NT,TN,TT --algo "$alg
 status "bench NT/TN/TT" "rc $?"
 
 if command -v ncu >/dev/null 2>&1; then
-  timeout 150 ncu --clock-control none -k regex:sgemm_mma_tf32 --launch-count 1 \
+  ncu_algo=${NCU_ALGO:-wgmma3xtf32}
+  timeout 150 ncu --clock-control none -k "regex:${NCU_KERNEL:-sgemm_wgmma_tf32}" --launch-count 1 \
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
     --section SchedulerStats --section MemoryWorkloadAnalysis --section Occupancy \
-    "$build/tilegemm" run 4096x4096x4096 --algo mma3xtf32 >"$out/ncu-mma3xtf32.txt" 2>&1
-  status "ncu mma3xtf32" "rc $?"
+    "$build/tilegemm" run 4096x4096x4096 --algo "$ncu_algo" >"$out/ncu-$ncu_algo.txt" 2>&1
+  status "ncu $ncu_algo" "rc $?"
 fi
 if command -v cuobjdump >/dev/null 2>&1; then
-  obj=$(find "$build" -name 'k06_mma_tf32.cu.o' | head -n 1)
-  cuobjdump -sass "$obj" >"$out/k06.sass" 2>&1
-  awk '/Function : .*sgemm_mma_tf32ILi128ELi128ELi64ELi32ELi4ELi64ELb1EL.*Copy.*0EL.*Copy.*2/{f=1;n++} f&&n==1' "$out/k06.sass" |
-    grep -oE '^\s+/\*[0-9a-f]{4}\*/\s+[A-Z0-9_]+' | awk '{print $2}' | sort | uniq -c | sort -rn | head -n 25 >"$out/k06-mix.txt"
+  for f in k06_mma_tf32 k07_wgmma_tf32; do
+    obj=$(find "$build" -name "$f.cu.o" | head -n 1)
+    cuobjdump -sass "$obj" >"$out/$f.sass" 2>&1
+    # the instruction mix of the first instance (both operands copied by 16-byte vectors)
+    awk '/Function : /{n++} n==1' "$out/$f.sass" |
+      grep -oE '^\s+/\*[0-9a-f]{4}\*/\s+[A-Z0-9_]+' | awk '{print $2}' | sort | uniq -c |
+      sort -rn | head -n 25 >"$out/$f-mix.txt"
+  done
 fi
 
 {
@@ -61,7 +66,9 @@ fi
   echo "== accuracy (worst scaled / RMS relative)"; grep -vE '^\s*$' "$out/accuracy.log" | head -n 120
   echo "== bench NN"; grep -E '^\s*[0-9]+x' "$out/bench-nn.log" | head -n 200
   echo "== bench transposes"; grep -E '^\s*[0-9]+x' "$out/bench-trans.log"
-  echo "== SASS mix (mma3xtf32 NN)"; cat "$out/k06-mix.txt" 2>/dev/null | head -n 12
+  echo "== SASS mix (first instance of each tensor-core kernel)"
+  for f in k06_mma_tf32 k07_wgmma_tf32; do echo "-- $f"; head -n 12 "$out/$f-mix.txt" 2>/dev/null; done
+  echo "== ncu"; grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Issue Slots Busy|Registers Per|Achieved Occupancy|No Eligible|Shared Memory|Bank|L2 Hit|Executed Ipc" "$out"/ncu-*.txt 2>/dev/null | head -n 30
 } | tee "$out/table.txt"
 # What comes back from a lent machine is a few files: pack the logs into one.
-tar -C "$out" -czf "$out/../sweep-logs.tgz" . && mv "$out/../sweep-logs.tgz" "$out/"
+tar -C "$out" -czf /tmp/sweep-logs.tgz . && mkdir -p "$out/all" && mv /tmp/sweep-logs.tgz "$out/all/"

@@ -1,0 +1,242 @@
+/*
+ * Rung 7: 3xTF32 on Hopper's warpgroup tensor-core instructions (wgmma), FP32 accuracy.
+ *   sgemm_wgmma3xtf32_128x128x32_wg2_s3_p32 ("wgmma3xtf32")  the default math mode's rung on
+ *                                                              the H100
+ *   sgemm_wgmmatf32_128x128x32_wg2_s3_p32   ("wgmmatf32")    big parts only: the TF32 mode
+ *
+ * What it adds over rung 6 (mma3xtf32): the products run as wgmma.m64n128k8, which read both
+ * operands straight from shared memory and run asynchronously, at the rate the H100's tensor
+ * cores reach only through them (mma.sync peaks near 320 TFLOP/s of TF32 there).  Because wgmma
+ * reads its operands from shared memory, the split into TF32 parts happens once per block, in a
+ * pass over the staged tile that writes big and small parts into the layout wgmma reads (rows
+ * of 32 k, 128-byte swizzle, wgmma_tf32.cuh), transposing where the operand runs along m or n:
+ * one split per value per block, where rung 6 split each value once per warp that read it.
+ *   pipeline     cp.async stages raw tiles (tc_common.cuh's KTileLoader, STAGES = 3); while the
+ *                tensor cores multiply tile t, the threads split tile t + 1 into the other of
+ *                two split buffers
+ *   promotion    every tile (32 of k) the tensor core starts a fresh partial sum (wgmma with
+ *                accumulate off) and the finished one is added into FP32 registers by
+ *                ordinary round-to-nearest FADDs, as in rung 6.  Small products first.
+ *   block tile   BM x BN x BK = 128 x 128 x 32, 256 threads = 2 warpgroups, each 64 x 128
+ *   per tile     12 wgmma.m64n128k8 a warpgroup (4 of k x 3 terms; 4 in TF32 mode); the split
+ *                pass: 8 LDS.128, 32 values, 16 STS.128 a thread
+ *   registers    64 FP32 sums + 64 partial sums a thread: __launch_bounds__(256, 1)
+ *   shared       2 split buffers x (A, B) x (big, small) x 16 KiB + 3 stages x 32 KiB = 224 KiB
+ * Special values: as rung 6, outputs whose tensor-core sum is not finite are recomputed by an
+ *   FP32 FMA dot product, so Inf, NaN and values near FLT_MAX behave as on the FMA rungs.
+ * Edges: the staged tiles are zero-filled outside the matrix; stores are guarded; beta == 0
+ *   never reads C.  Offsets are 64-bit.  Any m, n, k, strides, alignment.
+ * Constraints: compute capability 9.0 and a build with sm_90a code (wgmma is sm_90a only).
+ * Benchmark:   tilegemm bench --algo wgmma3xtf32,wgmmatf32,mma3xtf32 4096x4096x4096
+ * Measured:    not yet measured on a GPU (see bench/results/).
+ */
+#include <float.h>
+#include <stdint.h>
+
+#include "async_copy.cuh"
+#include "common.cuh"
+#include "mma_tf32.cuh"
+#include "tc_common.cuh"
+#include "wgmma_tf32.cuh"
+
+namespace {
+
+constexpr int kRows = 128;                /* BM = BN */
+constexpr int kThreads = 256;             /* two warpgroups */
+constexpr int kOperandTile = kRows * kBK; /* floats in one operand's tile */
+
+/* The split buffers: per buffer, A's big and small parts then B's (TF32 mode: big only). */
+template <bool SPLIT>
+struct SplitLayout {
+    static constexpr int kParts = SPLIT ? 2 : 1;
+    static constexpr int kBuffer = 2 * kParts * kOperandTile; /* floats */
+    static __device__ __forceinline__ float *big(float *buffer, int operand)
+    {
+        return buffer + operand * kParts * kOperandTile;
+    }
+    static __device__ __forceinline__ float *small(float *buffer, int operand)
+    {
+        return big(buffer, operand) + kOperandTile;
+    }
+};
+
+/* Splits the staged tiles of A and B (tile_offset layout) into big and small parts in wgmma's
+ * layout (sw128_offset), a 16-byte chunk at a time: 8 threads a row, so each quarter-warp reads
+ * and writes one row's 8 chunks, 32 different banks either way. */
+template <bool SPLIT>
+__device__ __forceinline__ void split_tiles(const float *staged_a, const float *staged_b,
+                                            float *buffer, int tid)
+{
+    using L = SplitLayout<SPLIT>;
+#pragma unroll
+    for (int i = 0; i < 2 * kOperandTile / 4 / kThreads; ++i) {
+        const int q = tid + i * kThreads, operand = q / (kOperandTile / 4);
+        const int row = q % (kOperandTile / 4) / 8, k = q % 8 * 4;
+        const float *src = (operand == 0 ? staged_a : staged_b) + tile_offset(row, k);
+        const float4 v = *reinterpret_cast<const float4 *>(src);
+        const float4 big = make_float4(tf32_round(v.x), tf32_round(v.y), tf32_round(v.z),
+                                       tf32_round(v.w));
+        *reinterpret_cast<float4 *>(L::big(buffer, operand) + sw128_offset(row, k)) = big;
+        if (SPLIT)
+            *reinterpret_cast<float4 *>(L::small(buffer, operand) + sw128_offset(row, k)) =
+                make_float4(tf32_round(v.x - big.x), tf32_round(v.y - big.y),
+                            tf32_round(v.z - big.z), tf32_round(v.w - big.w));
+    }
+}
+
+template <int STAGES, bool SPLIT, Copy CA, Copy CB>
+__global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem p)
+{
+    using L = SplitLayout<SPLIT>;
+    using LoadA = KTileLoader<kRows, kThreads, CA>;
+    using LoadB = KTileLoader<kRows, kThreads, CB>;
+    static_assert(STAGES >= 2, "a pipeline needs at least two staging buffers");
+
+    extern __shared__ __align__(16) float smem[];
+    float *const split = align_shared_1024(smem);   /* [2][L::kBuffer], 1024-byte aligned */
+    float *const staged = split + 2 * L::kBuffer;    /* [STAGES][A, B][kOperandTile] */
+    auto staged_a = [&](int64_t tile) { return staged + tile % STAGES * 2 * kOperandTile; };
+    auto staged_b = [&](int64_t tile) { return staged_a(tile) + kOperandTile; };
+
+    const int tid = threadIdx.x, warpgroup = tid / 128;
+    const int64_t i0 = blockIdx.y * (int64_t)kRows, j0 = blockIdx.x * (int64_t)kRows;
+    const batch_item item(p);
+    LoadA load_a(item.A + i0 * p.a_rs, p.a_rs, p.a_cs, p.m - i0, tid);
+    LoadB load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs, p.n - j0, tid);
+    const int64_t tiles = (p.k + kBK - 1) / kBK;
+    /* Stages tile t; group g of cp.async is always tile g (empty past the last tile). */
+    auto stage = [&](int64_t t) {
+        if (t < tiles) {
+            load_a.load(staged_a(t), p.a_rs, p.a_cs, p.k - t * kBK);
+            load_b.load(staged_b(t), p.b_cs, p.b_rs, p.k - t * kBK);
+        }
+        async_commit();
+    };
+
+    for (int s = 0; s < STAGES - 1; ++s)
+        stage(s);
+    async_wait<STAGES - 2>(); /* tile 0 has landed (this thread's copies)... */
+    __syncthreads();          /* ...everyone's */
+    stage(STAGES - 1);
+    split_tiles<SPLIT>(staged_a(0), staged_b(0), split, tid);
+    fence_async_shared();
+    __syncthreads();
+
+    float sum[64] = {}, part[64];
+    for (int64_t t = 0; t < tiles; ++t) {
+        /* Products of tile t from split buffer t % 2, asynchronously... */
+        float *const buffer = split + (t & 1) * L::kBuffer;
+        const float *const a = L::big(buffer, 0) + warpgroup * 64 * kBK;
+        const float *const b = L::big(buffer, 1);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kBK; kk += 8) {
+            if (SPLIT) { /* the small products first */
+                wgmma_64x128x8(part, smem_desc(a + kOperandTile, kk), smem_desc(b, kk), kk > 0);
+                wgmma_64x128x8(part, smem_desc(a, kk), smem_desc(b + kOperandTile, kk), true);
+            }
+            wgmma_64x128x8(part, smem_desc(a, kk), smem_desc(b, kk), SPLIT || kk > 0);
+        }
+        wgmma_commit();
+        /* ...while the threads split tile t + 1 into the other buffer. */
+        if (t + 1 < tiles) {
+            async_wait<STAGES - 2>(); /* tile t + 1 has landed... */
+            __syncthreads(); /* ...for everyone; every warpgroup has finished tile t - 1's
+                              * products (the other buffer), and every thread its split of
+                              * tile t (the stage refilled next) */
+            stage(t + STAGES);
+            split_tiles<SPLIT>(staged_a(t + 1), staged_b(t + 1),
+                               split + ((t + 1) & 1) * L::kBuffer, tid);
+            fence_async_shared();
+        }
+        wgmma_wait<0>();
+        fence_operand(part);
+        /* Promotion: the tile's partial sum joins the FP32 sums by round-to-nearest adds. */
+#pragma unroll
+        for (int i = 0; i < 64; ++i)
+            sum[i] += part[i];
+        if (t + 1 < tiles)
+            __syncthreads(); /* tile t + 1's parts are written before anyone multiplies them */
+    }
+    async_wait<0>();
+
+    /* sum[4j + e] is C(i0 + 64 warpgroup + 16 w + g + 8 (e / 2), j0 + 8j + 2t + e % 2). */
+    float *const C = batch_item(p).C;
+    const int w = tid / 32 % 4, g = tid % 32 / 4, lane_t = tid % 4;
+#pragma unroll
+    for (int j = 0; j < 16; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int64_t row = i0 + 64 * warpgroup + 16 * w + g + 8 * (e / 2);
+            const int64_t col = j0 + 8 * j + 2 * lane_t + e % 2;
+            if (row >= p.m || col >= p.n)
+                continue;
+            float r = sum[4 * j + e];
+            if (!(fabsf(r) <= FLT_MAX)) /* Inf or NaN: redo it the FMA rungs' way */
+                r = fma_dot(item.A + row * p.a_rs, p.a_cs, item.B + col * p.b_cs, p.b_rs, p.k);
+            store_result(C + row * p.ldc + col, r, p.alpha, p.beta);
+        }
+}
+
+template <int STAGES, bool SPLIT>
+struct WgmmaTf32 {
+    template <Copy CA, Copy CB>
+    static int launch(const tg_problem *p, cudaStream_t stream)
+    {
+        const size_t smem =
+            (2 * SplitLayout<SPLIT>::kBuffer + STAGES * 2 * kOperandTile) * sizeof(float) +
+            1024 /* room to align the split buffers */;
+        constexpr auto kernel = sgemm_wgmma_tf32<STAGES, SPLIT, CA, CB>;
+        const cudaError_t e = opt_in_shared_memory<kernel>(smem);
+        if (e != cudaSuccess)
+            return (int)e;
+        const dim3 grid(ceil_div(p->n, kRows), ceil_div(p->m, kRows), (unsigned)p->batch);
+        kernel<<<grid, kThreads, smem, stream>>>(*p);
+        return (int)cudaGetLastError();
+    }
+};
+
+template <int STAGES, bool SPLIT>
+int launch_wgmma_tf32(const tg_problem *p, void *stream)
+{
+    return launch_by_copies<WgmmaTf32<STAGES, SPLIT>>(p, (cudaStream_t)stream);
+}
+
+/* wgmma exists only in sm_90a code, which the build makes when TG_CUDA_ARCH names 90a. */
+const char *wgmma_tf32_unsupported(const tg_problem *)
+{
+#ifdef TG_BUILD_SM90A
+    return nullptr;
+#else
+    return "this build has no sm_90a code (configure with TG_CUDA_ARCH including 90a)";
+#endif
+}
+
+} // namespace
+
+extern "C" const tg_rung tg_rung_wgmma3xtf32 = {
+    .name = "wgmma3xtf32",
+    .level = 7,
+    .summary = "tensor cores at FP32 accuracy on Hopper: TF32 parts split once per block into "
+               "wgmma's swizzled layout, 3 wgmma.m64n128k8 a k step, 128x128x32 block of 2 "
+               "warpgroups, FP32 promotion every 32 of k",
+    .block_rows = 128,
+    .block_cols = 128,
+    .in_auto = 0,
+    .arith = TG_ARITH_3XTF32,
+    .min_cc = 90,
+    .launch = launch_wgmma_tf32<3, true>,
+    .unsupported = wgmma_tf32_unsupported};
+
+extern "C" const tg_rung tg_rung_wgmmatf32 = {
+    .name = "wgmmatf32",
+    .level = 7,
+    .summary = "wgmma3xtf32 without the small parts: TF32 inputs (opt-in TF32 math mode, below "
+               "FP32 accuracy)",
+    .block_rows = 128,
+    .block_cols = 128,
+    .in_auto = 0,
+    .arith = TG_ARITH_TF32,
+    .min_cc = 90,
+    .launch = launch_wgmma_tf32<3, false>,
+    .unsupported = wgmma_tf32_unsupported};

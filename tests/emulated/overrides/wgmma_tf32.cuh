@@ -1,0 +1,97 @@
+/*
+ * Emulated twin of src/cuda/kernels/wgmma_tf32.cuh (whose inline PTX cannot run on the CPU).
+ * emulate.cmake copies this file into the emulated kernel tree in place of the original, so it
+ * must keep the original's functions and signatures: change both together.
+ *
+ * Shared addresses are offsets into the launch's dynamic shared buffer, so descriptors encode
+ * what the GPU's do (offset / 16 in bits 0-13, the 8-row stride / 16 in bits 32-45, the swizzle
+ * mode in bits 62-63), and wgmma_64x128x8 decodes them as the PTX ISA describes: row r, k of a
+ * slice lies at start + (r / 8) * stride + (r % 8) * 128 + 4k, with the 16-byte chunk bits
+ * (4-6) of that address XORed with its bits 7-9.  So the kernel's stores into the swizzled
+ * tiles and its descriptors are checked against one reading of the layout.  Each thread forms
+ * its own accumulator entries (both operands come from shared memory, so no exchange between
+ * threads is needed), reading shared memory when it issues the product; the tensor core's
+ * truncation to 19 bits is applied, products summed in double and added in float.
+ * fence, commit and wait do nothing: the products complete at once.
+ */
+#ifndef TG_KERNELS_WGMMA_TF32_CUH
+#define TG_KERNELS_WGMMA_TF32_CUH
+
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+
+namespace emu_wgmma {
+
+inline char *shared_base() { return static_cast<char *>(emu_dynamic_shared()); }
+inline uint32_t shared_offset(const void *p)
+{
+    return (uint32_t)(static_cast<const char *>(p) - shared_base());
+}
+
+inline float element(uint64_t desc, int row, int k)
+{
+    if ((desc >> 62) != 1)
+        emu::fail("wgmma twin: only the 128-byte swizzle is emulated", nullptr);
+    const uint32_t start = (uint32_t)(desc & 0x3fff) << 4;
+    const uint32_t stride = (uint32_t)((desc >> 32) & 0x3fff) << 4;
+    uint32_t addr = start + (uint32_t)(row / 8) * stride + (uint32_t)(row % 8) * 128 + 4u * k;
+    addr ^= ((addr >> 7) & 7u) << 4;
+    uint32_t bits;
+    std::memcpy(&bits, shared_base() + addr, sizeof bits);
+    bits &= ~0x1fffu; /* the tensor core reads the top 19 bits */
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+} // namespace emu_wgmma
+
+__host__ __device__ __forceinline__ int sw128_offset(int row, int k)
+{
+    return row * 32 + ((((k >> 2) ^ row) & 7) << 2) + (k & 3);
+}
+
+__device__ __forceinline__ float *align_shared_1024(float *p)
+{
+    const uint32_t s = emu_wgmma::shared_offset(p);
+    return p + (((1024u - (s & 1023u)) & 1023u) >> 2);
+}
+
+__device__ __forceinline__ uint64_t smem_desc(const float *tile, int kk)
+{
+    const uint32_t s = emu_wgmma::shared_offset(tile);
+    if (s % 1024 != 0)
+        emu::fail("wgmma twin: a swizzled tile must start on a 1024-byte boundary", tile);
+    const uint32_t a = s + (uint32_t)kk * 4u;
+    return (uint64_t)((a & 0x3ffffu) >> 4) | (uint64_t)1 << 16 | (uint64_t)(1024 >> 4) << 32 |
+           (uint64_t)1 << 62;
+}
+
+__device__ __forceinline__ void wgmma_fence() {}
+__device__ __forceinline__ void wgmma_commit() {}
+template <int N>
+__device__ __forceinline__ void wgmma_wait()
+{
+}
+__device__ __forceinline__ void fence_async_shared() {}
+__device__ __forceinline__ void fence_operand(float (&)[64]) {}
+
+__device__ __forceinline__ void wgmma_64x128x8(float (&d)[64], uint64_t a, uint64_t b,
+                                               bool accumulate)
+{
+    const unsigned tid = threadIdx.x;
+    const unsigned w = tid / 32 % 4, g = tid % 32 / 4, t = tid % 4;
+    for (int j = 0; j < 16; ++j)
+        for (int e = 0; e < 4; ++e) {
+            const int r = (int)(16 * w + g + 8 * (e / 2)), c = (int)(8 * j + 2 * t + e % 2);
+            double sum = 0.0;
+            for (int k = 0; k < 8; ++k)
+                sum += (double)emu_wgmma::element(a, r, k) * (double)emu_wgmma::element(b, c, k);
+            d[4 * j + e] = (accumulate ? d[4 * j + e] : 0.0f) + (float)sum;
+        }
+}
+
+#endif
