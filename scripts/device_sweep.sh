@@ -8,7 +8,8 @@
 #   scripts/device_sweep.sh [ALGO,ALGO,...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-device-out}
+top=${OUT:-device-out}
+out=$top/logs # packed into $top/0-logs.tgz at the end: a lent machine returns only a few files
 mkdir -p "$out"
 algos=${1:-auto,warptile64,warptile128_l2,warptile256x128_l2,mma3xtf32,mma3xtf32_p64,mma3xtf32_nopromo,mmatf32}
 build=${BUILD_DIR:-build-device}
@@ -70,5 +71,5 @@ fi
   for f in k06_mma_tf32 k07_wgmma_tf32; do echo "-- $f"; head -n 12 "$out/$f-mix.txt" 2>/dev/null; done
   echo "== ncu"; grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Issue Slots Busy|Registers Per|Achieved Occupancy|No Eligible|Shared Memory|Bank|L2 Hit|Executed Ipc" "$out"/ncu-*.txt 2>/dev/null | head -n 30
 } | tee "$out/table.txt"
-# What comes back from a lent machine is a few files: pack the logs into one.
-tar -C "$out" -czf /tmp/sweep-logs.tgz . && mkdir -p "$out/all" && mv /tmp/sweep-logs.tgz "$out/all/"
+mv "$out"/*.json "$out/table.txt" "$top/" 2>/dev/null
+tar -C "$out" -czf "$top/0-logs.tgz" . && rm -rf "$out"

@@ -13,6 +13,10 @@
  *                     (and left over from the previous block, as stale data)
  *   extern __shared__ rewritten to a pointer into a per-launch buffer, NaN-filled per block
  *   reinterpret_cast  rewritten to emu_cast, which fails the test on a misaligned vector access
+ *   named barriers    (bar.sync / bar.arrive, through named_barrier.cuh's twin) a thread that
+ *                     waits yields round after round until the barrier completes; a round in
+ *                     which every live thread waits on one and none completes is a deadlock,
+ *                     reported
  *   warp intrinsics   compile-time error: threads do not run in lockstep warps here
  *   inline PTX        compile-time error (the rewrite turns asm(...) into EMU_INLINE_PTX(...)):
  *                     a kernel header using inline PTX gets an emulated twin in overrides/
@@ -130,6 +134,7 @@ inline long vector_casts;
 /* Launches, and blocks where some threads returned while others waited at a barrier
  * (__syncthreads in divergent code: undefined behaviour on a GPU). */
 inline long launches, divergent_barriers;
+inline long named_barrier_completions; /* counted by named_barrier.cuh's twin */
 inline cudaError_t last_error = cudaSuccess;
 
 [[noreturn]] inline void fail(const char *what, const void *where)
@@ -157,6 +162,7 @@ struct Fiber {
     ucontext_t ctx;
     std::unique_ptr<char[]> stack;
     bool done;
+    bool spinning; /* yielded while waiting on a named barrier, not at __syncthreads */
 };
 
 struct Block {
@@ -198,13 +204,15 @@ inline void run_block(unsigned threads, bool reverse)
         f.ctx.uc_link = &block.scheduler;
         makecontext(&f.ctx, fiber_entry, 0);
         f.done = false;
+        f.spinning = false;
     }
     if (!block.dynamic_shared.empty())
         std::fill(block.dynamic_shared.begin(), block.dynamic_shared.end(), std::nanf(""));
     const dim3 b = blockDim;
     unsigned live = threads;
     while (live > 0) {
-        unsigned waiting = 0, exited = 0;
+        unsigned waiting = 0, exited = 0, spinning = 0;
+        const long completions = named_barrier_completions;
         for (unsigned i = 0; i < threads; ++i) {
             const unsigned t = reverse ? threads - 1 - i : i;
             Fiber &f = block.fibers[t];
@@ -216,11 +224,16 @@ inline void run_block(unsigned threads, bool reverse)
                 fail("swapcontext failed", nullptr);
             if (f.done)
                 ++exited, --live;
+            else if (f.spinning)
+                ++spinning;
             else
                 ++waiting;
+            f.spinning = false;
         }
         if (waiting > 0 && exited > 0)
             ++divergent_barriers;
+        if (live > 0 && spinning == live && named_barrier_completions == completions)
+            fail("deadlock: every live thread waits on a named barrier", nullptr);
     }
     block.current = nullptr;
 }
@@ -235,6 +248,18 @@ inline void __syncthreads()
     if (swapcontext(&f->ctx, &emu::block.scheduler) != 0)
         emu::fail("swapcontext failed", nullptr);
     __asm__ __volatile__("" ::: "memory"); /* shared memory changed under us */
+}
+
+/* Gives the other threads a turn while this one waits on a named barrier. */
+inline void emu_spin()
+{
+    emu::Fiber *f = emu::block.current;
+    if (!f)
+        emu::fail("named barrier outside a kernel", nullptr);
+    f->spinning = true;
+    if (swapcontext(&f->ctx, &emu::block.scheduler) != 0)
+        emu::fail("swapcontext failed", nullptr);
+    __asm__ __volatile__("" ::: "memory");
 }
 
 inline void *emu_dynamic_shared() { return emu::block.dynamic_shared.data(); }

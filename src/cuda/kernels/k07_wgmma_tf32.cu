@@ -36,16 +36,21 @@
 #include "async_copy.cuh"
 #include "common.cuh"
 #include "mma_tf32.cuh"
+#include "named_barrier.cuh"
 #include "tc_common.cuh"
 #include "wgmma_tf32.cuh"
 
 namespace {
 
 constexpr int kRows = 128;                /* BM = BN */
-constexpr int kThreads = 256;             /* two warpgroups */
 constexpr int kOperandTile = kRows * kBK; /* floats in one operand's tile */
+constexpr int kWarpgroup = 128;           /* threads */
+constexpr int kThreads = 3 * kWarpgroup;  /* one producer and two consumer warpgroups */
+constexpr int kNBuf = 2;                  /* split buffers in the ring */
+/* Named barriers: the producers among themselves, then "buffer b is full" and "is empty". */
+constexpr int kProducerBarrier = 1, kFullBarrier = 2, kEmptyBarrier = 2 + kNBuf;
 
-/* The split buffers: per buffer, A's big and small parts then B's (TF32 mode: big only). */
+/* A split buffer: A's big and small parts, then B's (TF32 mode: big parts only). */
 template <bool SPLIT>
 struct SplitLayout {
     static constexpr int kParts = SPLIT ? 2 : 1;
@@ -60,114 +65,122 @@ struct SplitLayout {
     }
 };
 
-/* Splits the staged tiles of A and B (tile_offset layout) into big and small parts in wgmma's
- * layout (sw128_offset), a 16-byte chunk at a time: 8 threads a row, so each quarter-warp reads
- * and writes one row's 8 chunks, 32 different banks either way. */
+/* The producers split the staged tiles of A and B (tile_offset layout) into big and small parts
+ * in wgmma's layout (sw128_offset), a 16-byte chunk at a time: 8 threads a row, so a quarter-warp
+ * reads and writes one row's 8 chunks, 32 different banks either way.  A thread's rows are
+ * pt / 8 + 16 j, which share their low 3 bits, so both swizzles keep one offset per thread and
+ * step by whole rows. */
 template <bool SPLIT>
 __device__ __forceinline__ void split_tiles(const float *staged_a, const float *staged_b,
-                                            float *buffer, int tid)
+                                            float *buffer, int pt)
 {
     using L = SplitLayout<SPLIT>;
+    const int row = pt / 8, k = pt % 8 * 4;
+    const int from = tile_offset(row, k), to = sw128_offset(row, k);
 #pragma unroll
-    for (int i = 0; i < 2 * kOperandTile / 4 / kThreads; ++i) {
-        const int q = tid + i * kThreads, operand = q / (kOperandTile / 4);
-        const int row = q % (kOperandTile / 4) / 8, k = q % 8 * 4;
-        const float *src = (operand == 0 ? staged_a : staged_b) + tile_offset(row, k);
-        const float4 v = *reinterpret_cast<const float4 *>(src);
-        const float4 big = make_float4(tf32_round(v.x), tf32_round(v.y), tf32_round(v.z),
-                                       tf32_round(v.w));
-        *reinterpret_cast<float4 *>(L::big(buffer, operand) + sw128_offset(row, k)) = big;
-        if (SPLIT)
-            *reinterpret_cast<float4 *>(L::small(buffer, operand) + sw128_offset(row, k)) =
-                make_float4(tf32_round(v.x - big.x), tf32_round(v.y - big.y),
-                            tf32_round(v.z - big.z), tf32_round(v.w - big.w));
-    }
+    for (int operand = 0; operand < 2; ++operand)
+#pragma unroll
+        for (int j = 0; j < kRows / 16; ++j) {
+            const float4 v = *reinterpret_cast<const float4 *>((operand ? staged_b : staged_a) +
+                                                               from + j * 16 * kBK);
+            const float4 big = make_float4(tf32_round(v.x), tf32_round(v.y), tf32_round(v.z),
+                                           tf32_round(v.w));
+            *reinterpret_cast<float4 *>(L::big(buffer, operand) + to + j * 16 * kBK) = big;
+            if (SPLIT)
+                *reinterpret_cast<float4 *>(L::small(buffer, operand) + to + j * 16 * kBK) =
+                    make_float4(tf32_round(v.x - big.x), tf32_round(v.y - big.y),
+                                tf32_round(v.z - big.z), tf32_round(v.w - big.w));
+        }
 }
 
 template <int STAGES, bool SPLIT, Copy CA, Copy CB>
 __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem p)
 {
     using L = SplitLayout<SPLIT>;
-    using LoadA = KTileLoader<kRows, kThreads, CA>;
-    using LoadB = KTileLoader<kRows, kThreads, CB>;
     static_assert(STAGES >= 2, "a pipeline needs at least two staging buffers");
 
     extern __shared__ __align__(16) float smem[];
-    float *const split = align_shared_1024(smem);   /* [2][L::kBuffer], 1024-byte aligned */
-    float *const staged = split + 2 * L::kBuffer;    /* [STAGES][A, B][kOperandTile] */
-    auto staged_a = [&](int64_t tile) { return staged + tile % STAGES * 2 * kOperandTile; };
-    auto staged_b = [&](int64_t tile) { return staged_a(tile) + kOperandTile; };
+    float *const split = align_shared_1024(smem); /* [kNBuf][L::kBuffer], 1024-byte aligned */
+    float *const staged = split + kNBuf * L::kBuffer; /* [STAGES][A, B][kOperandTile] */
 
-    const int tid = threadIdx.x, warpgroup = tid / 128;
+    const int tid = threadIdx.x, warpgroup = tid / kWarpgroup;
     const int64_t i0 = blockIdx.y * (int64_t)kRows, j0 = blockIdx.x * (int64_t)kRows;
-    const batch_item item(p);
-    LoadA load_a(item.A + i0 * p.a_rs, p.a_rs, p.a_cs, p.m - i0, tid);
-    LoadB load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs, p.n - j0, tid);
     const int64_t tiles = (p.k + kBK - 1) / kBK;
-    /* Stages tile t; group g of cp.async is always tile g (empty past the last tile). */
-    auto stage = [&](int64_t t) {
-        if (t < tiles) {
-            load_a.load(staged_a(t), p.a_rs, p.a_cs, p.k - t * kBK);
-            load_b.load(staged_b(t), p.b_cs, p.b_rs, p.k - t * kBK);
+    const batch_item item(p);
+
+    if (warpgroup == 0) {
+        /* Producer: stages raw tiles by cp.async, splits each into the ring of split buffers. */
+        const int pt = tid;
+        KTileLoader<kRows, kWarpgroup, CA> load_a(item.A + i0 * p.a_rs, p.a_rs, p.a_cs,
+                                                  p.m - i0, pt);
+        KTileLoader<kRows, kWarpgroup, CB> load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs,
+                                                  p.n - j0, pt);
+        auto staged_a = [&](int64_t t) { return staged + t % STAGES * 2 * kOperandTile; };
+        /* Stages tile t; cp.async group g is always tile g (empty past the last tile). */
+        auto stage = [&](int64_t t) {
+            if (t < tiles) {
+                load_a.load(staged_a(t), p.a_rs, p.a_cs, p.k - t * kBK);
+                load_b.load(staged_a(t) + kOperandTile, p.b_cs, p.b_rs, p.k - t * kBK);
+            }
+            async_commit();
+        };
+        for (int s = 0; s < STAGES - 1; ++s)
+            stage(s);
+        for (int64_t t = 0; t < tiles; ++t) {
+            async_wait<STAGES - 2>(); /* tile t has landed (this thread's copies)... */
+            /* ...everyone's; and every producer has split tile t - 1, whose stage is next */
+            named_barrier_sync(kProducerBarrier, kWarpgroup);
+            stage(t + STAGES - 1);
+            const int b = (int)(t % kNBuf);
+            if (t >= kNBuf) /* the consumers are done with the buffer's previous tile */
+                named_barrier_sync(kEmptyBarrier + b, kThreads);
+            split_tiles<SPLIT>(staged_a(t), staged_a(t) + kOperandTile, split + b * L::kBuffer,
+                               pt);
+            fence_async_shared(); /* the parts are visible to wgmma... */
+            named_barrier_arrive(kFullBarrier + b, kThreads); /* ...once the consumers sync */
         }
-        async_commit();
-    };
+        async_wait<0>();
+        return;
+    }
 
-    for (int s = 0; s < STAGES - 1; ++s)
-        stage(s);
-    async_wait<STAGES - 2>(); /* tile 0 has landed (this thread's copies)... */
-    __syncthreads();          /* ...everyone's */
-    stage(STAGES - 1);
-    split_tiles<SPLIT>(staged_a(0), staged_b(0), split, tid);
-    fence_async_shared();
-    __syncthreads();
-
+    /* Consumers: warpgroup 1 multiplies rows 0-63 of the block's tile, warpgroup 2 rows
+     * 64-127, each with all 128 columns. */
+    const int half = warpgroup - 1;
     float sum[64] = {}, part[64];
     for (int64_t t = 0; t < tiles; ++t) {
-        /* Products of tile t from split buffer t % 2, asynchronously... */
-        float *const buffer = split + (t & 1) * L::kBuffer;
-        const float *const a = L::big(buffer, 0) + warpgroup * 64 * kBK;
-        const float *const b = L::big(buffer, 1);
+        const int b = (int)(t % kNBuf);
+        float *const buffer = split + b * L::kBuffer;
+        const float *const a = L::big(buffer, 0) + half * 64 * kBK;
+        const float *const bb = L::big(buffer, 1);
+        named_barrier_sync(kFullBarrier + b, kThreads);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < kBK; kk += 8) {
             if (SPLIT) { /* the small products first */
-                wgmma_64x128x8(part, smem_desc(a + kOperandTile, kk), smem_desc(b, kk), kk > 0);
-                wgmma_64x128x8(part, smem_desc(a, kk), smem_desc(b + kOperandTile, kk), true);
+                wgmma_64x128x8(part, smem_desc(a + kOperandTile, kk), smem_desc(bb, kk), kk > 0);
+                wgmma_64x128x8(part, smem_desc(a, kk), smem_desc(bb + kOperandTile, kk), true);
             }
-            wgmma_64x128x8(part, smem_desc(a, kk), smem_desc(b, kk), SPLIT || kk > 0);
+            wgmma_64x128x8(part, smem_desc(a, kk), smem_desc(bb, kk), SPLIT || kk > 0);
         }
         wgmma_commit();
-        /* ...while the threads split tile t + 1 into the other buffer. */
-        if (t + 1 < tiles) {
-            async_wait<STAGES - 2>(); /* tile t + 1 has landed... */
-            __syncthreads(); /* ...for everyone; every warpgroup has finished tile t - 1's
-                              * products (the other buffer), and every thread its split of
-                              * tile t (the stage refilled next) */
-            stage(t + STAGES);
-            split_tiles<SPLIT>(staged_a(t + 1), staged_b(t + 1),
-                               split + ((t + 1) & 1) * L::kBuffer, tid);
-            fence_async_shared();
-        }
         wgmma_wait<0>();
         fence_operand(part);
+        if (t + kNBuf < tiles) /* the producers refill the buffer with tile t + kNBuf */
+            named_barrier_arrive(kEmptyBarrier + b, kThreads);
         /* Promotion: the tile's partial sum joins the FP32 sums by round-to-nearest adds. */
 #pragma unroll
         for (int i = 0; i < 64; ++i)
             sum[i] += part[i];
-        if (t + 1 < tiles)
-            __syncthreads(); /* tile t + 1's parts are written before anyone multiplies them */
     }
-    async_wait<0>();
 
-    /* sum[4j + e] is C(i0 + 64 warpgroup + 16 w + g + 8 (e / 2), j0 + 8j + 2t + e % 2). */
-    float *const C = batch_item(p).C;
+    /* sum[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + 8j + 2t + e % 2). */
+    float *const C = item.C;
     const int w = tid / 32 % 4, g = tid % 32 / 4, lane_t = tid % 4;
 #pragma unroll
     for (int j = 0; j < 16; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-            const int64_t row = i0 + 64 * warpgroup + 16 * w + g + 8 * (e / 2);
+            const int64_t row = i0 + 64 * half + 16 * w + g + 8 * (e / 2);
             const int64_t col = j0 + 8 * j + 2 * lane_t + e % 2;
             if (row >= p.m || col >= p.n)
                 continue;
@@ -184,7 +197,7 @@ struct WgmmaTf32 {
     static int launch(const tg_problem *p, cudaStream_t stream)
     {
         const size_t smem =
-            (2 * SplitLayout<SPLIT>::kBuffer + STAGES * 2 * kOperandTile) * sizeof(float) +
+            (kNBuf * SplitLayout<SPLIT>::kBuffer + STAGES * 2 * kOperandTile) * sizeof(float) +
             1024 /* room to align the split buffers */;
         constexpr auto kernel = sgemm_wgmma_tf32<STAGES, SPLIT, CA, CB>;
         const cudaError_t e = opt_in_shared_memory<kernel>(smem);
