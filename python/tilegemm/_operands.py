@@ -40,7 +40,8 @@ class Operand:
     keepalive: Any = None
 
     def __post_init__(self):
-        self.ptr, self.shape, self.strides = int(self.ptr or 0), tuple(self.shape), tuple(self.strides)
+        self.ptr = int(self.ptr or 0)
+        self.shape, self.strides = tuple(self.shape), tuple(self.strides)
 
     def where(self):
         return "host" if self.device is None else f"cuda:{self.device!r}"
@@ -50,7 +51,8 @@ class Operand:
         r, c = self.shape
         if r == 0 or c == 0:
             return (self.ptr, self.ptr)
-        return (self.ptr, self.ptr + 4 * ((r - 1) * self.strides[0] + (c - 1) * self.strides[1] + 1))
+        s0, s1 = self.strides
+        return (self.ptr, self.ptr + 4 * ((r - 1) * s0 + (c - 1) * s1 + 1))
 
     @functools.cached_property
     def layout(self):
