@@ -9,12 +9,15 @@
  * reported.  Both use every core they are given: OpenMP threads for tilegemm, OpenBLAS's own
  * threads (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS set both).
  *
+ * tilegemm is called through its public API with the CPU backend forced (tg_set_backend).
  * OpenBLAS is opened with dlopen (TG_OPENBLAS_PATH) and its functions looked up in it alone:
  * libtilegemm defines cblas_sgemm too, and a plain link would silently time tilegemm twice.
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "../src/cpu/cpu.h"
+#include "../tools/rng.h"
+#include "../tools/timer.h"
+#include "tilegemm.h"
 
 #include <cblas.h>
 #include <dlfcn.h>
@@ -38,13 +41,6 @@ typedef struct result {
     double tg_gflops, openblas_gflops, max_rel_diff;
 } result;
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -61,15 +57,27 @@ static void *xmalloc(size_t bytes)
     return ptr;
 }
 
+static tg_handle *handle; /* forced onto the CPU backend */
+
+static int open_tilegemm(void)
+{
+    if (tg_create(&handle) != TG_SUCCESS || tg_set_backend(handle, TG_BACKEND_CPU) != TG_SUCCESS) {
+        fprintf(stderr, "cpu_vs_openblas: cannot set up tilegemm's CPU backend: %s\n",
+                tg_last_error(handle));
+        return -1;
+    }
+    return 0;
+}
+
 static void run_tilegemm(int n, const float *A, const float *B, float *C)
 {
-    tg_problem p = {
-        .m = n, .n = n, .k = n, .alpha = 1.0f, .beta = 0.0f,
-        .A = A, .a_rs = n, .a_cs = 1,
-        .B = B, .b_rs = n, .b_cs = 1,
-        .C = C, .ldc = n, .batch = 1,
-    };
-    tg_cpu_sgemm(&p);
+    tg_status s = tg_sgemm(handle, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, n, n, n, 1.0f, A, n,
+                           B, n, 0.0f, C, n);
+    if (s != TG_SUCCESS || strcmp(tg_last_algo(handle), "cpu") != 0) {
+        fprintf(stderr, "cpu_vs_openblas: tg_sgemm %s (ran \"%s\"): %s\n", tg_status_string(s),
+                tg_last_algo(handle), tg_last_error(handle));
+        exit(1);
+    }
 }
 
 typedef void (*cblas_sgemm_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE,
@@ -112,9 +120,9 @@ static void time_calls(void (*gemm)(int, const float *, const float *, float *),
     nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
     gemm(n, A, B, C);
     for (int r = 0; r < calls; ++r) {
-        double t0 = now_seconds();
+        double t0 = tg_now_seconds();
         gemm(n, A, B, C);
-        times[r] = now_seconds() - t0;
+        times[r] = tg_now_seconds() - t0;
     }
 }
 
@@ -124,7 +132,7 @@ static double median(double *times, int count)
     return count % 2 ? times[count / 2] : 0.5 * (times[count / 2 - 1] + times[count / 2]);
 }
 
-static result measure(int n, int runs, unsigned *seed)
+static result measure(int n, int runs, uint64_t *seed)
 {
     size_t count = (size_t)n * (size_t)n;
     float *A = xmalloc(count * sizeof(float));
@@ -132,8 +140,8 @@ static result measure(int n, int runs, unsigned *seed)
     float *C_tg = xmalloc(count * sizeof(float));
     float *C_ob = xmalloc(count * sizeof(float));
     for (size_t i = 0; i < count; ++i) {
-        A[i] = 2.0f * (float)rand_r(seed) / (float)RAND_MAX - 1.0f;
-        B[i] = 2.0f * (float)rand_r(seed) / (float)RAND_MAX - 1.0f;
+        A[i] = (float)tg_random_unit(seed);
+        B[i] = (float)tg_random_unit(seed);
     }
     double flops = 2.0 * (double)n * (double)n * (double)n;
     result r = {.size = n};
@@ -274,7 +282,7 @@ int main(int argc, char **argv)
         n_sizes = 3;
     }
 
-    if (open_openblas() != 0)
+    if (open_tilegemm() != 0 || open_openblas() != 0)
         return 1;
     int threads = 1;
 #ifdef _OPENMP
@@ -288,7 +296,7 @@ int main(int argc, char **argv)
            "max rel diff");
 
     result res[MAX_SIZES];
-    unsigned seed = 12345u;
+    uint64_t seed = 12345u;
     int bad = 0;
     for (int i = 0; i < n_sizes; ++i) {
         res[i] = measure(sizes[i], runs, &seed);

@@ -134,6 +134,8 @@ typedef struct tg_algo_info {
     int block_cols;      /* columns of C one thread block covers */
     int in_auto;         /* 1 if `auto` may pick it */
     tg_arith arith;      /* its arithmetic, which decides the math modes that may use it */
+    int min_cc;          /* lowest compute capability it runs on, major * 10 + minor (80 for
+                          * 8.0); 0: any the build targets */
 } tg_algo_info;
 
 TG_API int tg_algo_count(void);

@@ -239,7 +239,7 @@ tg_status tg_algo_info_get(int index, tg_algo_info *info)
     const tg_rung *r = tg_rungs[index];
     *info = (tg_algo_info){.name = r->name, .level = r->level, .summary = r->summary,
                            .block_rows = r->block_rows, .block_cols = r->block_cols,
-                           .in_auto = r->in_auto, .arith = r->arith};
+                           .in_auto = r->in_auto, .arith = r->arith, .min_cc = r->min_cc};
     return TG_SUCCESS;
 }
 

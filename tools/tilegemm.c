@@ -99,17 +99,22 @@ static int cmd_info(int argc, char **argv)
 static int cmd_algos(int argc, char **argv)
 {
     const int early = no_options("algos", "the rungs of this build: name, level, arithmetic, "
-                                 "whether auto may pick it, summary", argc, argv);
+                                 "whether auto may pick it, lowest compute capability, summary",
+                                 argc, argv);
     if (early >= 0)
         return early;
-    printf("%-14s %4s %-6s %-4s  %s\n", "name", "rung", "arith", "auto", "summary");
-    printf("%-14s %4s %-6s %-4s  %s\n", "auto", "-", "-", "-",
+    printf("%-14s %4s %-6s %-4s %-6s  %s\n", "name", "rung", "arith", "auto", "min cc",
+           "summary");
+    printf("%-14s %4s %-6s %-4s %-6s  %s\n", "auto", "-", "-", "-", "-",
            "picks per shape and math mode (see tilegemm explain)");
     for (int i = 0; i < tg_algo_count(); ++i) {
         tg_algo_info a;
         tg_algo_info_get(i, &a);
-        printf("%-14s %4d %-6s %-4s  %s\n", a.name, a.level, tg_arith_name(a.arith),
-               a.in_auto ? "yes" : "no", a.summary);
+        char cc[16] = "any";
+        if (a.min_cc > 0)
+            snprintf(cc, sizeof cc, "%d.%d", a.min_cc / 10, a.min_cc % 10);
+        printf("%-14s %4d %-6s %-4s %-6s  %s\n", a.name, a.level, tg_arith_name(a.arith),
+               a.in_auto ? "yes" : "no", cc, a.summary);
     }
     if (tg_algo_count() == 0)
         printf("(this build has no CUDA rungs)\n");

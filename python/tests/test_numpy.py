@@ -269,9 +269,9 @@ class _FakeDLPack:
         return (2, self.dev)
 
     def __dlpack__(self, stream=None):
-        from tilegemm import _DLTensor, _capsule_pointer
+        from tilegemm._operands import DLTensor, capsule_pointer
         capsule = self.x.__dlpack__()
-        _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor")).device.device_id = self.dev
+        DLTensor.from_address(capsule_pointer(capsule, b"dltensor")).device.device_id = self.dev
         return capsule
 
 
@@ -279,7 +279,7 @@ class _FakeDLPack:
 def no_library_call(monkeypatch):
     def fail(*args):
         raise AssertionError("the library was called")
-    monkeypatch.setattr(tilegemm, "tg_sgemm", fail)
+    monkeypatch.setattr(tilegemm._native, "tg_sgemm", fail)
     monkeypatch.setattr(tilegemm._native, "tg_set_stream", fail)
 
 

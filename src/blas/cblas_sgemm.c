@@ -23,10 +23,6 @@
 #include "../../include/tilegemm_cblas.h"
 
 #include "blas_internal.h"
-void tg_blas_report_end(tg_blas_caller saved);
-void tg_blas_sgemm(char transa, char transb, int m, int n, int k, float alpha, const float *A,
-                   int lda, const float *B, int ldb, float beta, float *C, int ldc,
-                   int from_cblas, int row_major);
 
 static int trans_char(CBLAS_TRANSPOSE t, char *c)
 {
@@ -51,29 +47,22 @@ TG_API void cblas_sgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA, CBLAS_TRANS
                         int M, int N, int K, float alpha, const float *A, int lda,
                         const float *B, int ldb, float beta, float *C, int ldc)
 {
-    char ta, tb;
-    if (layout == CblasColMajor) {
-        if (!trans_char(TransA, &ta)) {
-            illegal(0, 2, "Illegal TransA setting, %d\n", (int)TransA);
-            return;
-        }
-        if (!trans_char(TransB, &tb)) {
-            illegal(0, 3, "Illegal TransB setting, %d\n", (int)TransB);
-            return;
-        }
-        tg_blas_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0);
-    } else if (layout == CblasRowMajor) {
-        /* The operands swap roles: op(B)^T is the first factor of C^T. */
-        if (!trans_char(TransA, &tb)) {
-            illegal(1, 2, "Illegal TransA setting, %d\n", (int)TransA);
-            return;
-        }
-        if (!trans_char(TransB, &ta)) {
-            illegal(1, 3, "Illegal TransB setting, %d\n", (int)TransB);
-            return;
-        }
-        tg_blas_sgemm(ta, tb, N, M, K, alpha, B, ldb, A, lda, beta, C, ldc, 1, 1);
-    } else {
+    if (layout != CblasColMajor && layout != CblasRowMajor) {
         illegal(0, 1, "Illegal layout setting, %d\n", (int)layout);
+        return;
     }
+    const int row_major = layout == CblasRowMajor;
+    char ta, tb;
+    if (!trans_char(TransA, &ta)) {
+        illegal(row_major, 2, "Illegal TransA setting, %d\n", (int)TransA);
+        return;
+    }
+    if (!trans_char(TransB, &tb)) {
+        illegal(row_major, 3, "Illegal TransB setting, %d\n", (int)TransB);
+        return;
+    }
+    if (row_major) /* The operands swap roles: op(B)^T is the first factor of C^T. */
+        tg_blas_sgemm(tb, ta, N, M, K, alpha, B, ldb, A, lda, beta, C, ldc, 1, 1);
+    else
+        tg_blas_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, 1, 0);
 }

@@ -34,10 +34,6 @@
 #include "../internal.h"
 
 #include "blas_internal.h"
-void tg_blas_report_end(tg_blas_caller saved);
-void tg_blas_sgemm(char transa, char transb, int m, int n, int k, float alpha, const float *A,
-                   int lda, const float *B, int ldb, float beta, float *C, int ldc,
-                   int from_cblas, int row_major);
 
 /* --- One handle per thread ------------------------------------------------------------------ */
 
