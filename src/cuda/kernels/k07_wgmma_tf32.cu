@@ -45,7 +45,12 @@ namespace {
 constexpr int kRows = 128;                /* BM = BN */
 constexpr int kOperandTile = kRows * kBK; /* floats in one operand's tile */
 constexpr int kWarpgroup = 128;           /* threads */
-constexpr int kThreads = 3 * kWarpgroup;  /* one producer and two consumer warpgroups */
+constexpr int kProducers = 2 * kWarpgroup; /* two producer warpgroups, then two consumers */
+constexpr int kThreads = kProducers + 2 * kWarpgroup;
+/* Registers a thread, moved from the producers (loads and the split) to the consumers (64
+ * sums and 64 partial sums): 256 x 88 + 256 x 168 = the SM's 65536 (the least for the
+ * producers with no spills). */
+constexpr int kProducerRegisters = 88, kConsumerRegisters = 168;
 constexpr int kNBuf = 2;                  /* split buffers in the ring */
 /* Named barriers: the producers among themselves, then "buffer b is full" and "is empty". */
 constexpr int kProducerBarrier = 1, kFullBarrier = 2, kEmptyBarrier = 2 + kNBuf;
@@ -68,7 +73,7 @@ struct SplitLayout {
 /* The producers split the staged tiles of A and B (tile_offset layout) into big and small parts
  * in wgmma's layout (sw128_offset), a 16-byte chunk at a time: 8 threads a row, so a quarter-warp
  * reads and writes one row's 8 chunks, 32 different banks either way.  A thread's rows are
- * pt / 8 + 16 j, which share their low 3 bits, so both swizzles keep one offset per thread and
+ * pt / 8 + 32 j, which share their low 3 bits, so both swizzles keep one offset per thread and
  * step by whole rows. */
 template <bool SPLIT>
 __device__ __forceinline__ void split_tiles(const float *staged_a, const float *staged_b,
@@ -80,14 +85,15 @@ __device__ __forceinline__ void split_tiles(const float *staged_a, const float *
 #pragma unroll
     for (int operand = 0; operand < 2; ++operand)
 #pragma unroll
-        for (int j = 0; j < kRows / 16; ++j) {
+        for (int j = 0; j < kRows * 8 / kProducers; ++j) {
+            const int step = j * (kProducers / 8) * kBK;
             const float4 v = *reinterpret_cast<const float4 *>((operand ? staged_b : staged_a) +
-                                                               from + j * 16 * kBK);
+                                                               from + step);
             const float4 big = make_float4(tf32_round(v.x), tf32_round(v.y), tf32_round(v.z),
                                            tf32_round(v.w));
-            *reinterpret_cast<float4 *>(L::big(buffer, operand) + to + j * 16 * kBK) = big;
+            *reinterpret_cast<float4 *>(L::big(buffer, operand) + to + step) = big;
             if (SPLIT)
-                *reinterpret_cast<float4 *>(L::small(buffer, operand) + to + j * 16 * kBK) =
+                *reinterpret_cast<float4 *>(L::small(buffer, operand) + to + step) =
                     make_float4(tf32_round(v.x - big.x), tf32_round(v.y - big.y),
                                 tf32_round(v.z - big.z), tf32_round(v.w - big.w));
         }
@@ -103,17 +109,18 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
     float *const split = align_shared_1024(smem); /* [kNBuf][L::kBuffer], 1024-byte aligned */
     float *const staged = split + kNBuf * L::kBuffer; /* [STAGES][A, B][kOperandTile] */
 
-    const int tid = threadIdx.x, warpgroup = tid / kWarpgroup;
+    const int tid = threadIdx.x;
     const int64_t i0 = blockIdx.y * (int64_t)kRows, j0 = blockIdx.x * (int64_t)kRows;
     const int64_t tiles = (p.k + kBK - 1) / kBK;
     const batch_item item(p);
 
-    if (warpgroup == 0) {
-        /* Producer: stages raw tiles by cp.async, splits each into the ring of split buffers. */
+    if (tid < kProducers) {
+        /* Producers: stage raw tiles by cp.async, split each into the ring of split buffers. */
+        set_max_registers<kProducerRegisters, false>();
         const int pt = tid;
-        KTileLoader<kRows, kWarpgroup, CA> load_a(item.A + i0 * p.a_rs, p.a_rs, p.a_cs,
+        KTileLoader<kRows, kProducers, CA> load_a(item.A + i0 * p.a_rs, p.a_rs, p.a_cs,
                                                   p.m - i0, pt);
-        KTileLoader<kRows, kWarpgroup, CB> load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs,
+        KTileLoader<kRows, kProducers, CB> load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs,
                                                   p.n - j0, pt);
         auto staged_a = [&](int64_t t) { return staged + t % STAGES * 2 * kOperandTile; };
         /* Stages tile t; cp.async group g is always tile g (empty past the last tile). */
@@ -129,7 +136,7 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
         for (int64_t t = 0; t < tiles; ++t) {
             async_wait<STAGES - 2>(); /* tile t has landed (this thread's copies)... */
             /* ...everyone's; and every producer has split tile t - 1, whose stage is next */
-            named_barrier_sync(kProducerBarrier, kWarpgroup);
+            named_barrier_sync(kProducerBarrier, kProducers);
             stage(t + STAGES - 1);
             const int b = (int)(t % kNBuf);
             if (t >= kNBuf) /* the consumers are done with the buffer's previous tile */
@@ -143,9 +150,10 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
         return;
     }
 
-    /* Consumers: warpgroup 1 multiplies rows 0-63 of the block's tile, warpgroup 2 rows
-     * 64-127, each with all 128 columns. */
-    const int half = warpgroup - 1;
+    /* Consumers: the first multiplies rows 0-63 of the block's tile, the second rows 64-127,
+     * each with all 128 columns. */
+    set_max_registers<kConsumerRegisters, true>();
+    const int half = (tid - kProducers) / kWarpgroup;
     float sum[64] = {}, part[64];
     for (int64_t t = 0; t < tiles; ++t) {
         const int b = (int)(t % kNBuf);

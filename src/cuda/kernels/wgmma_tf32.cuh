@@ -21,6 +21,9 @@
  *                              read or written
  *   fence_operand(d)           keeps the compiler from moving reads or writes of d across
  *                              the asynchronous product (after wgmma_wait)
+ *   set_max_registers<N, UP>() moves this warpgroup's register budget to N a thread (up or down:
+ *                              setmaxnreg), so warpgroups with different work share the SM's
+ *                              registers unevenly
  *   fence_async_shared()       makes this thread's ordinary shared-memory stores visible to
  *                              wgmma's reads (the async proxy); a barrier must follow
  *
@@ -86,6 +89,18 @@ __device__ __forceinline__ void fence_operand(float (&d)[64])
 #pragma unroll
     for (int i = 0; i < 64; ++i)
         asm volatile("" : "+f"(d[i])::"memory");
+}
+
+template <int N, bool UP>
+__device__ __forceinline__ void set_max_registers()
+{
+    static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg takes 24..256 in steps of 8");
+#ifndef TG_WGMMA_UNAVAILABLE
+    if (UP)
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+    else
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
 }
 
 __device__ __forceinline__ void fence_async_shared()

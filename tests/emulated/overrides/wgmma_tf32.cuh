@@ -77,6 +77,11 @@ __device__ __forceinline__ void wgmma_wait()
 {
 }
 __device__ __forceinline__ void fence_async_shared() {}
+template <int N, bool UP>
+__device__ __forceinline__ void set_max_registers()
+{
+    static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg takes 24..256 in steps of 8");
+}
 __device__ __forceinline__ void fence_operand(float (&)[64]) {}
 
 __device__ __forceinline__ void wgmma_64x128x8(float (&d)[64], uint64_t a, uint64_t b,
