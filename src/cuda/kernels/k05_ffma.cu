@@ -40,8 +40,12 @@
  *                (its pitch of 4 mod 32 floats spreads a warp's 8 k x 4 rows of 4-byte copies
  *                over 32 banks), none for one copied along m or n (a warp's 16-byte copies
  *                write 512 consecutive bytes).  256x128x8, 3 stages: 36 to 37.5 KiB
- *   registers    128 accumulators + 2 x (16 + 8) fragments + addresses; 255 at most, no spills
- *                (ptxas -v, sm_90: see the commit that added the rung)
+ *   registers    128 accumulators + 2 x (16 + 8) fragments + addresses: ptxas (CUDA 13.0,
+ *                sm_90) gives every configuration and layout 255 registers, 0 bytes of spills,
+ *                no stack frame.  ffma128x128's 128 threads x 255 fit twice in an SM's 64K
+ * sm_90 loop body (PTX, one phase of BK = 8): 1024 fma.rn.f32 and 48 ld.shared.v4 (1:21) in
+ *                1127 instructions with both operands by 16-byte copies, 1159 with op(A) along
+ *                k (row-major NN), up to 1200 with both by 4-byte copies: 85-91% FFMA
  *   block order  grouped_tile<8> (common.cuh), on a 1-D grid: consecutive blocks sweep 8 tile
  *                rows column by column, so the resident blocks share A and B tiles in L2
  * How each operand layout is copied: as rung 4 (tile_loader.cuh): 16-byte cp.async.cg along m
@@ -251,33 +255,64 @@ int launch_ffma(const tg_problem *p, void *stream)
 
 } // namespace
 
-/* Level 5, the FFMA top of the ladder beside warptile128_l2 (same arithmetic, same grouped
- * order); level 6 stays the tensor-core rungs'.  Table order puts ffma256x128 last of these, so
- * that without a tuned entry auto's highest FFMA rung is the cuBLAS-shaped one. */
-#define TG_FFMA_RUNG(NAME, BM, BN, BK, STAGES, SUMMARY)                                        \
-    extern "C" const tg_rung tg_rung_##NAME = {                                                \
-        .name = #NAME,                                                                         \
-        .level = 5,                                                                            \
-        .summary = SUMMARY,                                                                    \
-        .block_rows = BM,                                                                      \
-        .block_cols = BN,                                                                      \
-        .in_auto = 1,                                                                          \
-        .arith = TG_ARITH_FFMA,                                                                \
-        .launch = launch_ffma<BM, BN, BK, STAGES>,                                             \
-        .unsupported = grouped_order_unsupported<BM, BN, 8>};
+/* Level 5: the top of the FFMA ladder beside warptile128_l2 (same arithmetic, same grouped
+ * order); level 6 stays the tensor-core rungs'.  The registry lists ffma256x128 last of these, so
+ * that without a tuned entry auto's highest FFMA rung is the cuBLAS-shaped one.  Variants of
+ * one kernel for the tuned table (bench --tune picks per shape). */
+extern "C" const tg_rung tg_rung_ffma128x128 = {
+    .name = "ffma128x128",
+    .level = 5,
+    .summary = "ffma256x128 on a 128x128x8 block of 4 warps (128 threads): two blocks an SM, "
+               "twice the blocks for medium products",
+    .block_rows = 128,
+    .block_cols = 128,
+    .in_auto = 1,
+    .arith = TG_ARITH_FFMA,
+    .launch = launch_ffma<128, 128, 8, 3>,
+    .unsupported = grouped_order_unsupported<128, 128, 8>};
 
-TG_FFMA_RUNG(ffma256x128, 256, 128, 8, 3,
-             "256x128x8 block of 8 warps, 64x64 warp tiles, 16x8 per thread (255 registers, one "
-             "block an SM), fragments read a k step ahead, 3-stage cp.async, grouped order")
-TG_FFMA_RUNG(ffma128x256, 128, 256, 8, 3,
-             "ffma256x128 with the block transposed: 128x256x8, 8 warps")
-TG_FFMA_RUNG(ffma256x128_k16, 256, 128, 16, 3,
-             "ffma256x128 with BK 16: half the barriers and waits per FFMA, 75 KiB of shared "
-             "memory")
-TG_FFMA_RUNG(ffma256x128_s4, 256, 128, 8, 4,
-             "ffma256x128 with 4 stages: three phases of copies in flight")
-TG_FFMA_RUNG(ffma128x128, 128, 128, 8, 3,
-             "ffma256x128 on a 128x128x8 block of 4 warps (128 threads): two blocks an SM, "
-             "twice the blocks for medium products")
+extern "C" const tg_rung tg_rung_ffma128x256 = {
+    .name = "ffma128x256",
+    .level = 5,
+    .summary = "ffma256x128 with the block transposed: 128x256x8, 8 warps",
+    .block_rows = 128,
+    .block_cols = 256,
+    .in_auto = 1,
+    .arith = TG_ARITH_FFMA,
+    .launch = launch_ffma<128, 256, 8, 3>,
+    .unsupported = grouped_order_unsupported<128, 256, 8>};
 
-#undef TG_FFMA_RUNG
+extern "C" const tg_rung tg_rung_ffma256x128_k16 = {
+    .name = "ffma256x128_k16",
+    .level = 5,
+    .summary = "ffma256x128 with BK 16: half the barriers and waits per FFMA, 75 KiB of shared "
+               "memory",
+    .block_rows = 256,
+    .block_cols = 128,
+    .in_auto = 1,
+    .arith = TG_ARITH_FFMA,
+    .launch = launch_ffma<256, 128, 16, 3>,
+    .unsupported = grouped_order_unsupported<256, 128, 8>};
+
+extern "C" const tg_rung tg_rung_ffma256x128_s4 = {
+    .name = "ffma256x128_s4",
+    .level = 5,
+    .summary = "ffma256x128 with 4 stages: three phases of copies in flight",
+    .block_rows = 256,
+    .block_cols = 128,
+    .in_auto = 1,
+    .arith = TG_ARITH_FFMA,
+    .launch = launch_ffma<256, 128, 8, 4>,
+    .unsupported = grouped_order_unsupported<256, 128, 8>};
+
+extern "C" const tg_rung tg_rung_ffma256x128 = {
+    .name = "ffma256x128",
+    .level = 5,
+    .summary = "256x128x8 block of 8 warps, 64x64 warp tiles, 16x8 per thread (255 registers, "
+               "one block an SM), fragments read a k step ahead, 3-stage cp.async, grouped order",
+    .block_rows = 256,
+    .block_cols = 128,
+    .in_auto = 1,
+    .arith = TG_ARITH_FFMA,
+    .launch = launch_ffma<256, 128, 8, 3>,
+    .unsupported = grouped_order_unsupported<256, 128, 8>};
