@@ -13,6 +13,11 @@ extern const tg_rung tg_rung_warptile128;
 extern const tg_rung tg_rung_warptile128_l2;
 extern const tg_rung tg_rung_warptile256x128_l2;
 extern const tg_rung tg_rung_warptile64;
+extern const tg_rung tg_rung_ffma128x128;
+extern const tg_rung tg_rung_ffma128x256;
+extern const tg_rung tg_rung_ffma256x128_k16;
+extern const tg_rung tg_rung_ffma256x128_s4;
+extern const tg_rung tg_rung_ffma256x128;
 extern const tg_rung tg_rung_mma3xtf32;
 extern const tg_rung tg_rung_mmatf32;
 extern const tg_rung tg_rung_wgmma3xtf32;
@@ -25,7 +30,9 @@ const tg_rung *const tg_rungs[] = {&tg_rung_naive, &tg_rung_tiled16, &tg_rung_ti
                                     &tg_rung_blocktile64, &tg_rung_blocktile128,
                                     &tg_rung_warptile64, &tg_rung_warptile128,
                                     &tg_rung_warptile128_l2, &tg_rung_warptile256x128_l2,
-                                    &tg_rung_mma3xtf32, &tg_rung_mmatf32,
+                                    &tg_rung_ffma128x128, &tg_rung_ffma128x256,
+                                    &tg_rung_ffma256x128_k16, &tg_rung_ffma256x128_s4,
+                                    &tg_rung_ffma256x128, &tg_rung_mma3xtf32, &tg_rung_mmatf32,
                                     &tg_rung_wgmma3xtf32, &tg_rung_wgmmatf32,
                                     &tg_rung_mma3xtf32_p64, &tg_rung_mma3xtf32_p256,
                                     &tg_rung_mma3xtf32_nopromo};

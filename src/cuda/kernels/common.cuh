@@ -100,6 +100,21 @@ __host__ __device__ __forceinline__ tile_index grouped_tile(unsigned pid, unsign
     return tile_index{first_m + in_group % rows, in_group / rows};
 }
 
+/* The registry's `unsupported` check of a rung with the grouped order: every tiling constraint
+ * of the FFMA rungs is compile-time and their 4-byte copies cover any shape, stride and
+ * alignment, so the one limit is the grouped order's 1-D grid, one block per tile of a launch,
+ * at most 2^31 - 1 (the backend launches at most 65535 tile rows at a time).  GROUP_M = 1 keeps
+ * a 2-D grid and has no such limit. */
+template <int BM, int BN, int GROUP_M>
+const char *grouped_order_unsupported(const tg_problem *p)
+{
+    const int64_t tiles_m = (p->m + BM - 1) / BM < 65535 ? (p->m + BM - 1) / BM : 65535;
+    if (GROUP_M > 1 && tiles_m * ((p->n + BN - 1) / BN) > INT32_MAX)
+        return "the grouped block order puts a launch's tiles on a 1-D grid of at most 2^31 - 1 "
+               "blocks: n is too large for that";
+    return nullptr;
+}
+
 /* Lets KERNEL use more than the default 48 KiB of dynamic shared memory a block, as a kernel
  * must opt in to: once per device, remembered per kernel in a bit per device (beyond 64
  * devices, set on every launch). */

@@ -76,93 +76,9 @@
 
 #include "async_copy.cuh"
 #include "common.cuh"
+#include "tile_loader.cuh"
 
 namespace {
-
-/*
- * Copies one operand's BK-deep tile into a k-major shared tile S[BK][ROWS + kPad] by cp.async,
- * a phase per call.  "Outer" is the operand's other index: m for op(A), n for op(B).  K_CONTIG:
- * the operand is contiguous along k (op(A) row-major, op(B) column-major); otherwise along outer
- * (or general strides on the scalar path).  VEC (only with !K_CONTIG): 16-byte copies are legal.
- * Copy e of a thread sits at (outer + e * kOuterStep, depth + e * kDepthStep) of the tile and
- * kWidth floats long along outer, so one global pointer per operand and thread suffices.
- */
-template <int ROWS, int BK, int THREADS, bool K_CONTIG, bool VEC>
-struct AsyncTileLoader {
-    static_assert(!(K_CONTIG && VEC),
-                  "16-byte copies need the operand contiguous along the shared rows (outer)");
-    static constexpr int kWidth = VEC ? 4 : 1;
-    static constexpr int kPad = K_CONTIG ? 4 : 0;
-    static constexpr int kPitch = ROWS + kPad;
-    static constexpr int kTileFloats = BK * kPitch;
-    static constexpr int kCopies = ROWS * BK / (THREADS * kWidth);
-    static constexpr int kOuterStep = K_CONTIG ? THREADS / BK : 0;
-    static constexpr int kDepthStep = K_CONTIG ? 0 : THREADS * kWidth / ROWS;
-    static_assert(kPitch % 4 == 0, "shared rows must stay 16-byte aligned for LDS.128");
-    static_assert(ROWS * BK % (THREADS * kWidth) == 0,
-                  "the threads must split a tile evenly into copies");
-    static_assert(K_CONTIG || (ROWS % kWidth == 0 && THREADS % (ROWS / kWidth) == 0 &&
-                               BK % kDepthStep == 0),
-                  "along outer, a whole number of shared rows must be copied per round of "
-                  "threads, and rounds must tile the depth");
-    static_assert(!K_CONTIG || (BK % 8 == 0 && THREADS % (4 * BK) == 0 &&
-                                (THREADS / 32) % (BK / 8) == 0 && ROWS % (THREADS / BK) == 0),
-                  "along k, each warp copies 8 k x 4 rows: BK a multiple of 8, and the threads "
-                  "must cover whole groups of 4 rows over the full depth");
-    static_assert(!K_CONTIG || kPitch % 32 == 4,
-                  "along k, a shared pitch of 4 mod 32 floats puts a warp's 8 k x 4 rows in 32 "
-                  "different banks");
-
-    const float *src; /* copy 0's first float in the current phase */
-    int outer_in;     /* how many of the tile's rows from copy 0's on lie inside the matrix,
-                       * capped at ROWS (so it fits an int; <= 0 when none does) */
-    int depth;        /* copy 0's depth in the tile */
-    int tile_offset;  /* copy 0's float in the shared tile */
-
-    /* first: the operand's element (outer0, 0); os, ks: its strides along outer and along k;
-     * outer_left: how many rows of the matrix are left from outer0 on */
-    __device__ __forceinline__ AsyncTileLoader(const float *first, int64_t os, int64_t ks,
-                                               int64_t outer_left, int tid)
-    {
-        int outer;
-        if (K_CONTIG) {
-            /* lane bits 0-2 along k, 3-4 along outer; warps tile the rest */
-            depth = tid % 8 + 8 * (tid / 32 % (BK / 8));
-            outer = tid / 8 % 4 + 4 * (tid / (4 * BK));
-        } else {
-            /* consecutive threads take consecutive runs along outer */
-            outer = tid % (ROWS / kWidth) * kWidth;
-            depth = tid / (ROWS / kWidth);
-        }
-        outer_in = (int)(outer_left - outer < ROWS ? outer_left - outer : ROWS);
-        src = first + outer * os + depth * ks;
-        tile_offset = depth * kPitch + outer;
-    }
-
-    /* Issues this phase's copies into the shared tile S and steps to the next phase.  os, ks:
-     * the strides again (re-read rather than kept in registers); k_left (> 0): how much of k
-     * is left from the phase's first k on. */
-    __device__ __forceinline__ void load(float *S, int64_t os, int64_t ks, int64_t k_left)
-    {
-        float *const dst = S + tile_offset;
-        const int64_t step = K_CONTIG ? kOuterStep * os : kDepthStep * ks;
-        const float *g = src;
-#pragma unroll
-        for (int e = 0; e < kCopies; ++e) {
-            const int o = e * kOuterStep; /* relative to copy 0 */
-            float *const s = dst + e * (kOuterStep + kDepthStep * kPitch);
-            const bool k_in = depth + e * kDepthStep < k_left;
-            if (VEC) { /* o is 0: the floats inside, 0 to 4 (a run may straddle the edge) */
-                const int floats_in = outer_in < 4 ? outer_in : 4;
-                copy_async_16_zfill_partial(s, g, k_in && floats_in > 0 ? floats_in : 0);
-            } else {
-                copy_async_4_zfill(s, g, k_in && o < outer_in);
-            }
-            g += step;
-        }
-        src += BK * ks;
-    }
-};
 
 /*
  * A_K_CONTIG: op(A) is contiguous along k (a_cs == 1), else along m (a_rs == 1, or general
@@ -301,7 +217,7 @@ int launch_instance(const tg_problem *p, cudaStream_t stream)
         return (int)e;
     const dim3 block((BM / WM) * (BN / WN) * 32);
     if (GROUP_M > 1 && (p->m + BM - 1) / BM * ((p->n + BN - 1) / BN) > INT32_MAX)
-        return (int)cudaErrorInvalidConfiguration; /* warptile_unsupported refuses these */
+        return (int)cudaErrorInvalidConfiguration; /* grouped_order_unsupported refuses these */
     const unsigned tiles_m = ceil_div(p->m, BM), tiles_n = ceil_div(p->n, BN);
     /* GROUP_M > 1: one block per tile along x, the kernel finds its tile (grouped_tile) */
     const dim3 grid = GROUP_M > 1 ? dim3(tiles_m * tiles_n, 1, (unsigned)p->batch)
@@ -310,62 +226,24 @@ int launch_instance(const tg_problem *p, cudaStream_t stream)
     return (int)cudaGetLastError();
 }
 
-/* The copy of each operand: along k (4-byte copies), along outer by vectors, or along outer
- * (or general strides) by 4-byte copies. */
-enum class Copy { kAlongK, kOuterVec, kOuterScalar };
-
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GROUP_M, Copy CA>
-int launch_b(const tg_problem *p, cudaStream_t stream, Copy cb)
-{
-    constexpr bool a_k = CA == Copy::kAlongK, a_vec = CA == Copy::kOuterVec;
-    switch (cb) {
-    case Copy::kAlongK:
-        return launch_instance<BM, BN, BK, WM, WN, STAGES, GROUP_M, a_k, a_vec, false, false>(
-            p, stream);
-    case Copy::kOuterVec:
-        return launch_instance<BM, BN, BK, WM, WN, STAGES, GROUP_M, a_k, a_vec, true, true>(
-            p, stream);
-    default:
-        return launch_instance<BM, BN, BK, WM, WN, STAGES, GROUP_M, a_k, a_vec, true, false>(
-            p, stream);
-    }
-}
-
-/* Picks the instantiation for how op(A) and op(B) sit in memory and whether vectors are legal. */
+/* The launch of each layout's instantiation, for launch_for_copies (tile_loader.cuh). */
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GROUP_M>
-int launch_warptile(const tg_problem *p, void *stream_)
-{
-    const cudaStream_t stream = (cudaStream_t)stream_;
-    /* As rung 3: op(A) along k when a_cs == 1, else along m (a_rs == 1, or general strides);
-     * op(B) along n when b_cs == 1, else along k (b_rs == 1, or general strides).  16-byte
-     * copies only along m or n, the direction of the shared rows. */
-    const Copy ca = p->a_cs == 1 ? Copy::kAlongK
-                    : vectors_allowed(p->A, p->a_rs, p->a_cs, p->stride_a) ? Copy::kOuterVec
-                                                                          : Copy::kOuterScalar;
-    const Copy cb = p->b_cs != 1 ? Copy::kAlongK
-                    : vectors_allowed(p->B, p->b_cs, p->b_rs, p->stride_b) ? Copy::kOuterVec
-                                                                          : Copy::kOuterScalar;
-    switch (ca) {
-    case Copy::kAlongK:
-        return launch_b<BM, BN, BK, WM, WN, STAGES, GROUP_M, Copy::kAlongK>(p, stream, cb);
-    case Copy::kOuterVec:
-        return launch_b<BM, BN, BK, WM, WN, STAGES, GROUP_M, Copy::kOuterVec>(p, stream, cb);
-    default:
-        return launch_b<BM, BN, BK, WM, WN, STAGES, GROUP_M, Copy::kOuterScalar>(p, stream, cb);
+struct WarptileLaunch {
+    template <bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG, bool B_VEC>
+    static int run(const tg_problem *p, cudaStream_t stream)
+    {
+        return launch_instance<BM, BN, BK, WM, WN, STAGES, GROUP_M, A_K_CONTIG, A_VEC,
+                               B_N_CONTIG, B_VEC>(p, stream);
     }
-}
+};
 
-/* Every tiling constraint is compile-time (the static_asserts above); the 4-byte copies cover
- * any shape, stride and alignment.  The one limit is the grouped order's 1-D grid: one block per
- * tile of a launch, at most 2^31 - 1 (the backend launches at most 65535 tile rows at a time). */
-template <int BM, int BN, int GROUP_M>
-const char *warptile_unsupported(const tg_problem *p)
+/* Picks the instantiation for how op(A) and op(B) sit in memory and whether vectors are legal
+ * (as rung 3; launch_for_copies). */
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GROUP_M>
+int launch_warptile(const tg_problem *p, void *stream)
 {
-    const int64_t tiles_m = (p->m + BM - 1) / BM < 65535 ? (p->m + BM - 1) / BM : 65535;
-    if (GROUP_M > 1 && tiles_m * ((p->n + BN - 1) / BN) > INT32_MAX)
-        return "the grouped block order puts a launch's tiles on a 1-D grid of at most 2^31 - 1 "
-               "blocks: n is too large for that";
-    return nullptr;
+    return launch_for_copies<WarptileLaunch<BM, BN, BK, WM, WN, STAGES, GROUP_M>>(
+        p, (cudaStream_t)stream);
 }
 
 } // namespace
@@ -379,7 +257,7 @@ extern "C" const tg_rung tg_rung_warptile128 = {
     .in_auto = 1,
     .arith = TG_ARITH_FFMA,
     .launch = launch_warptile<128, 128, 16, 64, 32, 3, 1>,
-    .unsupported = warptile_unsupported<128, 128, 1>};
+    .unsupported = grouped_order_unsupported<128, 128, 1>};
 
 extern "C" const tg_rung tg_rung_warptile128_l2 = {
     .name = "warptile128_l2",
@@ -391,7 +269,7 @@ extern "C" const tg_rung tg_rung_warptile128_l2 = {
     .in_auto = 1,
     .arith = TG_ARITH_FFMA,
     .launch = launch_warptile<128, 128, 16, 64, 32, 3, 8>,
-    .unsupported = warptile_unsupported<128, 128, 8>};
+    .unsupported = grouped_order_unsupported<128, 128, 8>};
 
 /* Variants of the same kernel for the tuned table (bench --tune picks per shape): a larger
  * block tile for large products, a smaller one that fills the SMs on thin ones. */
@@ -405,7 +283,7 @@ extern "C" const tg_rung tg_rung_warptile256x128_l2 = {
     .in_auto = 1,
     .arith = TG_ARITH_FFMA,
     .launch = launch_warptile<256, 128, 16, 64, 32, 3, 8>,
-    .unsupported = warptile_unsupported<256, 128, 8>};
+    .unsupported = grouped_order_unsupported<256, 128, 8>};
 
 extern "C" const tg_rung tg_rung_warptile64 = {
     .name = "warptile64",
@@ -417,4 +295,4 @@ extern "C" const tg_rung tg_rung_warptile64 = {
     .in_auto = 1,
     .arith = TG_ARITH_FFMA,
     .launch = launch_warptile<64, 64, 16, 64, 32, 3, 1>,
-    .unsupported = warptile_unsupported<64, 64, 1>};
+    .unsupported = grouped_order_unsupported<64, 64, 1>};

@@ -1,0 +1,152 @@
+/*
+ * The k-major cp.async tile loader of the FFMA rungs (k04_warptile.cu, k05_ffma.cu), and the
+ * dispatch that picks its instantiation from how op(A) and op(B) sit in memory.
+ *
+ *   AsyncTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC>
+ *       copies one operand's ROWS x BK tile into shared memory stored k-major,
+ *       S[BK][ROWS + kPad], a phase per load() call (see its comment for the three copy paths)
+ *   launch_for_copies<LAUNCH>(p, stream)
+ *       calls LAUNCH::run<A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>(p, stream) for the problem's
+ *       layouts: op(A) along k when a_cs == 1, else along m (a_rs == 1, or general strides);
+ *       op(B) along n when b_cs == 1, else along k (b_rs == 1, or general strides); 16-byte
+ *       copies only along m or n, the direction of the shared rows, and only where
+ *       vectors_allowed (common.cuh) says so
+ */
+#ifndef TG_KERNELS_TILE_LOADER_CUH
+#define TG_KERNELS_TILE_LOADER_CUH
+
+#include <stdint.h>
+
+#include "async_copy.cuh"
+#include "common.cuh"
+
+/*
+ * Copies one operand's BK-deep tile into a k-major shared tile S[BK][ROWS + kPad] by cp.async,
+ * a phase per call.  "Outer" is the operand's other index: m for op(A), n for op(B).  K_CONTIG:
+ * the operand is contiguous along k (op(A) row-major, op(B) column-major); otherwise along outer
+ * (or general strides on the scalar path).  VEC (only with !K_CONTIG): 16-byte copies are legal.
+ * Copy e of a thread sits at (outer + e * kOuterStep, depth + e * kDepthStep) of the tile and
+ * kWidth floats long along outer, so one global pointer per operand and thread suffices.
+ */
+template <int ROWS, int BK, int THREADS, bool K_CONTIG, bool VEC>
+struct AsyncTileLoader {
+    static_assert(!(K_CONTIG && VEC),
+                  "16-byte copies need the operand contiguous along the shared rows (outer)");
+    static constexpr int kWidth = VEC ? 4 : 1;
+    static constexpr int kPad = K_CONTIG ? 4 : 0;
+    static constexpr int kPitch = ROWS + kPad;
+    static constexpr int kTileFloats = BK * kPitch;
+    static constexpr int kCopies = ROWS * BK / (THREADS * kWidth);
+    static constexpr int kOuterStep = K_CONTIG ? THREADS / BK : 0;
+    static constexpr int kDepthStep = K_CONTIG ? 0 : THREADS * kWidth / ROWS;
+    static_assert(kPitch % 4 == 0, "shared rows must stay 16-byte aligned for LDS.128");
+    static_assert(ROWS * BK % (THREADS * kWidth) == 0,
+                  "the threads must split a tile evenly into copies");
+    static_assert(K_CONTIG || (ROWS % kWidth == 0 && THREADS % (ROWS / kWidth) == 0 &&
+                               BK % kDepthStep == 0),
+                  "along outer, a whole number of shared rows must be copied per round of "
+                  "threads, and rounds must tile the depth");
+    static_assert(!K_CONTIG || (BK % 8 == 0 && THREADS % (4 * BK) == 0 &&
+                                (THREADS / 32) % (BK / 8) == 0 && ROWS % (THREADS / BK) == 0),
+                  "along k, each warp copies 8 k x 4 rows: BK a multiple of 8, and the threads "
+                  "must cover whole groups of 4 rows over the full depth");
+    static_assert(!K_CONTIG || kPitch % 32 == 4,
+                  "along k, a shared pitch of 4 mod 32 floats puts a warp's 8 k x 4 rows in 32 "
+                  "different banks");
+
+    const float *src; /* copy 0's first float in the current phase */
+    int outer_in;     /* how many of the tile's rows from copy 0's on lie inside the matrix,
+                       * capped at ROWS (so it fits an int; <= 0 when none does) */
+    int depth;        /* copy 0's depth in the tile */
+    int tile_offset;  /* copy 0's float in the shared tile */
+
+    /* first: the operand's element (outer0, 0); os, ks: its strides along outer and along k;
+     * outer_left: how many rows of the matrix are left from outer0 on */
+    __device__ __forceinline__ AsyncTileLoader(const float *first, int64_t os, int64_t ks,
+                                               int64_t outer_left, int tid)
+    {
+        int outer;
+        if (K_CONTIG) {
+            /* lane bits 0-2 along k, 3-4 along outer; warps tile the rest */
+            depth = tid % 8 + 8 * (tid / 32 % (BK / 8));
+            outer = tid / 8 % 4 + 4 * (tid / (4 * BK));
+        } else {
+            /* consecutive threads take consecutive runs along outer */
+            outer = tid % (ROWS / kWidth) * kWidth;
+            depth = tid / (ROWS / kWidth);
+        }
+        outer_in = (int)(outer_left - outer < ROWS ? outer_left - outer : ROWS);
+        src = first + outer * os + depth * ks;
+        tile_offset = depth * kPitch + outer;
+    }
+
+    /* Issues this phase's copies into the shared tile S and steps to the next phase.  os, ks:
+     * the strides again (re-read rather than kept in registers); k_left (> 0): how much of k
+     * is left from the phase's first k on. */
+    __device__ __forceinline__ void load(float *S, int64_t os, int64_t ks, int64_t k_left)
+    {
+        float *const dst = S + tile_offset;
+        const int64_t step = K_CONTIG ? kOuterStep * os : kDepthStep * ks;
+        const float *g = src;
+#pragma unroll
+        for (int e = 0; e < kCopies; ++e) {
+            const int o = e * kOuterStep; /* relative to copy 0 */
+            float *const s = dst + e * (kOuterStep + kDepthStep * kPitch);
+            const bool k_in = depth + e * kDepthStep < k_left;
+            if (VEC) { /* o is 0: the floats inside, 0 to 4 (a run may straddle the edge) */
+                const int floats_in = outer_in < 4 ? outer_in : 4;
+                copy_async_16_zfill_partial(s, g, k_in && floats_in > 0 ? floats_in : 0);
+            } else {
+                copy_async_4_zfill(s, g, k_in && o < outer_in);
+            }
+            g += step;
+        }
+        src += BK * ks;
+    }
+};
+
+/* The copy of each operand: along k (4-byte copies), along outer by vectors, or along outer
+ * (or general strides) by 4-byte copies. */
+enum class TileCopy { kAlongK, kOuterVec, kOuterScalar };
+
+template <class LAUNCH, TileCopy CA>
+int launch_for_copies_b(const tg_problem *p, cudaStream_t stream, TileCopy cb)
+{
+    constexpr bool a_k = CA == TileCopy::kAlongK, a_vec = CA == TileCopy::kOuterVec;
+    switch (cb) {
+    case TileCopy::kAlongK:
+        return LAUNCH::template run<a_k, a_vec, false, false>(p, stream);
+    case TileCopy::kOuterVec:
+        return LAUNCH::template run<a_k, a_vec, true, true>(p, stream);
+    default:
+        return LAUNCH::template run<a_k, a_vec, true, false>(p, stream);
+    }
+}
+
+/* Picks the instantiation for how op(A) and op(B) sit in memory and whether vectors are legal:
+ * LAUNCH::run<A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>(p, stream).  A_K_CONTIG: op(A) is
+ * contiguous along k (a_cs == 1), else along m (a_rs == 1, or general strides).  B_N_CONTIG:
+ * op(B) contiguous along n (b_cs == 1), else along k.  A_VEC / B_VEC: the operand is contiguous
+ * along m / n and may be copied by 16-byte vectors. */
+template <class LAUNCH>
+int launch_for_copies(const tg_problem *p, cudaStream_t stream)
+{
+    const TileCopy ca = p->a_cs == 1 ? TileCopy::kAlongK
+                        : vectors_allowed(p->A, p->a_rs, p->a_cs, p->stride_a)
+                            ? TileCopy::kOuterVec
+                            : TileCopy::kOuterScalar;
+    const TileCopy cb = p->b_cs != 1 ? TileCopy::kAlongK
+                        : vectors_allowed(p->B, p->b_cs, p->b_rs, p->stride_b)
+                            ? TileCopy::kOuterVec
+                            : TileCopy::kOuterScalar;
+    switch (ca) {
+    case TileCopy::kAlongK:
+        return launch_for_copies_b<LAUNCH, TileCopy::kAlongK>(p, stream, cb);
+    case TileCopy::kOuterVec:
+        return launch_for_copies_b<LAUNCH, TileCopy::kOuterVec>(p, stream, cb);
+    default:
+        return launch_for_copies_b<LAUNCH, TileCopy::kOuterScalar>(p, stream, cb);
+    }
+}
+
+#endif
