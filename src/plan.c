@@ -10,8 +10,10 @@
  *   - all operands on the host: the CPU when the work (m*n*k*batch) is under the handle's
  *     threshold or there is no product to compute (alpha or k is 0), CUDA otherwise;
  *   - on CUDA, `auto` takes the tuned table's rung for the nearest measured shape on this
- *     compute capability (tuning.h), else the highest rung of the ladder that supports the
- *     problem among those the registry admits to auto (in_auto);
+ *     compute capability and math mode (tuning.h); else the first rung of the preference list
+ *     for the shape (preferred_rungs, from the H100 measurements in bench/results/) that the
+ *     registry admits to auto, the math mode allows and the problem suits; else the highest
+ *     such rung of the ladder;
  *   - a single product whose tiles leave SMs idle and whose k is long is split along k
  *     (split_k.h), whichever rung runs it.
  */
@@ -80,6 +82,25 @@ static const char *auto_refuses(const tg_handle *h, int i, const tg_problem *p)
     return rung_refuses(h, i, p);
 }
 
+/* Where the tuned table has no row near the call: the rungs measured fastest on the H100
+ * (bench/results/) for this kind of shape, best first.  Products of fewer than about one wave
+ * of 128 x 128 tiles run on the small-tile FFMA rung, which fills the SMs; larger ones on tensor
+ * cores where the math mode allows (3xTF32 from k = 256 on, see auto_refuses), else on the
+ * large-tile FFMA rungs.  Names this build lacks, or auto may not use, are passed over. */
+static const char *const *preferred_rungs(const tg_handle *h, const tg_problem *p)
+{
+    static const char *const small[] = {"warptile64", "warptile128_l2", NULL};
+    static const char *const large[] = {"wgmma3xtf32", "wgmmatf32", "mma3xtf32", "mmatf32",
+                                        "ffma128x256", "warptile128_l2", NULL};
+    static const char *const large_tf32[] = {"wgmmatf32", "mmatf32", "wgmma3xtf32",
+                                             "mma3xtf32", "ffma128x256", "warptile128_l2", NULL};
+    const double tiles = (double)((p->m + 127) / 128) * (double)((p->n + 127) / 128) *
+                         (double)p->batch;
+    if (tiles < (h->sm_count > 0 ? h->sm_count : 132))
+        return small;
+    return h->math == TG_MATH_TF32 ? large_tf32 : large;
+}
+
 static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
 {
     if (h->algo >= 0) {
@@ -111,6 +132,16 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
             return TG_SUCCESS;
         }
         note(plan, "tuned table names %s for this shape, not used: %s\n", tuned->algo, reason);
+    }
+    const char *const *preferred = preferred_rungs(h, p);
+    for (; *preferred; ++preferred) {
+        const int i = tg_find_rung(*preferred);
+        if (auto_refuses(h, i, p))
+            continue;
+        plan->rung = i;
+        note(plan, "rung: %s (level %d), preferred for this shape (measured): %s\n",
+             tg_rungs[i]->name, tg_rungs[i]->level, tg_rungs[i]->summary);
+        return TG_SUCCESS;
     }
     for (int i = tg_rung_count - 1; i >= 0; --i) {
         const char *reason = auto_refuses(h, i, p);

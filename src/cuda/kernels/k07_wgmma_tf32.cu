@@ -70,36 +70,85 @@ struct SplitLayout {
     }
 };
 
+/* With A read into registers by the consumers (A_REGS): the producers copy A's staged tile as
+ * it is (tile_offset layout) and split B, whose k inside each 8 they store in the order the
+ * consumers' A fragments take it (k = 2t and 2t + 1 of a thread's LDS.64 are the mma's k = t
+ * and t + 4): stored position t holds k = 2t, position t + 4 holds k = 2t + 1.  A thread takes
+ * 8 of k (two chunks) of rows pt / 4 + 64 j. */
+template <bool SPLIT>
+__device__ __forceinline__ void copy_a_split_b(const float *staged_a, const float *staged_b,
+                                               float *buffer, int pt)
+{
+    using L = SplitLayout<SPLIT>;
+    {
+        const int row = pt / 8, k = pt % 8 * 4, from = tile_offset(row, k);
+#pragma unroll
+        for (int j = 0; j < kRows * 8 / kProducers; ++j) {
+            const int step = j * (kProducers / 8) * kBK;
+            *reinterpret_cast<float4 *>(L::big(buffer, 0) + from + step) =
+                *reinterpret_cast<const float4 *>(staged_a + from + step);
+        }
+    }
+    const int row = pt / 4, k = pt % 4 * 8;
+    const int lo = tile_offset(row, k), hi = tile_offset(row, k + 4);
+    const int even_to = sw128_offset(row, k), odd_to = sw128_offset(row, k + 4);
+#pragma unroll
+    for (int j = 0; j < kRows * 4 / kProducers; ++j) {
+        const int step = j * (kProducers / 4) * kBK;
+        const float4 x = *reinterpret_cast<const float4 *>(staged_b + lo + step);
+        const float4 y = *reinterpret_cast<const float4 *>(staged_b + hi + step);
+        const float4 even = make_float4(x.x, x.z, y.x, y.z), odd = make_float4(x.y, x.w, y.y, y.w);
+        const float4 even_big = make_float4(tf32_round(even.x), tf32_round(even.y),
+                                            tf32_round(even.z), tf32_round(even.w));
+        const float4 odd_big = make_float4(tf32_round(odd.x), tf32_round(odd.y),
+                                           tf32_round(odd.z), tf32_round(odd.w));
+        *reinterpret_cast<float4 *>(L::big(buffer, 1) + even_to + step) = even_big;
+        *reinterpret_cast<float4 *>(L::big(buffer, 1) + odd_to + step) = odd_big;
+        if (SPLIT) {
+            *reinterpret_cast<float4 *>(L::small(buffer, 1) + even_to + step) = make_float4(
+                tf32_round(even.x - even_big.x), tf32_round(even.y - even_big.y),
+                tf32_round(even.z - even_big.z), tf32_round(even.w - even_big.w));
+            *reinterpret_cast<float4 *>(L::small(buffer, 1) + odd_to + step) = make_float4(
+                tf32_round(odd.x - odd_big.x), tf32_round(odd.y - odd_big.y),
+                tf32_round(odd.z - odd_big.z), tf32_round(odd.w - odd_big.w));
+        }
+    }
+}
+
 /* The producers split the staged tiles of A and B (tile_offset layout) into big and small parts
  * in wgmma's layout (sw128_offset), a 16-byte chunk at a time: 8 threads a row, so a quarter-warp
  * reads and writes one row's 8 chunks, 32 different banks either way.  A thread's rows are
  * pt / 8 + 32 j, which share their low 3 bits, so both swizzles keep one offset per thread and
  * step by whole rows. */
-template <bool SPLIT>
+template <bool SPLIT, bool A_REGS>
 __device__ __forceinline__ void split_tiles(const float *staged_a, const float *staged_b,
                                             float *buffer, int pt)
 {
     using L = SplitLayout<SPLIT>;
     const int row = pt / 8, k = pt % 8 * 4;
     const int from = tile_offset(row, k), to = sw128_offset(row, k);
+    if constexpr (A_REGS) {
+        copy_a_split_b<SPLIT>(staged_a, staged_b, buffer, pt);
+    } else {
 #pragma unroll
-    for (int operand = 0; operand < 2; ++operand)
+        for (int operand = 0; operand < 2; ++operand)
 #pragma unroll
-        for (int j = 0; j < kRows * 8 / kProducers; ++j) {
-            const int step = j * (kProducers / 8) * kBK;
-            const float4 v = *reinterpret_cast<const float4 *>((operand ? staged_b : staged_a) +
-                                                               from + step);
-            const float4 big = make_float4(tf32_round(v.x), tf32_round(v.y), tf32_round(v.z),
-                                           tf32_round(v.w));
-            *reinterpret_cast<float4 *>(L::big(buffer, operand) + to + step) = big;
-            if (SPLIT)
-                *reinterpret_cast<float4 *>(L::small(buffer, operand) + to + step) =
-                    make_float4(tf32_round(v.x - big.x), tf32_round(v.y - big.y),
-                                tf32_round(v.z - big.z), tf32_round(v.w - big.w));
-        }
+            for (int j = 0; j < kRows * 8 / kProducers; ++j) {
+                const int step = j * (kProducers / 8) * kBK;
+                const float4 v = *reinterpret_cast<const float4 *>((operand ? staged_b : staged_a) +
+                                                                   from + step);
+                const float4 big = make_float4(tf32_round(v.x), tf32_round(v.y), tf32_round(v.z),
+                                               tf32_round(v.w));
+                *reinterpret_cast<float4 *>(L::big(buffer, operand) + to + step) = big;
+                if (SPLIT)
+                    *reinterpret_cast<float4 *>(L::small(buffer, operand) + to + step) =
+                        make_float4(tf32_round(v.x - big.x), tf32_round(v.y - big.y),
+                                    tf32_round(v.z - big.z), tf32_round(v.w - big.w));
+            }
+    }
 }
 
-template <int STAGES, bool SPLIT, Copy CA, Copy CB>
+template <int STAGES, bool SPLIT, bool A_REGS, Copy CA, Copy CB>
 __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem p)
 {
     using L = SplitLayout<SPLIT>;
@@ -141,7 +190,7 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
             const int b = (int)(t % kNBuf);
             if (t >= kNBuf) /* the consumers are done with the buffer's previous tile */
                 named_barrier_sync(kEmptyBarrier + b, kThreads);
-            split_tiles<SPLIT>(staged_a(t), staged_a(t) + kOperandTile, split + b * L::kBuffer,
+            split_tiles<SPLIT, A_REGS>(staged_a(t), staged_a(t) + kOperandTile, split + b * L::kBuffer,
                                pt);
             fence_async_shared(); /* the parts are visible to wgmma... */
             named_barrier_arrive(kFullBarrier + b, kThreads); /* ...once the consumers sync */
@@ -161,6 +210,34 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
         const float *const a = L::big(buffer, 0) + half * 64 * kBK;
         const float *const bb = L::big(buffer, 1);
         named_barrier_sync(kFullBarrier + b, kThreads);
+        if constexpr (A_REGS) {
+            /* This warp's 16 rows of A as mma fragments, split in registers: rows g and g + 8,
+             * k = kk + 2t and kk + 2t + 1 (B's stored order, copy_a_split_b) */
+            const int r0 = half * 64 + tid / 32 % 4 * 16 + tid % 32 / 4, t2 = tid % 4 * 2;
+            Split frag[kBK / 8][4];
+#pragma unroll
+            for (int kk = 0; kk < kBK; kk += 8)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const float2 v = *reinterpret_cast<const float2 *>(
+                        L::big(buffer, 0) + tile_offset(r0 + 8 * h, kk + t2));
+                    frag[kk / 8][h] = split_tf32(v.x);
+                    frag[kk / 8][h + 2] = split_tf32(v.y);
+                }
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < kBK / 8; ++kk) {
+                const float big[4] = {frag[kk][0].big, frag[kk][1].big, frag[kk][2].big,
+                                      frag[kk][3].big};
+                const float small[4] = {frag[kk][0].small, frag[kk][1].small,
+                                        frag[kk][2].small, frag[kk][3].small};
+                if (SPLIT) { /* the small products first */
+                    wgmma_64x128x8_ra(part, small, smem_desc(bb, 8 * kk), kk > 0);
+                    wgmma_64x128x8_ra(part, big, smem_desc(bb + kOperandTile, 8 * kk), true);
+                }
+                wgmma_64x128x8_ra(part, big, smem_desc(bb, 8 * kk), SPLIT || kk > 0);
+            }
+        } else {
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < kBK; kk += 8) {
@@ -169,6 +246,7 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
                 wgmma_64x128x8(part, smem_desc(a, kk), smem_desc(bb + kOperandTile, kk), true);
             }
             wgmma_64x128x8(part, smem_desc(a, kk), smem_desc(bb, kk), SPLIT || kk > 0);
+        }
         }
         wgmma_commit();
         wgmma_wait<0>();
@@ -199,7 +277,7 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
         }
 }
 
-template <int STAGES, bool SPLIT>
+template <int STAGES, bool SPLIT, bool A_REGS>
 struct WgmmaTf32 {
     template <Copy CA, Copy CB>
     static int launch(const tg_problem *p, cudaStream_t stream)
@@ -207,7 +285,7 @@ struct WgmmaTf32 {
         const size_t smem =
             (kNBuf * SplitLayout<SPLIT>::kBuffer + STAGES * 2 * kOperandTile) * sizeof(float) +
             1024 /* room to align the split buffers */;
-        constexpr auto kernel = sgemm_wgmma_tf32<STAGES, SPLIT, CA, CB>;
+        constexpr auto kernel = sgemm_wgmma_tf32<STAGES, SPLIT, A_REGS, CA, CB>;
         const cudaError_t e = opt_in_shared_memory<kernel>(smem);
         if (e != cudaSuccess)
             return (int)e;
@@ -217,10 +295,10 @@ struct WgmmaTf32 {
     }
 };
 
-template <int STAGES, bool SPLIT>
+template <int STAGES, bool SPLIT, bool A_REGS>
 int launch_wgmma_tf32(const tg_problem *p, void *stream)
 {
-    return launch_by_copies<WgmmaTf32<STAGES, SPLIT>>(p, (cudaStream_t)stream);
+    return launch_by_copies<WgmmaTf32<STAGES, SPLIT, A_REGS>>(p, (cudaStream_t)stream);
 }
 
 /* wgmma exists only in sm_90a code, which the build makes when TG_CUDA_ARCH names 90a. */
@@ -246,7 +324,7 @@ extern "C" const tg_rung tg_rung_wgmma3xtf32 = {
     .in_auto = 0,
     .arith = TG_ARITH_3XTF32,
     .min_cc = 90,
-    .launch = launch_wgmma_tf32<3, true>,
+    .launch = launch_wgmma_tf32<3, true, false>,
     .unsupported = wgmma_tf32_unsupported};
 
 extern "C" const tg_rung tg_rung_wgmmatf32 = {
@@ -259,5 +337,19 @@ extern "C" const tg_rung tg_rung_wgmmatf32 = {
     .in_auto = 0,
     .arith = TG_ARITH_TF32,
     .min_cc = 90,
-    .launch = launch_wgmma_tf32<3, false>,
+    .launch = launch_wgmma_tf32<3, false, false>,
+    .unsupported = wgmma_tf32_unsupported};
+
+/* A in registers (split by the consumers, B alone by the producers): less shared-memory traffic
+ * and half the producers' splitting.  For measurement beside wgmma3xtf32. */
+extern "C" const tg_rung tg_rung_wgmma3xtf32_ra = {
+    .name = "wgmma3xtf32_ra",
+    .level = 7,
+    .summary = "wgmma3xtf32 with A's fragments in registers, split by the consumers",
+    .block_rows = 128,
+    .block_cols = 128,
+    .in_auto = 0,
+    .arith = TG_ARITH_3XTF32,
+    .min_cc = 90,
+    .launch = launch_wgmma_tf32<3, true, true>,
     .unsupported = wgmma_tf32_unsupported};
