@@ -22,7 +22,7 @@ extern const tg_rung tg_rung_mma3xtf32;
 extern const tg_rung tg_rung_mmatf32;
 extern const tg_rung tg_rung_wgmma3xtf32;
 extern const tg_rung tg_rung_wgmmatf32;
-extern const tg_rung tg_rung_wgmma3xtf32_ra;
+extern const tg_rung tg_rung_wgmma3xtf32_sa;
 extern const tg_rung tg_rung_mma3xtf32_p64;
 extern const tg_rung tg_rung_mma3xtf32_p256;
 extern const tg_rung tg_rung_mma3xtf32_nopromo;
@@ -34,7 +34,7 @@ const tg_rung *const tg_rungs[] = {&tg_rung_naive, &tg_rung_tiled16, &tg_rung_ti
                                     &tg_rung_ffma128x128, &tg_rung_ffma128x256,
                                     &tg_rung_ffma256x128_k16, &tg_rung_ffma256x128_s4,
                                     &tg_rung_ffma256x128, &tg_rung_mma3xtf32, &tg_rung_mmatf32,
-                                    &tg_rung_wgmma3xtf32, &tg_rung_wgmmatf32, &tg_rung_wgmma3xtf32_ra,
+                                    &tg_rung_wgmma3xtf32, &tg_rung_wgmmatf32, &tg_rung_wgmma3xtf32_sa,
                                     &tg_rung_mma3xtf32_p64, &tg_rung_mma3xtf32_p256,
                                     &tg_rung_mma3xtf32_nopromo};
 const int tg_rung_count = (int)(sizeof tg_rungs / sizeof tg_rungs[0]);

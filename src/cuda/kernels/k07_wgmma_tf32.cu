@@ -33,11 +33,14 @@
 #include <float.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "async_copy.cuh"
 #include "common.cuh"
 #include "mma_tf32.cuh"
 #include "named_barrier.cuh"
 #include "tc_common.cuh"
+#include "tile_loader.cuh"
 #include "wgmma_tf32.cuh"
 
 namespace {
@@ -70,12 +73,44 @@ struct SplitLayout {
     }
 };
 
+/* copy_a_split_b for a B staged along n ([32][128], B_N_VEC): a thread takes column n = pt % 128
+ * and the 8s of k pt / 128 and pt / 128 + 2, reading down the column (consecutive lanes,
+ * consecutive banks) and writing its two chunks per 8 (the 8 rows of a quarter-warp land in 8
+ * different chunks).  This is where B is transposed into k-contiguous rows. */
+template <bool SPLIT>
+__device__ __forceinline__ void split_b_along_n(const float *staged_b, float *buffer, int pt)
+{
+    using L = SplitLayout<SPLIT>;
+    const int n = pt % kRows;
+#pragma unroll
+    for (int e = 0; e < kBK / 8 * kRows / kProducers; ++e) {
+        const int k = (pt / kRows + e * (kProducers / kRows)) * 8;
+        float even[4], odd[4]; /* stored positions t and t + 4 take k = 2t and 2t + 1 */
+#pragma unroll
+        for (int t = 0; t < 4; ++t) {
+            even[t] = staged_b[(k + 2 * t) * kRows + n];
+            odd[t] = staged_b[(k + 2 * t + 1) * kRows + n];
+        }
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float *const v = h ? odd : even;
+            const float4 big = make_float4(tf32_round(v[0]), tf32_round(v[1]),
+                                           tf32_round(v[2]), tf32_round(v[3]));
+            *reinterpret_cast<float4 *>(L::big(buffer, 1) + sw128_offset(n, k + 4 * h)) = big;
+            if (SPLIT)
+                *reinterpret_cast<float4 *>(L::small(buffer, 1) + sw128_offset(n, k + 4 * h)) =
+                    make_float4(tf32_round(v[0] - big.x), tf32_round(v[1] - big.y),
+                                tf32_round(v[2] - big.z), tf32_round(v[3] - big.w));
+        }
+    }
+}
+
 /* With A read into registers by the consumers (A_REGS): the producers copy A's staged tile as
  * it is (tile_offset layout) and split B, whose k inside each 8 they store in the order the
  * consumers' A fragments take it (k = 2t and 2t + 1 of a thread's LDS.64 are the mma's k = t
  * and t + 4): stored position t holds k = 2t, position t + 4 holds k = 2t + 1.  A thread takes
  * 8 of k (two chunks) of rows pt / 4 + 64 j. */
-template <bool SPLIT>
+template <bool SPLIT, bool B_N_VEC>
 __device__ __forceinline__ void copy_a_split_b(const float *staged_a, const float *staged_b,
                                                float *buffer, int pt)
 {
@@ -89,28 +124,32 @@ __device__ __forceinline__ void copy_a_split_b(const float *staged_a, const floa
                 *reinterpret_cast<const float4 *>(staged_a + from + step);
         }
     }
-    const int row = pt / 4, k = pt % 4 * 8;
-    const int lo = tile_offset(row, k), hi = tile_offset(row, k + 4);
-    const int even_to = sw128_offset(row, k), odd_to = sw128_offset(row, k + 4);
+    if constexpr (B_N_VEC) {
+        split_b_along_n<SPLIT>(staged_b, buffer, pt);
+    } else {
+        const int row = pt / 4, k = pt % 4 * 8;
+        const int lo = tile_offset(row, k), hi = tile_offset(row, k + 4);
+        const int even_to = sw128_offset(row, k), odd_to = sw128_offset(row, k + 4);
 #pragma unroll
-    for (int j = 0; j < kRows * 4 / kProducers; ++j) {
-        const int step = j * (kProducers / 4) * kBK;
-        const float4 x = *reinterpret_cast<const float4 *>(staged_b + lo + step);
-        const float4 y = *reinterpret_cast<const float4 *>(staged_b + hi + step);
-        const float4 even = make_float4(x.x, x.z, y.x, y.z), odd = make_float4(x.y, x.w, y.y, y.w);
-        const float4 even_big = make_float4(tf32_round(even.x), tf32_round(even.y),
-                                            tf32_round(even.z), tf32_round(even.w));
-        const float4 odd_big = make_float4(tf32_round(odd.x), tf32_round(odd.y),
-                                           tf32_round(odd.z), tf32_round(odd.w));
-        *reinterpret_cast<float4 *>(L::big(buffer, 1) + even_to + step) = even_big;
-        *reinterpret_cast<float4 *>(L::big(buffer, 1) + odd_to + step) = odd_big;
-        if (SPLIT) {
-            *reinterpret_cast<float4 *>(L::small(buffer, 1) + even_to + step) = make_float4(
-                tf32_round(even.x - even_big.x), tf32_round(even.y - even_big.y),
-                tf32_round(even.z - even_big.z), tf32_round(even.w - even_big.w));
-            *reinterpret_cast<float4 *>(L::small(buffer, 1) + odd_to + step) = make_float4(
-                tf32_round(odd.x - odd_big.x), tf32_round(odd.y - odd_big.y),
-                tf32_round(odd.z - odd_big.z), tf32_round(odd.w - odd_big.w));
+        for (int j = 0; j < kRows * 4 / kProducers; ++j) {
+            const int step = j * (kProducers / 4) * kBK;
+            const float4 x = *reinterpret_cast<const float4 *>(staged_b + lo + step);
+            const float4 y = *reinterpret_cast<const float4 *>(staged_b + hi + step);
+            const float4 even = make_float4(x.x, x.z, y.x, y.z), odd = make_float4(x.y, x.w, y.y, y.w);
+            const float4 even_big = make_float4(tf32_round(even.x), tf32_round(even.y),
+                                                tf32_round(even.z), tf32_round(even.w));
+            const float4 odd_big = make_float4(tf32_round(odd.x), tf32_round(odd.y),
+                                               tf32_round(odd.z), tf32_round(odd.w));
+            *reinterpret_cast<float4 *>(L::big(buffer, 1) + even_to + step) = even_big;
+            *reinterpret_cast<float4 *>(L::big(buffer, 1) + odd_to + step) = odd_big;
+            if (SPLIT) {
+                *reinterpret_cast<float4 *>(L::small(buffer, 1) + even_to + step) = make_float4(
+                    tf32_round(even.x - even_big.x), tf32_round(even.y - even_big.y),
+                    tf32_round(even.z - even_big.z), tf32_round(even.w - even_big.w));
+                *reinterpret_cast<float4 *>(L::small(buffer, 1) + odd_to + step) = make_float4(
+                    tf32_round(odd.x - odd_big.x), tf32_round(odd.y - odd_big.y),
+                    tf32_round(odd.z - odd_big.z), tf32_round(odd.w - odd_big.w));
+            }
         }
     }
 }
@@ -120,7 +159,7 @@ __device__ __forceinline__ void copy_a_split_b(const float *staged_a, const floa
  * reads and writes one row's 8 chunks, 32 different banks either way.  A thread's rows are
  * pt / 8 + 32 j, which share their low 3 bits, so both swizzles keep one offset per thread and
  * step by whole rows. */
-template <bool SPLIT, bool A_REGS>
+template <bool SPLIT, bool A_REGS, bool B_N_VEC>
 __device__ __forceinline__ void split_tiles(const float *staged_a, const float *staged_b,
                                             float *buffer, int pt)
 {
@@ -128,7 +167,7 @@ __device__ __forceinline__ void split_tiles(const float *staged_a, const float *
     const int row = pt / 8, k = pt % 8 * 4;
     const int from = tile_offset(row, k), to = sw128_offset(row, k);
     if constexpr (A_REGS) {
-        copy_a_split_b<SPLIT>(staged_a, staged_b, buffer, pt);
+        copy_a_split_b<SPLIT, B_N_VEC>(staged_a, staged_b, buffer, pt);
     } else {
 #pragma unroll
         for (int operand = 0; operand < 2; ++operand)
@@ -148,9 +187,13 @@ __device__ __forceinline__ void split_tiles(const float *staged_a, const float *
     }
 }
 
-template <int STAGES, bool SPLIT, bool A_REGS, Copy CA, Copy CB>
+/* B_N_VEC (A_REGS only): B runs along n and may be copied by 16-byte vectors: it is staged as
+ * it lies, [32][128] (the FFMA rungs' loader), and transposed by the producers' split instead of
+ * by 4-byte copies. */
+template <int STAGES, bool SPLIT, bool A_REGS, bool B_N_VEC, Copy CA, Copy CB>
 __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem p)
 {
+    static_assert(!B_N_VEC || A_REGS, "B staged along n is split by copy_a_split_b alone");
     using L = SplitLayout<SPLIT>;
     static_assert(STAGES >= 2, "a pipeline needs at least two staging buffers");
 
@@ -169,7 +212,9 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
         const int pt = tid;
         KTileLoader<kRows, kProducers, CA> load_a(item.A + i0 * p.a_rs, p.a_rs, p.a_cs,
                                                   p.m - i0, pt);
-        KTileLoader<kRows, kProducers, CB> load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs,
+        using LoadB = std::conditional_t<B_N_VEC, AsyncTileLoader<kRows, kBK, kProducers, false, true>,
+                                         KTileLoader<kRows, kProducers, CB>>;
+        LoadB load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs,
                                                   p.n - j0, pt);
         auto staged_a = [&](int64_t t) { return staged + t % STAGES * 2 * kOperandTile; };
         /* Stages tile t; cp.async group g is always tile g (empty past the last tile). */
@@ -190,7 +235,7 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
             const int b = (int)(t % kNBuf);
             if (t >= kNBuf) /* the consumers are done with the buffer's previous tile */
                 named_barrier_sync(kEmptyBarrier + b, kThreads);
-            split_tiles<SPLIT, A_REGS>(staged_a(t), staged_a(t) + kOperandTile, split + b * L::kBuffer,
+            split_tiles<SPLIT, A_REGS, B_N_VEC>(staged_a(t), staged_a(t) + kOperandTile, split + b * L::kBuffer,
                                pt);
             fence_async_shared(); /* the parts are visible to wgmma... */
             named_barrier_arrive(kFullBarrier + b, kThreads); /* ...once the consumers sync */
@@ -282,10 +327,19 @@ struct WgmmaTf32 {
     template <Copy CA, Copy CB>
     static int launch(const tg_problem *p, cudaStream_t stream)
     {
+        if constexpr (A_REGS && CB == Copy::kOuter)
+            if (vectors_allowed(p->B, p->b_cs, p->b_rs, p->stride_b))
+                return instance<CA, CB, true>(p, stream);
+        return instance<CA, CB, false>(p, stream);
+    }
+
+    template <Copy CA, Copy CB, bool B_N_VEC>
+    static int instance(const tg_problem *p, cudaStream_t stream)
+    {
         const size_t smem =
             (kNBuf * SplitLayout<SPLIT>::kBuffer + STAGES * 2 * kOperandTile) * sizeof(float) +
             1024 /* room to align the split buffers */;
-        constexpr auto kernel = sgemm_wgmma_tf32<STAGES, SPLIT, A_REGS, CA, CB>;
+        constexpr auto kernel = sgemm_wgmma_tf32<STAGES, SPLIT, A_REGS, B_N_VEC, CA, CB>;
         const cudaError_t e = opt_in_shared_memory<kernel>(smem);
         if (e != cudaSuccess)
             return (int)e;
@@ -316,15 +370,15 @@ const char *wgmma_tf32_unsupported(const tg_problem *)
 extern "C" const tg_rung tg_rung_wgmma3xtf32 = {
     .name = "wgmma3xtf32",
     .level = 7,
-    .summary = "tensor cores at FP32 accuracy on Hopper: TF32 parts split once per block into "
-               "wgmma's swizzled layout, 3 wgmma.m64n128k8 a k step, 128x128x32 block of 2 "
-               "warpgroups, FP32 promotion every 32 of k",
+    .summary = "tensor cores at FP32 accuracy on Hopper: wgmma.m64n128k8 with A's TF32 parts in "
+               "registers and B's split once per block into wgmma's swizzled layout by two "
+               "producer warpgroups, 128x128x32 block, FP32 promotion every 32 of k",
     .block_rows = 128,
     .block_cols = 128,
-    .in_auto = 0,
+    .in_auto = 1,
     .arith = TG_ARITH_3XTF32,
     .min_cc = 90,
-    .launch = launch_wgmma_tf32<3, true, false>,
+    .launch = launch_wgmma_tf32<3, true, true>,
     .unsupported = wgmma_tf32_unsupported};
 
 extern "C" const tg_rung tg_rung_wgmmatf32 = {
@@ -334,22 +388,22 @@ extern "C" const tg_rung tg_rung_wgmmatf32 = {
                "FP32 accuracy)",
     .block_rows = 128,
     .block_cols = 128,
-    .in_auto = 0,
+    .in_auto = 1,
     .arith = TG_ARITH_TF32,
     .min_cc = 90,
-    .launch = launch_wgmma_tf32<3, false, false>,
+    .launch = launch_wgmma_tf32<3, false, true>,
     .unsupported = wgmma_tf32_unsupported};
 
-/* A in registers (split by the consumers, B alone by the producers): less shared-memory traffic
- * and half the producers' splitting.  For measurement beside wgmma3xtf32. */
-extern "C" const tg_rung tg_rung_wgmma3xtf32_ra = {
-    .name = "wgmma3xtf32_ra",
+/* Both operands from shared memory, split by the producers (more shared-memory traffic and
+ * twice the producers' splitting; measured slower): for measurement beside wgmma3xtf32. */
+extern "C" const tg_rung tg_rung_wgmma3xtf32_sa = {
+    .name = "wgmma3xtf32_sa",
     .level = 7,
-    .summary = "wgmma3xtf32 with A's fragments in registers, split by the consumers",
+    .summary = "wgmma3xtf32 with A's parts also in shared memory (for measurement)",
     .block_rows = 128,
     .block_cols = 128,
     .in_auto = 0,
     .arith = TG_ARITH_3XTF32,
     .min_cc = 90,
-    .launch = launch_wgmma_tf32<3, true, true>,
+    .launch = launch_wgmma_tf32<3, true, false>,
     .unsupported = wgmma_tf32_unsupported};
