@@ -255,21 +255,3 @@ extern "C" const tg_rung tg_rung_mmatf32 = {
     .min_cc = 80,
     .launch = launch_mma_tf32<128, 128, 32, 64, 4, 32, false>,
     .unsupported = mma_tf32_unsupported};
-
-/* The promotion interval, measured: every 64, every 256, and never (the tensor core sums all of
- * k).  Forced by name only, for `bench/accuracy` and the benchmark. */
-#define TG_MMA3XTF32_PROMOTE_VARIANT(NAME, PROMOTE, TEXT)                                         \
-    extern "C" const tg_rung tg_rung_##NAME = {                                                  \
-        .name = #NAME,                                                                           \
-        .level = 6,                                                                              \
-        .summary = "mma3xtf32, " TEXT " (for measurement)",                                      \
-        .block_rows = 128,                                                                       \
-        .block_cols = 128,                                                                       \
-        .in_auto = 0,                                                                            \
-        .arith = TG_ARITH_3XTF32,                                                                \
-        .min_cc = 80,                                                                            \
-        .launch = launch_mma_tf32<128, 128, 32, 64, 4, PROMOTE, true>,                           \
-        .unsupported = mma_tf32_unsupported};
-TG_MMA3XTF32_PROMOTE_VARIANT(mma3xtf32_p64, 64, "promotion every 64 of k")
-TG_MMA3XTF32_PROMOTE_VARIANT(mma3xtf32_p256, 256, "promotion every 256 of k")
-TG_MMA3XTF32_PROMOTE_VARIANT(mma3xtf32_nopromo, 1 << 30, "no promotion")

@@ -58,18 +58,16 @@ constexpr int kNBuf = 2;                  /* split buffers in the ring */
 /* Named barriers: the producers among themselves, then "buffer b is full" and "is empty". */
 constexpr int kProducerBarrier = 1, kFullBarrier = 2, kEmptyBarrier = 2 + kNBuf;
 
-/* A split buffer: A's big and small parts, then B's (TF32 mode: big parts only). */
+/* A buffer of the ring: A's tile as staged (tile_offset layout; the consumers split it in
+ * registers), then B's big and small parts in wgmma's layout (TF32 mode: big parts only). */
 template <bool SPLIT>
 struct SplitLayout {
-    static constexpr int kParts = SPLIT ? 2 : 1;
-    static constexpr int kBuffer = 2 * kParts * kOperandTile; /* floats */
-    static __device__ __forceinline__ float *big(float *buffer, int operand)
+    static constexpr int kBuffer = (SPLIT ? 3 : 2) * kOperandTile; /* floats */
+    static __device__ __forceinline__ float *a(float *buffer) { return buffer; }
+    static __device__ __forceinline__ float *b_big(float *buffer) { return buffer + kOperandTile; }
+    static __device__ __forceinline__ float *b_small(float *buffer)
     {
-        return buffer + operand * kParts * kOperandTile;
-    }
-    static __device__ __forceinline__ float *small(float *buffer, int operand)
-    {
-        return big(buffer, operand) + kOperandTile;
+        return buffer + 2 * kOperandTile;
     }
 };
 
@@ -96,17 +94,17 @@ __device__ __forceinline__ void split_b_along_n(const float *staged_b, float *bu
             const float *const v = h ? odd : even;
             const float4 big = make_float4(tf32_round(v[0]), tf32_round(v[1]),
                                            tf32_round(v[2]), tf32_round(v[3]));
-            *reinterpret_cast<float4 *>(L::big(buffer, 1) + sw128_offset(n, k + 4 * h)) = big;
+            *reinterpret_cast<float4 *>(L::b_big(buffer) + sw128_offset(n, k + 4 * h)) = big;
             if (SPLIT)
-                *reinterpret_cast<float4 *>(L::small(buffer, 1) + sw128_offset(n, k + 4 * h)) =
+                *reinterpret_cast<float4 *>(L::b_small(buffer) + sw128_offset(n, k + 4 * h)) =
                     make_float4(tf32_round(v[0] - big.x), tf32_round(v[1] - big.y),
                                 tf32_round(v[2] - big.z), tf32_round(v[3] - big.w));
         }
     }
 }
 
-/* With A read into registers by the consumers (A_REGS): the producers copy A's staged tile as
- * it is (tile_offset layout) and split B, whose k inside each 8 they store in the order the
+/* The producers copy A's staged tile as it is (tile_offset layout; the consumers read it into
+ * registers) and split B, whose k inside each 8 they store in the order the
  * consumers' A fragments take it (k = 2t and 2t + 1 of a thread's LDS.64 are the mma's k = t
  * and t + 4): stored position t holds k = 2t, position t + 4 holds k = 2t + 1.  A thread takes
  * 8 of k (two chunks) of rows pt / 4 + 64 j. */
@@ -120,7 +118,7 @@ __device__ __forceinline__ void copy_a_split_b(const float *staged_a, const floa
 #pragma unroll
         for (int j = 0; j < kRows * 8 / kProducers; ++j) {
             const int step = j * (kProducers / 8) * kBK;
-            *reinterpret_cast<float4 *>(L::big(buffer, 0) + from + step) =
+            *reinterpret_cast<float4 *>(L::a(buffer) + from + step) =
                 *reinterpret_cast<const float4 *>(staged_a + from + step);
         }
     }
@@ -140,13 +138,13 @@ __device__ __forceinline__ void copy_a_split_b(const float *staged_a, const floa
                                                 tf32_round(even.z), tf32_round(even.w));
             const float4 odd_big = make_float4(tf32_round(odd.x), tf32_round(odd.y),
                                                tf32_round(odd.z), tf32_round(odd.w));
-            *reinterpret_cast<float4 *>(L::big(buffer, 1) + even_to + step) = even_big;
-            *reinterpret_cast<float4 *>(L::big(buffer, 1) + odd_to + step) = odd_big;
+            *reinterpret_cast<float4 *>(L::b_big(buffer) + even_to + step) = even_big;
+            *reinterpret_cast<float4 *>(L::b_big(buffer) + odd_to + step) = odd_big;
             if (SPLIT) {
-                *reinterpret_cast<float4 *>(L::small(buffer, 1) + even_to + step) = make_float4(
+                *reinterpret_cast<float4 *>(L::b_small(buffer) + even_to + step) = make_float4(
                     tf32_round(even.x - even_big.x), tf32_round(even.y - even_big.y),
                     tf32_round(even.z - even_big.z), tf32_round(even.w - even_big.w));
-                *reinterpret_cast<float4 *>(L::small(buffer, 1) + odd_to + step) = make_float4(
+                *reinterpret_cast<float4 *>(L::b_small(buffer) + odd_to + step) = make_float4(
                     tf32_round(odd.x - odd_big.x), tf32_round(odd.y - odd_big.y),
                     tf32_round(odd.z - odd_big.z), tf32_round(odd.w - odd_big.w));
             }
@@ -154,46 +152,12 @@ __device__ __forceinline__ void copy_a_split_b(const float *staged_a, const floa
     }
 }
 
-/* The producers split the staged tiles of A and B (tile_offset layout) into big and small parts
- * in wgmma's layout (sw128_offset), a 16-byte chunk at a time: 8 threads a row, so a quarter-warp
- * reads and writes one row's 8 chunks, 32 different banks either way.  A thread's rows are
- * pt / 8 + 32 j, which share their low 3 bits, so both swizzles keep one offset per thread and
- * step by whole rows. */
-template <bool SPLIT, bool A_REGS, bool B_N_VEC>
-__device__ __forceinline__ void split_tiles(const float *staged_a, const float *staged_b,
-                                            float *buffer, int pt)
-{
-    using L = SplitLayout<SPLIT>;
-    const int row = pt / 8, k = pt % 8 * 4;
-    const int from = tile_offset(row, k), to = sw128_offset(row, k);
-    if constexpr (A_REGS) {
-        copy_a_split_b<SPLIT, B_N_VEC>(staged_a, staged_b, buffer, pt);
-    } else {
-#pragma unroll
-        for (int operand = 0; operand < 2; ++operand)
-#pragma unroll
-            for (int j = 0; j < kRows * 8 / kProducers; ++j) {
-                const int step = j * (kProducers / 8) * kBK;
-                const float4 v = *reinterpret_cast<const float4 *>((operand ? staged_b : staged_a) +
-                                                                   from + step);
-                const float4 big = make_float4(tf32_round(v.x), tf32_round(v.y), tf32_round(v.z),
-                                               tf32_round(v.w));
-                *reinterpret_cast<float4 *>(L::big(buffer, operand) + to + step) = big;
-                if (SPLIT)
-                    *reinterpret_cast<float4 *>(L::small(buffer, operand) + to + step) =
-                        make_float4(tf32_round(v.x - big.x), tf32_round(v.y - big.y),
-                                    tf32_round(v.z - big.z), tf32_round(v.w - big.w));
-            }
-    }
-}
-
-/* B_N_VEC (A_REGS only): B runs along n and may be copied by 16-byte vectors: it is staged as
- * it lies, [32][128] (the FFMA rungs' loader), and transposed by the producers' split instead of
- * by 4-byte copies. */
-template <int STAGES, bool SPLIT, bool A_REGS, bool B_N_VEC, Copy CA, Copy CB>
+/* B_N_VEC: B runs along n and may be copied by 16-byte vectors: it is staged as it lies,
+ * [32][128] (the FFMA rungs' loader), and transposed by the producers' split instead of by
+ * 4-byte copies. */
+template <int STAGES, bool SPLIT, bool B_N_VEC, Copy CA, Copy CB>
 __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem p)
 {
-    static_assert(!B_N_VEC || A_REGS, "B staged along n is split by copy_a_split_b alone");
     using L = SplitLayout<SPLIT>;
     static_assert(STAGES >= 2, "a pipeline needs at least two staging buffers");
 
@@ -212,10 +176,10 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
         const int pt = tid;
         KTileLoader<kRows, kProducers, CA> load_a(item.A + i0 * p.a_rs, p.a_rs, p.a_cs,
                                                   p.m - i0, pt);
-        using LoadB = std::conditional_t<B_N_VEC, AsyncTileLoader<kRows, kBK, kProducers, false, true>,
+        using LoadB = std::conditional_t<B_N_VEC,
+                                         AsyncTileLoader<kRows, kBK, kProducers, false, true>,
                                          KTileLoader<kRows, kProducers, CB>>;
-        LoadB load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs,
-                                                  p.n - j0, pt);
+        LoadB load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs, p.n - j0, pt);
         auto staged_a = [&](int64_t t) { return staged + t % STAGES * 2 * kOperandTile; };
         /* Stages tile t; cp.async group g is always tile g (empty past the last tile). */
         auto stage = [&](int64_t t) {
@@ -235,8 +199,8 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
             const int b = (int)(t % kNBuf);
             if (t >= kNBuf) /* the consumers are done with the buffer's previous tile */
                 named_barrier_sync(kEmptyBarrier + b, kThreads);
-            split_tiles<SPLIT, A_REGS, B_N_VEC>(staged_a(t), staged_a(t) + kOperandTile, split + b * L::kBuffer,
-                               pt);
+            copy_a_split_b<SPLIT, B_N_VEC>(staged_a(t), staged_a(t) + kOperandTile,
+                                           split + b * L::kBuffer, pt);
             fence_async_shared(); /* the parts are visible to wgmma... */
             named_barrier_arrive(kFullBarrier + b, kThreads); /* ...once the consumers sync */
         }
@@ -252,46 +216,33 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
     for (int64_t t = 0; t < tiles; ++t) {
         const int b = (int)(t % kNBuf);
         float *const buffer = split + b * L::kBuffer;
-        const float *const a = L::big(buffer, 0) + half * 64 * kBK;
-        const float *const bb = L::big(buffer, 1);
+        const float *const bb = L::b_big(buffer);
         named_barrier_sync(kFullBarrier + b, kThreads);
-        if constexpr (A_REGS) {
-            /* This warp's 16 rows of A as mma fragments, split in registers: rows g and g + 8,
-             * k = kk + 2t and kk + 2t + 1 (B's stored order, copy_a_split_b) */
-            const int r0 = half * 64 + tid / 32 % 4 * 16 + tid % 32 / 4, t2 = tid % 4 * 2;
-            Split frag[kBK / 8][4];
+        /* This warp's 16 rows of A as mma fragments, split in registers: rows g and g + 8,
+         * k = kk + 2t and kk + 2t + 1, the mma's k = t and t + 4 (B's stored order) */
+        const int r0 = half * 64 + tid / 32 % 4 * 16 + tid % 32 / 4, t2 = tid % 4 * 2;
+        Split frag[kBK / 8][4];
 #pragma unroll
-            for (int kk = 0; kk < kBK; kk += 8)
+        for (int kk = 0; kk < kBK / 8; ++kk)
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const float2 v = *reinterpret_cast<const float2 *>(
-                        L::big(buffer, 0) + tile_offset(r0 + 8 * h, kk + t2));
-                    frag[kk / 8][h] = split_tf32(v.x);
-                    frag[kk / 8][h + 2] = split_tf32(v.y);
-                }
-            wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < kBK / 8; ++kk) {
-                const float big[4] = {frag[kk][0].big, frag[kk][1].big, frag[kk][2].big,
-                                      frag[kk][3].big};
-                const float small[4] = {frag[kk][0].small, frag[kk][1].small,
-                                        frag[kk][2].small, frag[kk][3].small};
-                if (SPLIT) { /* the small products first */
-                    wgmma_64x128x8_ra(part, small, smem_desc(bb, 8 * kk), kk > 0);
-                    wgmma_64x128x8_ra(part, big, smem_desc(bb + kOperandTile, 8 * kk), true);
-                }
-                wgmma_64x128x8_ra(part, big, smem_desc(bb, 8 * kk), SPLIT || kk > 0);
+            for (int h = 0; h < 2; ++h) {
+                const float2 v = *reinterpret_cast<const float2 *>(
+                    L::a(buffer) + tile_offset(r0 + 8 * h, 8 * kk + t2));
+                frag[kk][h] = split_tf32(v.x);
+                frag[kk][h + 2] = split_tf32(v.y);
             }
-        } else {
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < kBK; kk += 8) {
+        for (int kk = 0; kk < kBK / 8; ++kk) {
+            const float big[4] = {frag[kk][0].big, frag[kk][1].big, frag[kk][2].big,
+                                  frag[kk][3].big};
+            const float small[4] = {frag[kk][0].small, frag[kk][1].small, frag[kk][2].small,
+                                    frag[kk][3].small};
             if (SPLIT) { /* the small products first */
-                wgmma_64x128x8(part, smem_desc(a + kOperandTile, kk), smem_desc(bb, kk), kk > 0);
-                wgmma_64x128x8(part, smem_desc(a, kk), smem_desc(bb + kOperandTile, kk), true);
+                wgmma_64x128x8_ra(part, small, smem_desc(bb, 8 * kk), kk > 0);
+                wgmma_64x128x8_ra(part, big, smem_desc(L::b_small(buffer), 8 * kk), true);
             }
-            wgmma_64x128x8(part, smem_desc(a, kk), smem_desc(bb, kk), SPLIT || kk > 0);
-        }
+            wgmma_64x128x8_ra(part, big, smem_desc(bb, 8 * kk), SPLIT || kk > 0);
         }
         wgmma_commit();
         wgmma_wait<0>();
@@ -322,12 +273,12 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
         }
 }
 
-template <int STAGES, bool SPLIT, bool A_REGS>
+template <int STAGES, bool SPLIT>
 struct WgmmaTf32 {
     template <Copy CA, Copy CB>
     static int launch(const tg_problem *p, cudaStream_t stream)
     {
-        if constexpr (A_REGS && CB == Copy::kOuter)
+        if constexpr (CB == Copy::kOuter)
             if (vectors_allowed(p->B, p->b_cs, p->b_rs, p->stride_b))
                 return instance<CA, CB, true>(p, stream);
         return instance<CA, CB, false>(p, stream);
@@ -339,7 +290,7 @@ struct WgmmaTf32 {
         const size_t smem =
             (kNBuf * SplitLayout<SPLIT>::kBuffer + STAGES * 2 * kOperandTile) * sizeof(float) +
             1024 /* room to align the split buffers */;
-        constexpr auto kernel = sgemm_wgmma_tf32<STAGES, SPLIT, A_REGS, B_N_VEC, CA, CB>;
+        constexpr auto kernel = sgemm_wgmma_tf32<STAGES, SPLIT, B_N_VEC, CA, CB>;
         const cudaError_t e = opt_in_shared_memory<kernel>(smem);
         if (e != cudaSuccess)
             return (int)e;
@@ -349,10 +300,10 @@ struct WgmmaTf32 {
     }
 };
 
-template <int STAGES, bool SPLIT, bool A_REGS>
+template <int STAGES, bool SPLIT>
 int launch_wgmma_tf32(const tg_problem *p, void *stream)
 {
-    return launch_by_copies<WgmmaTf32<STAGES, SPLIT, A_REGS>>(p, (cudaStream_t)stream);
+    return launch_by_copies<WgmmaTf32<STAGES, SPLIT>>(p, (cudaStream_t)stream);
 }
 
 /* wgmma exists only in sm_90a code, which the build makes when TG_CUDA_ARCH names 90a. */
@@ -378,7 +329,7 @@ extern "C" const tg_rung tg_rung_wgmma3xtf32 = {
     .in_auto = 1,
     .arith = TG_ARITH_3XTF32,
     .min_cc = 90,
-    .launch = launch_wgmma_tf32<3, true, true>,
+    .launch = launch_wgmma_tf32<3, true>,
     .unsupported = wgmma_tf32_unsupported};
 
 extern "C" const tg_rung tg_rung_wgmmatf32 = {
@@ -391,19 +342,5 @@ extern "C" const tg_rung tg_rung_wgmmatf32 = {
     .in_auto = 1,
     .arith = TG_ARITH_TF32,
     .min_cc = 90,
-    .launch = launch_wgmma_tf32<3, false, true>,
-    .unsupported = wgmma_tf32_unsupported};
-
-/* Both operands from shared memory, split by the producers (more shared-memory traffic and
- * twice the producers' splitting; measured slower): for measurement beside wgmma3xtf32. */
-extern "C" const tg_rung tg_rung_wgmma3xtf32_sa = {
-    .name = "wgmma3xtf32_sa",
-    .level = 7,
-    .summary = "wgmma3xtf32 with A's parts also in shared memory (for measurement)",
-    .block_rows = 128,
-    .block_cols = 128,
-    .in_auto = 0,
-    .arith = TG_ARITH_3XTF32,
-    .min_cc = 90,
-    .launch = launch_wgmma_tf32<3, true, false>,
+    .launch = launch_wgmma_tf32<3, false>,
     .unsupported = wgmma_tf32_unsupported};

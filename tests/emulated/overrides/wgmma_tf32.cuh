@@ -84,21 +84,6 @@ __device__ __forceinline__ void set_max_registers()
 }
 __device__ __forceinline__ void fence_operand(float (&)[64]) {}
 
-__device__ __forceinline__ void wgmma_64x128x8(float (&d)[64], uint64_t a, uint64_t b,
-                                               bool accumulate)
-{
-    const unsigned tid = threadIdx.x;
-    const unsigned w = tid / 32 % 4, g = tid % 32 / 4, t = tid % 4;
-    for (int j = 0; j < 16; ++j)
-        for (int e = 0; e < 4; ++e) {
-            const int r = (int)(16 * w + g + 8 * (e / 2)), c = (int)(8 * j + 2 * t + e % 2);
-            double sum = 0.0;
-            for (int k = 0; k < 8; ++k)
-                sum += (double)emu_wgmma::element(a, r, k) * (double)emu_wgmma::element(b, c, k);
-            d[4 * j + e] = (accumulate ? d[4 * j + e] : 0.0f) + (float)sum;
-        }
-}
-
 /* Register A: the warpgroup's 128 threads deposit their fragments in its exchange and wait
  * for one another (yielding, as named barriers do), then each forms its entries. */
 namespace emu_wgmma {
