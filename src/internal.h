@@ -74,6 +74,10 @@ typedef enum tg_arg {
 
 /* validate.c: the reference BLAS checks, in its order; fills err on failure. */
 tg_status tg_validate(const tg_call *call, tg_error *err);
+/* The smallest t in 1..batch-1 such that batch items t * stride apart, each `lines` lines of
+ * `length` elements ld apart (length <= ld), share an element; 0 when none do.  Exact. */
+int64_t tg_first_overlap(int64_t lines, int64_t length, int64_t ld, int64_t stride,
+                         int64_t batch);
 /* 1 when the reference BLAS would return without touching anything. */
 int tg_is_quick_return(const tg_call *call);
 /* Runs a call that passed tg_validate and is not a quick return: normalize, plan, execute.
