@@ -178,7 +178,8 @@ static void usage(FILE *to)
             "  --algo     a rung of `tilegemm algos`, auto, cpu (the CPU backend) or all (default)\n"
             "  --math     the math mode of the handles (default fp32; see tg_set_math)\n"
             "  --data     uniform, wide, cancel, int12, special, subnormal, huge, or all (default)\n"
-            "exit: 0 all passed, 1 a case failed, 2 bad arguments, 77 skipped (no GPU)\n");
+            "exit: 0 all passed, 1 a case failed, 2 bad arguments, 77 skipped (no GPU;\n"
+            "      1 with TILEGEMM_REQUIRE_GPU=1)\n");
 }
 
 static int bad(const char *fmt, const char *a, const char *b)
@@ -231,6 +232,18 @@ static tg_handle *make_handle(const char *name, tg_math math, int strict)
         return NULL;
     }
     return h;
+}
+
+/* Exit code for a run that needs a GPU and has none: 77 (skipped), or 1 where
+ * TILEGEMM_REQUIRE_GPU says a GPU must be there (as on the device machine). */
+static int no_gpu(void)
+{
+    const char *v = getenv("TILEGEMM_REQUIRE_GPU");
+    if (v && *v && strcmp(v, "0") != 0) {
+        printf("verify: TILEGEMM_REQUIRE_GPU is set: a skip is a failure\n");
+        return 1;
+    }
+    return 77;
 }
 
 static int is_rung(const char *name)
@@ -337,16 +350,16 @@ int tg_verify_main(int argc, char **argv)
     const int gpu = tg_backend_available(TG_BACKEND_CUDA);
     if (gpu_only && !gpu) {
         printf("verify: no GPU found, the GPU rungs are SKIPPED\n");
-        return 77;
+        return no_gpu();
     }
     if (!gpu && one.memory != TG_CHECK_HOST) {
         printf("verify: no GPU found: --memory %s needs one, SKIPPED\n",
                one.memory == TG_CHECK_DEVICE ? "device" : "managed");
-        return 77;
+        return no_gpu();
     }
     if (!gpu && strcmp(algo, "all") && strcmp(algo, "cpu") && strcmp(algo, "auto")) {
         printf("verify: no GPU found: rung %s SKIPPED\n", algo);
-        return 77;
+        return no_gpu();
     }
     printf("verify: seed %llu%s, math %s\n", (unsigned long long)g_seed,
            seeded ? "" : " (from the clock; rerun with --seed)", tg_math_name(math));
