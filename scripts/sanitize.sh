@@ -25,69 +25,78 @@ failed=0
 mkdir -p "$root"
 report() { printf 'sanitize: %-5s %s\n' "$1" "$2"; }
 
+# sanitized_build NAME FLAGS TARGET [CMAKE_ARGS...]: a CPU-only build with FLAGS everywhere, its
+# log in $root/NAME.log (shown on failure).
+sanitized_build() {
+  local name=$1 flags=$2 target=$3
+  shift 3
+  cmake -S . -B "$root/$name" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_WITH_CUDA=OFF \
+    -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_Fortran_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" "$@" \
+    >"$root/$name.log" 2>&1 &&
+    cmake --build "$root/$name" -j"$jobs" ${target:+--target "$target"} >>"$root/$name.log" 2>&1 ||
+    { tail -n 30 "$root/$name.log"; return 1; }
+}
+
+# step NAME WHAT COMMAND...: runs a step's check and records its outcome.
+step() {
+  local name=$1 what=$2
+  shift 2
+  if "$@"; then report "$name" "passed ($what)"; else report "$name" FAILED; failed=1; fi
+}
+
+asan_suite() {
+  # The fences of the emulated test are its own SIGSEGV handler's: ASan leaves it alone.
+  sanitized_build asan "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" "" &&
+    (cd "$root/asan" &&
+      ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allow_user_segv_handler=1 \
+      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest --output-on-failure -j"$jobs" -E '^(python_.*|blas_install_consumer|blas_abi_preload)$')
+}
+
+tsan_concurrency() {
+  sanitized_build tsan "-fsanitize=thread -fno-omit-frame-pointer" test_concurrency \
+    -DCMAKE_DISABLE_FIND_PACKAGE_OpenMP=ON &&
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+      "$root/tsan/tests/test_concurrency" --threads 8 --rounds 2
+}
+
+has_libfuzzer() {
+  local probe status
+  command -v clang >/dev/null 2>&1 || return 1
+  probe=$(mktemp -d)
+  echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; return (int)(n * 0); }' >"$probe/p.c"
+  clang -fsanitize=fuzzer "$probe/p.c" -o "$probe/p" >/dev/null 2>&1
+  status=$?
+  rm -rf "$probe"
+  return $status
+}
+
+fuzz_validator() {
+  local corpus status
+  mkdir -p "$root/fuzz"
+  clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc -Iinclude \
+    tests/fuzz/fuzz_validate.c src/validate.c -o "$root/fuzz/fuzz_validate" >"$root/fuzz.log" 2>&1 ||
+    { tail -n 30 "$root/fuzz.log"; return 1; }
+  # A fresh corpus each run: the same seed gives the same inputs.
+  corpus=$(mktemp -d)
+  "$root/fuzz/fuzz_validate" -seed=1 -runs="${FUZZ_RUNS:-2000000}" "$corpus" >>"$root/fuzz.log" 2>&1
+  status=$?
+  rm -rf "$corpus"
+  [ $status -eq 0 ] || tail -n 40 "$root/fuzz.log"
+  return $status
+}
+
 for step in "${steps[@]}"; do
   case $step in
-    asan)
-      flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-      if cmake -S . -B "$root/asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_WITH_CUDA=OFF \
-           -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_Fortran_FLAGS="$flags" \
-           -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" \
-           >"$root/asan.log" 2>&1 && cmake --build "$root/asan" -j"$jobs" >>"$root/asan.log" 2>&1; then
-        # The fences of the emulated test are its own SIGSEGV handler's: ASan leaves it alone.
-        if (cd "$root/asan" &&
-            ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allow_user_segv_handler=1 \
-            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-            ctest --output-on-failure -j"$jobs" -E '^(python_.*|blas_install_consumer|blas_abi_preload)$'); then
-          report asan "passed (library, CLI and tests under AddressSanitizer + UBSan)"
-        else
-          report asan FAILED; failed=1
-        fi
-      else
-        tail -n 30 "$root/asan.log"; report asan "FAILED to build"; failed=1
-      fi
-      ;;
-    tsan)
-      flags="-fsanitize=thread -fno-omit-frame-pointer"
-      if cmake -S . -B "$root/tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_WITH_CUDA=OFF \
-           -DCMAKE_DISABLE_FIND_PACKAGE_OpenMP=ON -DCMAKE_C_FLAGS="$flags" \
-           -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" \
-           -DCMAKE_SHARED_LINKER_FLAGS="$flags" >"$root/tsan.log" 2>&1 &&
-         cmake --build "$root/tsan" -j"$jobs" --target test_concurrency >>"$root/tsan.log" 2>&1; then
-        if TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-           "$root/tsan/tests/test_concurrency" --threads 8 --rounds 2; then
-          report tsan "passed (test_concurrency under ThreadSanitizer)"
-        else
-          report tsan FAILED; failed=1
-        fi
-      else
-        tail -n 30 "$root/tsan.log"; report tsan "FAILED to build"; failed=1
-      fi
-      ;;
+    asan) step asan "library, CLI and tests under AddressSanitizer + UBSan" asan_suite ;;
+    tsan) step tsan "test_concurrency under ThreadSanitizer" tsan_concurrency ;;
     fuzz)
-      cc=$(command -v clang || true)
-      probe=$(mktemp -d)
-      echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; return (int)(n * 0); }' >"$probe/p.c"
-      if [ -z "$cc" ] || ! "$cc" -fsanitize=fuzzer "$probe/p.c" -o "$probe/p" >/dev/null 2>&1; then
-        report fuzz "SKIPPED: no clang with libFuzzer (-fsanitize=fuzzer) here"
-        rm -rf "$probe"
-        continue
-      fi
-      mkdir -p "$root/fuzz"
-      if "$cc" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-           -Isrc -Iinclude tests/fuzz/fuzz_validate.c src/validate.c \
-           -o "$root/fuzz/fuzz_validate" >"$root/fuzz.log" 2>&1; then
-        # A fresh corpus each run: the same seed gives the same inputs.
-        rm -rf "$probe/corpus" && mkdir -p "$probe/corpus"
-        if "$root/fuzz/fuzz_validate" -seed=1 -runs="${FUZZ_RUNS:-2000000}" "$probe/corpus" \
-             >>"$root/fuzz.log" 2>&1; then
-          report fuzz "passed ($(grep -o 'Done [0-9]* runs' "$root/fuzz.log" | tail -n 1) of the validator under libFuzzer)"
-        else
-          tail -n 40 "$root/fuzz.log"; report fuzz FAILED; failed=1
-        fi
+      if has_libfuzzer; then
+        step fuzz "${FUZZ_RUNS:-2000000} runs of the validator under libFuzzer, seed 1" fuzz_validator
       else
-        tail -n 30 "$root/fuzz.log"; report fuzz "FAILED to build"; failed=1
+        report fuzz "SKIPPED: no clang with libFuzzer (-fsanitize=fuzzer) here"
       fi
-      rm -rf "$probe"
       ;;
     *) echo "sanitize: unknown step $step (asan, tsan, fuzz)" >&2; exit 2 ;;
   esac
