@@ -2,8 +2,8 @@
 # CI's sanitizer steps, run by .ci/run after the test command (scripts/test.sh):
 #
 #   asan  AddressSanitizer + UBSan build of the library, the CLI and every C test (the CPU path
-#         and the emulated kernels; no nvcc, so it runs anywhere), then its CTest suite.  Not
-#         run there: the Python suites (an interpreter would need libasan preloaded), the
+#         and the emulated kernels, their --quick sweep; no nvcc, so it runs anywhere), then its
+#         CTest suite.  Not run there: the Python suites (an interpreter would need libasan preloaded), the
 #         install test (it builds an uninstrumented consumer against the instrumented library)
 #         and the LD_PRELOAD ABI test (ASan's runtime must come first in the library list).
 #   tsan  ThreadSanitizer build of the library and test_concurrency (threads with their own
@@ -47,7 +47,8 @@ step() {
 
 asan_suite() {
   # The fences of the emulated test are its own SIGSEGV handler's: ASan leaves it alone.
-  sanitized_build asan "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" "" &&
+  sanitized_build asan "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" "" \
+    -DTG_EMULATED_ARGS=--quick &&
     (cd "$root/asan" &&
       ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allow_user_segv_handler=1 \
       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
