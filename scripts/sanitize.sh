@@ -77,7 +77,7 @@ fuzz_validator() {
   local corpus status
   mkdir -p "$root/fuzz"
   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc -Iinclude \
-    tests/fuzz/fuzz_validate.c src/validate.c -o "$root/fuzz/fuzz_validate" >"$root/fuzz.log" 2>&1 ||
+    tests/fuzz/fuzz_validate.c src/validate.c src/error.c -o "$root/fuzz/fuzz_validate" >"$root/fuzz.log" 2>&1 ||
     { tail -n 30 "$root/fuzz.log"; return 1; }
   # A fresh corpus each run: the same seed gives the same inputs.
   corpus=$(mktemp -d)
