@@ -17,6 +17,8 @@
  * than the CPU needs.  Overridden by TILEGEMM_GPU_MIN_WORK. */
 #define TG_DEFAULT_GPU_MIN_WORK (256LL * 256 * 256)
 
+tg_fault_fn tg_fault_hook = NULL;
+
 const char *tg_version(void) { return TG_VERSION_STRING; }
 
 const char *tg_status_string(tg_status status)
@@ -95,9 +97,9 @@ tg_status tg_create(tg_handle **handle)
     if (!handle)
         return tg_fail(NULL, TG_ERROR_INVALID_ARGUMENT, 1, "handle is NULL: pass &your_handle");
     *handle = NULL;
-    tg_handle *h = calloc(1, sizeof *h);
+    tg_handle *h = TG_FAULT("host: handle") ? NULL : calloc(1, sizeof *h);
     if (!h)
-        return tg_fail(NULL, TG_ERROR_ALLOCATION, 0, "could not allocate a handle");
+        return tg_fail(NULL, TG_ERROR_ALLOCATION, 0, "host: handle: could not allocate one");
     h->backend = TG_BACKEND_AUTO;
     h->algo = -1;
     h->gpu_min_work = TG_DEFAULT_GPU_MIN_WORK;
@@ -308,7 +310,9 @@ tg_status tg_run_validated(tg_handle *h, const tg_call *call)
     /* Managed memory may still be written by work queued on the handle's stream. */
     if (plan.managed && (s = tg_cuda_synchronize(h)) != TG_SUCCESS)
         return s;
-    tg_cpu_sgemm(&p);
+    if (tg_cpu_sgemm_checked(&p) != 0)
+        return tg_fail(h, TG_ERROR_ALLOCATION, 0,
+                       "host: CPU packing buffers: could not be allocated; C was not written");
     h->last_rung = tg_has_product(p.alpha, p.k) ? TG_RAN_CPU : TG_RAN_NOTHING;
     return TG_SUCCESS;
 }

@@ -74,6 +74,10 @@ typedef enum tg_arg {
 
 /* validate.c: the reference BLAS checks, in its order; fills err on failure. */
 tg_status tg_validate(const tg_call *call, tg_error *err);
+/* The smallest t in 1..batch-1 such that batch items t * stride apart, each `lines` lines of
+ * `length` elements ld apart (length <= ld), share an element; 0 when none do.  Exact. */
+int64_t tg_first_overlap(int64_t lines, int64_t length, int64_t ld, int64_t stride,
+                         int64_t batch);
 /* 1 when the reference BLAS would return without touching anything. */
 int tg_is_quick_return(const tg_call *call);
 /* Runs a call that passed tg_validate and is not a quick return: normalize, plan, execute.
@@ -102,6 +106,16 @@ tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan, int exp
 /* Records an error on the handle (the per-thread record when h is NULL) and returns status. */
 #define tg_fail(h, status, arg, ...) tg_record(tg_error_of(h), (status), (arg), __VA_ARGS__)
 static inline tg_error *tg_error_of(tg_handle *h) { return h ? &h->error : tg_orphan_error(); }
+
+/* Test-only fault injection.  When set, every allocation site of the library (host, device
+ * workspace, staging) and every CUDA call checked by the backend first asks the hook, with a
+ * name for the site ("host: CPU packing buffers", "device: staging buffer for A", "CUDA:
+ * cudaMemcpyAsync(...)"); a non-zero answer makes the site fail as if memory had run out or
+ * the call had failed.  NULL (always, outside the tests) costs one load per site. */
+typedef int (*tg_fault_fn)(const char *site);
+extern tg_fault_fn tg_fault_hook;
+#define TG_FAULT(site) (tg_fault_hook != NULL && tg_fault_hook(site))
+
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,8 @@
  * C^T = op(B)^T op(A)^T, so after the two transpose checks come n, m, k, then ldb, lda, ldc.
  * The reported positions are those of the caller's own arguments.
  */
+#include <stdint.h>
+
 #include "internal.h"
 
 static int tg_arg_position(const tg_call *call, tg_arg arg)
@@ -75,6 +77,93 @@ static tg_status check_dimension(const tg_call *call, tg_error *err, tg_arg arg,
     return reject(call, err, arg, "%s = %lld is negative", name, (long long)value);
 }
 
+/* The smallest x >= 0 with lo <= (a * x mod m) <= hi, for 0 <= lo <= hi < m and a >= 0, or -1
+ * when there is none.  Euclid's algorithm on the modular interval: O(log m) steps. */
+static int64_t first_in_interval(int64_t a, int64_t m, int64_t lo, int64_t hi)
+{
+    if (lo == 0)
+        return 0;
+    a %= m;
+    if (a == 0)
+        return -1;
+    const int64_t x = (lo - 1) / a + 1; /* the first multiple of a at or above lo */
+    if ((__int128)a * x <= hi)
+        return x;
+    /* No multiple of a lies in [lo, hi]: look for a wrap y, a x = lo..hi + m y, i.e.
+     * m y mod a in [-hi mod a, -lo mod a]. */
+    const int64_t y = first_in_interval(m % a, a, (a - hi % a) % a, (a - lo % a) % a);
+    if (y < 0)
+        return -1;
+    const __int128 wrapped = ((__int128)m * y + lo - 1) / a + 1;
+    return wrapped > INT64_MAX ? -1 : (int64_t)wrapped;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        const int64_t r = a % b;
+        a = b, b = r;
+    }
+    return a;
+}
+
+int64_t tg_first_overlap(int64_t lines, int64_t length, int64_t ld, int64_t stride,
+                         int64_t batch)
+{
+    if (batch < 2 || lines <= 0 || length <= 0)
+        return 0;
+    if (stride == 0)
+        return 1;
+    /* Item t starts t * stride after item 0; element (i, j) sits at i * ld + j.  Items 0 and t
+     * share an element when d = t * stride = q * ld + r with 0 <= q < lines, |r| < length.
+     * With last = the largest offset in an item, only d <= last can, and then q0 = d / ld is
+     * below lines: they share one when d mod ld < length (q = q0), or when d mod ld > ld -
+     * length and q0 + 1 < lines (q = q0 + 1, r < 0, which needs d < (lines - 1) * ld). */
+    const __int128 last = (__int128)(lines - 1) * ld + (length - 1);
+    if (stride > last)
+        return 0;
+    const __int128 t_max = last / stride < batch - 1 ? last / stride : batch - 1;
+    const __int128 t_max_below = lines > 1 ? ((__int128)(lines - 1) * ld - 1) / stride : 0;
+    const int64_t a = stride % ld;
+    int64_t best = -1;
+    /* d mod ld == 0: t = ld / gcd(a, ld). */
+    const int64_t t0 = a == 0 ? 1 : ld / gcd64(a, ld);
+    if (t0 <= t_max)
+        best = t0;
+    if (length > 1) {
+        const int64_t t1 = first_in_interval(a, ld, 1, length - 1);
+        if (t1 > 0 && t1 <= t_max && (best < 0 || t1 < best))
+            best = t1;
+        const int64_t t2 = ld - length + 1 <= ld - 1
+                               ? first_in_interval(a, ld, ld - length + 1, ld - 1)
+                               : -1;
+        if (t2 > 0 && t2 <= t_max && t2 <= t_max_below && (best < 0 || t2 < best))
+            best = t2;
+    }
+    return best > 0 ? best : 0;
+}
+
+/* An operand of `lines` stored lines of `length` elements, ld apart, batch items stride apart
+ * (stride 0: one shared item) must span a byte range an int64 holds. */
+static tg_status check_span(const tg_call *c, tg_error *err, char name, tg_arg ld_arg,
+                            tg_arg stride_arg, int64_t lines, int64_t length, int64_t ld,
+                            int64_t stride)
+{
+    const int64_t items = c->batched && stride > 0 ? c->batch : 1;
+    const __int128 item = (__int128)(lines - 1) * ld + length;
+    const __int128 limit = INT64_MAX / (int64_t)sizeof(float);
+    if (item > limit)
+        return reject(c, err, ld_arg,
+                      "ld%c = %lld makes %c span %lld lines of it: more bytes than int64 holds",
+                      name + ('a' - 'A'), (long long)ld, name, (long long)lines);
+    if ((__int128)(items - 1) * stride + item > limit)
+        return reject(c, err, stride_arg,
+                      "stride_%c = %lld with batch_count = %lld makes %c span more bytes than "
+                      "int64 holds",
+                      name + ('a' - 'A'), (long long)stride, (long long)c->batch, name);
+    return TG_SUCCESS;
+}
+
 tg_status tg_validate(const tg_call *c, tg_error *err)
 {
     tg_status s;
@@ -118,8 +207,6 @@ tg_status tg_validate(const tg_call *c, tg_error *err)
         if (c->stride_b < 0)
             return reject(c, err, TG_ARG_STRIDE_B, "stride_b = %lld is negative",
                           (long long)c->stride_b);
-        /* Items may interleave (ldc > n with stride_c = n is legal), but all writing one C
-         * would race. */
         if (c->stride_c < 0)
             return reject(c, err, TG_ARG_STRIDE_C, "stride_c = %lld is negative",
                           (long long)c->stride_c);
@@ -131,12 +218,40 @@ tg_status tg_validate(const tg_call *c, tg_error *err)
         if (c->batch < 0)
             return reject(c, err, TG_ARG_BATCH, "batch_count = %lld is negative",
                           (long long)c->batch);
+        /* Items may interleave (ldc = 2n with stride_c = n is legal), but two that share an
+         * element of C would race. */
+        const int64_t lines = c->layout == TG_ROW_MAJOR ? c->m : c->n;
+        const int64_t length = c->layout == TG_ROW_MAJOR ? c->n : c->m;
+        const int64_t t = tg_first_overlap(lines, length, c->ldc, c->stride_c, c->batch);
+        if (t > 0)
+            return reject(c, err, TG_ARG_STRIDE_C,
+                          "stride_c = %lld makes C items %lld apart share elements (%s C with "
+                          "%lld %s of %lld, ldc = %lld): they would race",
+                          (long long)c->stride_c, (long long)t,
+                          c->layout == TG_ROW_MAJOR ? "row-major" : "column-major",
+                          (long long)lines, c->layout == TG_ROW_MAJOR ? "rows" : "columns",
+                          (long long)length, (long long)c->ldc);
     }
 
     if (tg_is_quick_return(c))
         return TG_SUCCESS;
     /* Beyond the reference BLAS: a NULL that would be dereferenced is an error, not a crash. */
     const int reads_ab = tg_has_product(c->alpha, c->k);
+    /* ... and so is memory no int64 offset can reach: every address computed inside the library
+     * is an int64 element offset, and its byte count must fit as well. */
+    if (reads_ab) {
+        const int a_rows = rows_contiguous(c->layout, c->transa);
+        const int b_rows = rows_contiguous(c->layout, c->transb);
+        if ((s = check_span(c, err, 'A', TG_ARG_LDA, TG_ARG_STRIDE_A, a_rows ? c->m : c->k,
+                            a_rows ? c->k : c->m, c->lda, c->stride_a)) ||
+            (s = check_span(c, err, 'B', TG_ARG_LDB, TG_ARG_STRIDE_B, b_rows ? c->k : c->n,
+                            b_rows ? c->n : c->k, c->ldb, c->stride_b)))
+            return s;
+    }
+    if ((s = check_span(c, err, 'C', TG_ARG_LDC, TG_ARG_STRIDE_C,
+                        c->layout == TG_ROW_MAJOR ? c->m : c->n,
+                        c->layout == TG_ROW_MAJOR ? c->n : c->m, c->ldc, c->stride_c)))
+        return s;
     if (reads_ab && c->A == NULL)
         return reject(c, err, TG_ARG_A, "A is NULL but alpha != 0 and k = %lld > 0",
                       (long long)c->k);

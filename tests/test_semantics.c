@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "cpu/cpu.h"
+#include "internal.h"
 #include "testing.h"
 #include "tilegemm.h"
 
@@ -158,6 +159,52 @@ static void test_checked_cases(tg_handle *h, const char *backend)
             }
 }
 
+static int g_packing_allocations;
+
+static int count_site(const char *site)
+{
+    g_packing_allocations += strcmp(site, "host: CPU packing buffers") == 0;
+    return 0; /* counts, never fails */
+}
+
+/* The same checks on shapes above the CPU path's small-problem cut (32^3), so the blocked,
+ * packed path runs (the allocation of its packing buffers proves it), with every data
+ * distribution: wide range, cancellation, 12-bit integers (bit-exact on the CPU), Inf/NaN in
+ * A, B and C with alpha != 0, subnormals, and results near FLT_MAX. */
+static void test_checked_blocked(tg_handle *h, const char *backend)
+{
+    const struct {
+        int64_t m, n, k;
+    } shapes[] = {{130, 67, 129}, {200, 150, 300}, {33, 257, 65}};
+    const tg_op ops[] = {TG_NO_TRANS, TG_TRANS};
+    uint64_t seed = 4321;
+    g_packing_allocations = 0;
+    tg_fault_hook = count_site;
+    for (int d = 0; d < TG_DIST_COUNT; ++d)
+        for (int l = 0; l < 2; ++l)
+            for (int o = 0; o < 4; ++o) {
+                const int s = (d + o) % 3;
+                tg_case c = {.layout = l ? TG_COL_MAJOR : TG_ROW_MAJOR, .transa = ops[o >> 1],
+                             .transb = ops[o & 1], .m = shapes[s].m, .n = shapes[s].n,
+                             .k = shapes[s].k, .ld_pad = o % 2 ? 2 : 0,
+                             .alpha = o == 3 ? -2.0f : 1.0f, .beta = (l + o) % 2 ? 1.0f : 0.0f,
+                             .batch = o == 2 ? 2 : 1, .distribution = (tg_distribution)d};
+                tg_case_result r;
+                const uint64_t this_seed = seed++;
+                tg_check_case(h, &c, this_seed, &r);
+                char name[240], command[500];
+                tg_case_name(&c, name, sizeof name);
+                tg_case_command(&c, "cpu", this_seed, command, sizeof command);
+                EXPECT(r.passed, "%s %s: %s\n  rerun: %s", backend, name, r.detail, command);
+                if (d == TG_DIST_INT12)
+                    EXPECT(r.exact && r.scaled_error == 0.0, "%s %s: not bit-exact", backend,
+                           name);
+            }
+    tg_fault_hook = NULL;
+    EXPECT(g_packing_allocations > 0,
+           "%s: the checked sweep never reached the CPU's blocked path", backend);
+}
+
 int main(void)
 {
     const tg_backend backends[] = {TG_BACKEND_AUTO, TG_BACKEND_CPU};
@@ -170,6 +217,8 @@ int main(void)
         test_int64_leading_dimension(h);
         test_interleaved_batch(h);
         test_checked_cases(h, b ? "cpu" : "auto");
+        if (b == 1 || !tg_backend_available(TG_BACKEND_CUDA))
+            test_checked_blocked(h, b ? "cpu" : "auto");
         tg_destroy(h);
     }
     return tg_test_result("test_semantics");

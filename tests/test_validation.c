@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "testing.h"
 #include "tilegemm.h"
 
@@ -189,6 +190,180 @@ static void test_handles(void)
     tg_destroy(h);
 }
 
+/* Every argument of both entry points, one table: a legal call with that one argument made
+ * illegal must fail with its position.  alpha and beta have no illegal value. */
+typedef struct any_call {
+    int layout, transa, transb;
+    int64_t m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c, batch;
+    int null_a, null_b, null_c;
+} any_call;
+
+typedef struct mutation {
+    const char *argument;
+    int plain_position, batched_position; /* 0: the argument does not exist in that call */
+    void (*apply)(any_call *c);
+} mutation;
+
+static void bad_layout(any_call *c) { c->layout = 0; }
+static void bad_transa(any_call *c) { c->transa = 'T'; }
+static void bad_transb(any_call *c) { c->transb = -1; }
+static void bad_m(any_call *c) { c->m = -1; }
+static void bad_n(any_call *c) { c->n = INT64_MIN; }
+static void bad_k(any_call *c) { c->k = -7; }
+static void bad_a(any_call *c) { c->null_a = 1; }
+static void bad_lda(any_call *c) { c->lda = c->layout == TG_ROW_MAJOR ? kK - 1 : kM - 1; }
+static void bad_stride_a(any_call *c) { c->stride_a = -1; }
+static void bad_b(any_call *c) { c->null_b = 1; }
+static void bad_ldb(any_call *c) { c->ldb = 0; }
+static void bad_stride_b(any_call *c) { c->stride_b = INT64_MIN; }
+static void bad_c(any_call *c) { c->null_c = 1; }
+static void bad_ldc(any_call *c) { c->ldc = c->layout == TG_ROW_MAJOR ? kN - 1 : kM - 1; }
+static void bad_stride_c(any_call *c) { c->stride_c = 1; } /* items overlap */
+static void bad_batch(any_call *c) { c->batch = -2; }
+
+static const mutation kMutations[] = {
+    {"layout", 1, 1, bad_layout},       {"transa", 2, 2, bad_transa},
+    {"transb", 3, 3, bad_transb},       {"m", 4, 4, bad_m},
+    {"n", 5, 5, bad_n},                 {"k", 6, 6, bad_k},
+    {"A", 8, 8, bad_a},                 {"lda", 9, 9, bad_lda},
+    {"stride_a", 0, 10, bad_stride_a},  {"B", 10, 11, bad_b},
+    {"ldb", 11, 12, bad_ldb},           {"stride_b", 0, 13, bad_stride_b},
+    {"C", 13, 15, bad_c},               {"ldc", 14, 16, bad_ldc},
+    {"stride_c", 0, 17, bad_stride_c},  {"batch_count", 0, 18, bad_batch},
+};
+
+static void test_every_argument(tg_handle *h)
+{
+    static float a[512], b[512], c[512], before[512];
+    for (int i = 0; i < 512; ++i)
+        a[i] = b[i] = 1.0f;
+    for (size_t t = 0; t < sizeof kMutations / sizeof *kMutations; ++t)
+        for (int layout = TG_ROW_MAJOR; layout <= TG_COL_MAJOR; ++layout)
+            for (int batched = 0; batched < 2; ++batched) {
+                const mutation *mu = &kMutations[t];
+                const int position = batched ? mu->batched_position : mu->plain_position;
+                if (!position)
+                    continue;
+                const int row = layout == TG_ROW_MAJOR;
+                any_call x = {layout, TG_NO_TRANS, TG_NO_TRANS, kM, kN, kK,
+                              row ? kK : kM, kM * kK, row ? kN : kK, kK * kN,
+                              row ? kN : kM, kM * kN, 3, 0, 0, 0};
+                mu->apply(&x);
+                for (int i = 0; i < 512; ++i)
+                    c[i] = before[i] = (float)(i % 5);
+                const float *pa = x.null_a ? NULL : a, *pb = x.null_b ? NULL : b;
+                float *pc = x.null_c ? NULL : c;
+                const tg_status s =
+                    batched ? tg_sgemm_strided_batched(h, (tg_layout)x.layout, (tg_op)x.transa,
+                                                       (tg_op)x.transb, x.m, x.n, x.k, 1.0f, pa,
+                                                       x.lda, x.stride_a, pb, x.ldb, x.stride_b,
+                                                       0.5f, pc, x.ldc, x.stride_c, x.batch)
+                            : tg_sgemm(h, (tg_layout)x.layout, (tg_op)x.transa, (tg_op)x.transb,
+                                       x.m, x.n, x.k, 1.0f, pa, x.lda, pb, x.ldb, 0.5f, pc,
+                                       x.ldc);
+                EXPECT(s == TG_ERROR_INVALID_ARGUMENT && tg_last_error_arg(h) == position &&
+                           tg_last_error(h)[0] != '\0',
+                       "%s %s, bad %s: status %d, position %d (wanted %d): \"%s\"",
+                       batched ? "tg_sgemm_strided_batched" : "tg_sgemm", row ? "row" : "col",
+                       mu->argument, s, tg_last_error_arg(h), position, tg_last_error(h));
+                EXPECT(memcmp(c, before, sizeof c) == 0, "bad %s: C was written", mu->argument);
+            }
+}
+
+/* The overlap test of strided-batch C against brute force, on every small case. */
+static void test_overlap_exact(void)
+{
+    static unsigned char hit[4096];
+    int cases = 0;
+    for (int64_t lines = 1; lines <= 4; ++lines)
+        for (int64_t length = 1; length <= 5; ++length)
+            for (int64_t ld = length; ld <= 9; ++ld)
+                for (int64_t stride = 0; stride <= 45; ++stride)
+                    for (int64_t batch = 0; batch <= 7; ++batch) {
+                        memset(hit, 0, sizeof hit);
+                        int64_t first = 0;
+                        for (int64_t t = 0; t < batch && !first; ++t)
+                            for (int64_t i = 0; i < lines; ++i)
+                                for (int64_t j = 0; j < length; ++j) {
+                                    const int64_t e = t * stride + i * ld + j;
+                                    if (hit[e] && !first) {
+                                        /* the first item t' that meets an earlier one */
+                                        first = t;
+                                    }
+                                    hit[e] = 1;
+                                }
+                        const int64_t got = tg_first_overlap(lines, length, ld, stride, batch);
+                        ++cases;
+                        EXPECT((got > 0) == (first > 0),
+                               "overlap of %lld lines of %lld, ld %lld, stride %lld, batch %lld: "
+                               "got %lld, brute force says %s",
+                               (long long)lines, (long long)length, (long long)ld,
+                               (long long)stride, (long long)batch, (long long)got,
+                               first ? "overlap" : "none");
+                    }
+    /* Huge values stay exact and fast: coprime strides far apart, and a wrap far away. */
+    EXPECT(tg_first_overlap(1000000000, 1, 1000000000, 1000000001, INT64_MAX / 4) == 0,
+           "ld + 1 apart, one column: no overlap");
+    EXPECT(tg_first_overlap(3, 2, (int64_t)1 << 40, ((int64_t)1 << 40) / 3, 4) == 3,
+           "three items in one line-gap, the fourth lands on line 1");
+    printf("overlap test: %d cases against brute force\n", cases);
+}
+
+/* The reproducer is rejected naming stride_c; interleaved items stay legal. */
+static void test_batched_overlap(tg_handle *h)
+{
+    static float a[900], b[900], c[1200], before[1200];
+    for (int i = 0; i < 900; ++i)
+        a[i] = b[i] = (float)(i % 3);
+    for (int i = 0; i < 1200; ++i)
+        c[i] = before[i] = 1.0f;
+    tg_status s = tg_sgemm_strided_batched(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 30, 30, 30,
+                                           1.0f, a, 30, 0, b, 30, 0, 1.0f, c, 30, 1, 8);
+    EXPECT(s == TG_ERROR_INVALID_ARGUMENT && tg_last_error_arg(h) == 17 &&
+               strstr(tg_last_error(h), "stride_c") != NULL,
+           "overlapping C items: status %d, position %d: %s", s, tg_last_error_arg(h),
+           tg_last_error(h));
+    EXPECT(memcmp(c, before, sizeof c) == 0, "overlapping C items: C was written");
+    /* ldc = 2n, stride_c = n: two items interleave column blocks, sharing nothing. */
+    s = tg_sgemm_strided_batched(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 30, 15, 30, 1.0f, a,
+                                 30, 0, b, 15, 0, 0.0f, c, 30, 15, 2);
+    EXPECT(s == TG_SUCCESS, "interleaved C items: %s", tg_last_error(h));
+    /* Column-major, items one column apart inside ldc = m + 1 rows... they overlap. */
+    s = tg_sgemm_strided_batched(h, TG_COL_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 4, 4, 2, 1.0f, a, 4,
+                                 0, b, 2, 0, 0.0f, c, 5, 5, 2);
+    EXPECT(s == TG_ERROR_INVALID_ARGUMENT && tg_last_error_arg(h) == 17,
+           "column-major items one column apart: %s", tg_last_error(h));
+}
+
+/* Memory spans no int64 offset reaches are refused, naming the argument (no UB on the way). */
+static void test_span_overflow(tg_handle *h)
+{
+    static float a[64], b[64], c[64];
+    tg_status s = tg_sgemm_strided_batched(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 2, 2, 2,
+                                           1.0f, a, 2, 4, b, 2, 4, 0.0f, c, 2, 4,
+                                           (int64_t)1 << 62);
+    EXPECT(s == TG_ERROR_INVALID_ARGUMENT && tg_last_error_arg(h) == 10 &&
+               strstr(tg_last_error(h), "int64") != NULL,
+           "batch 2^62, stride 4: status %d position %d: %s", s, tg_last_error_arg(h),
+           tg_last_error(h));
+    s = tg_sgemm(h, TG_COL_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 3, 3, 3, 1.0f, a, INT64_MAX / 2, b,
+                 3, 0.0f, c, 3);
+    EXPECT(s == TG_ERROR_INVALID_ARGUMENT && tg_last_error_arg(h) == 9, "lda near 2^62: %s",
+           tg_last_error(h));
+    s = tg_sgemm(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 3, 3, 3, 1.0f, a, 3, b, 3, 0.0f, c,
+                 INT64_MAX);
+    EXPECT(s == TG_ERROR_INVALID_ARGUMENT && tg_last_error_arg(h) == 14, "ldc = INT64_MAX: %s",
+           tg_last_error(h));
+    /* alpha = 0 never reads A: its span does not matter. */
+    s = tg_sgemm(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 3, 3, 3, 0.0f, NULL, INT64_MAX, NULL,
+                 3, 0.0f, c, 3);
+    EXPECT(s == TG_SUCCESS, "alpha = 0 with a huge lda: %s", tg_last_error(h));
+    /* batch_count = 0 is a quick return, whatever the strides. */
+    s = tg_sgemm_strided_batched(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 2, 2, 2, 1.0f, NULL,
+                                 2, 4, NULL, 2, 4, 0.0f, NULL, 2, 4, 0);
+    EXPECT(s == TG_SUCCESS, "batch_count = 0: %s", tg_last_error(h));
+}
+
 int main(void)
 {
     tg_handle *h;
@@ -196,7 +371,11 @@ int main(void)
         return fprintf(stderr, "tg_create: %s\n", tg_last_error(NULL)), 1;
     test_plain(h);
     test_batched(h);
+    test_every_argument(h);
+    test_batched_overlap(h);
+    test_span_overflow(h);
     tg_destroy(h);
+    test_overlap_exact();
     test_handles();
     return tg_test_result("test_validation");
 }

@@ -13,8 +13,13 @@
 extern "C" {
 #endif
 
-/* Fast path: packed panels, register-tiled micro-kernel, OpenMP over all cores. */
+/* Fast path: packed panels, register-tiled micro-kernel, OpenMP over all cores.  Where its
+ * packing buffers cannot be allocated it falls back on a plain loop: it cannot fail (the BLAS
+ * shims rely on that). */
 void tg_cpu_sgemm(const tg_problem *p);
+/* The same for the API: returns -1, with nothing written, where the packing buffers cannot be
+ * allocated, so that the caller can report TG_ERROR_ALLOCATION. */
+int tg_cpu_sgemm_checked(const tg_problem *p);
 
 /* Reference: each dot product accumulated in float64, rounded once to float on store. */
 void tg_ref_sgemm(const tg_problem *p);

@@ -27,6 +27,7 @@
  * Benchmark: build bench/cpu_vs_openblas.c and run `cpu_vs_openblas 512 1024 2048`.
  */
 #include "cpu.h"
+#include "../internal.h" /* TG_FAULT */
 
 #include <stdlib.h>
 #include <string.h>
@@ -283,17 +284,23 @@ static void blocked_item(const tg_problem *p, const float *A, const float *B, fl
 static float *alloc_floats(int64_t count)
 {
     size_t bytes = (size_t)round_up(count * (int64_t)sizeof(float), BUF_ALIGN);
-    return aligned_alloc(BUF_ALIGN, bytes);
+    return TG_FAULT("host: CPU packing buffers") ? NULL : aligned_alloc(BUF_ALIGN, bytes);
 }
 
-void tg_cpu_sgemm(const tg_problem *p)
+static int cpu_sgemm(const tg_problem *p, int may_fail);
+
+void tg_cpu_sgemm(const tg_problem *p) { (void)cpu_sgemm(p, 0); }
+
+int tg_cpu_sgemm_checked(const tg_problem *p) { return cpu_sgemm(p, 1); }
+
+static int cpu_sgemm(const tg_problem *p, int may_fail)
 {
     if (tg_problem_is_empty(p))
-        return;
+        return 0;
     if (!tg_has_product(p->alpha, p->k)) {
         for (int64_t b = 0; b < p->batch; ++b)
             scale_c(p->C + b * p->stride_c, p->ldc, p->m, p->n, p->beta);
-        return;
+        return 0;
     }
     if ((double)p->m * (double)p->n * (double)p->k < SMALL_PROBLEM_FLOPS) {
         /* Small items are independent (validation keeps their C apart): one thread each. */
@@ -302,7 +309,7 @@ void tg_cpu_sgemm(const tg_problem *p)
 #endif
         for (int64_t b = 0; b < p->batch; ++b)
             simple_sgemm(p, p->A + b * p->stride_a, p->B + b * p->stride_b, p->C + b * p->stride_c);
-        return;
+        return 0;
     }
 
     int max_threads = 1;
@@ -315,9 +322,11 @@ void tg_cpu_sgemm(const tg_problem *p)
     if (!b_buf || !a_bufs) {
         free(b_buf);
         free(a_bufs);
+        if (may_fail)
+            return -1;
         for (int64_t b = 0; b < p->batch; ++b)
             simple_sgemm(p, p->A + b * p->stride_a, p->B + b * p->stride_b, p->C + b * p->stride_c);
-        return;
+        return 0;
     }
 
 #ifdef _OPENMP
@@ -337,4 +346,5 @@ void tg_cpu_sgemm(const tg_problem *p)
     }
     free(b_buf);
     free(a_bufs);
+    return 0;
 }

@@ -15,7 +15,7 @@
 
 #define TG_CUDA_CHECK(h, expr)                                                                   \
     do {                                                                                         \
-        const cudaError_t tg_err_ = (expr);                                                      \
+        const cudaError_t tg_err_ = TG_FAULT("CUDA: " #expr) ? cudaErrorUnknown : (expr);      \
         if (tg_err_ != cudaSuccess)                                                              \
             return tg_fail((h), TG_ERROR_CUDA, 0, "%s failed: %s (%s) in %s at %s:%d", #expr,    \
                            cudaGetErrorName(tg_err_), cudaGetErrorString(tg_err_), __func__,     \
@@ -62,12 +62,16 @@ tg_status reserve(tg_handle *h, tg_slot slot, size_t bytes, float **out)
             ws->buffer[slot] = nullptr;
             ws->bytes[slot] = 0;
         }
-        const cudaError_t e = cudaMalloc(&ws->buffer[slot], bytes);
+        static const char *const names[] = {
+            "device: staging buffer for A", "device: staging buffer for B",
+            "device: staging buffer for C", "device: split-K workspace"};
+        const cudaError_t e = TG_FAULT(names[slot]) ? cudaErrorMemoryAllocation
+                                                    : cudaMalloc(&ws->buffer[slot], bytes);
         if (e != cudaSuccess) {
             (void)cudaGetLastError();
             ws->buffer[slot] = nullptr;
             return tg_fail(h, TG_ERROR_ALLOCATION, 0,
-                           "cudaMalloc of %zu bytes of workspace failed: %s", bytes,
+                           "%s: cudaMalloc of %zu bytes failed: %s", names[slot], bytes,
                            cudaGetErrorString(e));
         }
         ws->bytes[slot] = bytes;

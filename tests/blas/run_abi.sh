@@ -58,8 +58,13 @@ run_pair() {
     fi
 }
 
+skipped=""
 for v in x c d; do
-    [ -x "$bindir/abi_${v}_ref" ] || { echo "missing $bindir/abi_${v}_ref"; exit 1; }
+    # CMake builds only the variants the reference can link (see CMakeLists.txt).
+    if [ ! -x "$bindir/abi_${v}_ref" ]; then
+        skipped="$skipped $v"
+        continue
+    fi
     if [ "$v" = x ]; then
         run_pair "$v" results
         sed -n '$p' "$tmp/tg" | grep -q "exit status 0" ||
@@ -93,4 +98,7 @@ if [ "$mode" != static ] && [ -x "$bindir/abi_f_ref" ]; then
 fi
 
 echo "$mode: $runs runs compared, $failures different"
-[ "$failures" -eq 0 ]
+[ -z "$skipped" ] || echo "note: variants$skipped not built: this reference BLAS lacks reference CBLAS's globals"
+[ "$failures" -eq 0 ] || exit 1
+# Nothing compared at all is a skip, not a pass.
+[ "$runs" -gt 0 ] || { echo "SKIP: no ABI program could be built against this BLAS"; exit 77; }
