@@ -52,7 +52,8 @@ static tg_check_arith of_registry(tg_arith a)
 
 tg_check_arith tg_handle_arith(const tg_handle *h)
 {
-    if (h->backend == TG_BACKEND_CPU || h->math == TG_MATH_STRICT_FMA)
+    if (h->backend == TG_BACKEND_CPU || h->math == TG_MATH_STRICT_FMA ||
+        !tg_backend_available(TG_BACKEND_CUDA)) /* the CPU backend runs FP32 FMAs */
         return TG_CHECK_FFMA;
     if (h->algo >= 0 && h->algo < tg_rung_count)
         return of_registry(tg_rungs[h->algo]->arith);
