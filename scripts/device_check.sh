@@ -10,7 +10,8 @@
 #               rebuild (the table is embedded) and time `auto` in the fp32 and strict modes
 # Environment, to fit a time-limited machine:
 #   TG_CUDA_ARCH      architectures to build (default: the build's own, sm_90a included)
-#   CTEST_REGEX       tests to run (default: all)
+#   CTEST_REGEX       tests to run (default: all); CTEST_TIMEOUT caps them, in seconds
+#   TUNE_ALGOS        the candidates --tune times (default: the FFMA, mma and wgmma rungs)
 #   SANITIZE_ALGOS    rungs for compute-sanitizer, comma-separated (default: all)
 #   DEADLINE          seconds after which the remaining steps are skipped (default: none)
 set -uo pipefail
@@ -61,9 +62,15 @@ configure && cmake --build "$build" -j"$(nproc)" >>"$out/build.log" 2>&1
 status build "$([ $? -eq 0 ] && echo ok || echo FAILED)"
 cli=$build/tilegemm
 
+# The test suite first: a rung the benchmark times has passed it.  CTEST_TIMEOUT caps it.
+(cd "$build" && run_step ctest timeout "${CTEST_TIMEOUT:-100000}" ctest --output-on-failure -j4 \
+  ${CTEST_REGEX:+-R "$CTEST_REGEX"}) >"$out/ctest.log" 2>&1
+status ctest "$(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -n 1)"
+grep -E '^\s*[0-9]+/[0-9]+ Test' "$out/ctest.log" >>"$summary"
+
 if ((bench)); then
   if ((tune)); then
-    candidates=auto,warptile64,warptile128_l2,ffma128x256,ffma128x128,ffma256x128_k16,mma3xtf32,mmatf32,wgmma3xtf32,wgmmatf32
+    candidates=${TUNE_ALGOS:-auto,warptile64,warptile128_l2,ffma128x256,ffma128x128,mma3xtf32,mmatf32,wgmma3xtf32,wgmmatf32}
     cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d .)
     run_step tune "$cli" bench --suite "$suite" --algo "$candidates" --repeats 5 --warmup 2 \
       --tune --tune-file "tuning/sm_$cc.tsv" --json "$top/bench-$suite-candidates.json" \
@@ -80,10 +87,6 @@ if ((bench)); then
     status "bench $suite, auto in $math" "rc $?"
   done
 fi
-
-(cd "$build" && run_step ctest ctest --output-on-failure -j4 ${CTEST_REGEX:+-R "$CTEST_REGEX"}) \
-  >"$out/ctest.log" 2>&1
-status ctest "$(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -n 1)"
 
 run_step verify "$cli" verify --gpu-only >"$out/verify.log" 2>&1
 status "verify --gpu-only" "$([ $? -eq 0 ] && echo PASS || echo "FAIL or cut (see verify.log)")"
