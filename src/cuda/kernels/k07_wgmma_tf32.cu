@@ -92,13 +92,12 @@ __device__ __forceinline__ void split_b_along_n(const float *staged_b, float *bu
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const float *const v = h ? odd : even;
-            const float4 big = make_float4(tf32_round(v[0]), tf32_round(v[1]),
-                                           tf32_round(v[2]), tf32_round(v[3]));
-            *reinterpret_cast<float4 *>(L::b_big(buffer) + sw128_offset(n, k + 4 * h)) = big;
+            const Split4 parts = split_tf32_4(make_float4(v[0], v[1], v[2], v[3]));
+            *reinterpret_cast<float4 *>(L::b_big(buffer) + sw128_offset(n, k + 4 * h)) =
+                parts.big;
             if (SPLIT)
                 *reinterpret_cast<float4 *>(L::b_small(buffer) + sw128_offset(n, k + 4 * h)) =
-                    make_float4(tf32_round(v[0] - big.x), tf32_round(v[1] - big.y),
-                                tf32_round(v[2] - big.z), tf32_round(v[3] - big.w));
+                    parts.small;
         }
     }
 }
@@ -133,20 +132,14 @@ __device__ __forceinline__ void copy_a_split_b(const float *staged_a, const floa
             const int step = j * (kProducers / 4) * kBK;
             const float4 x = *reinterpret_cast<const float4 *>(staged_b + lo + step);
             const float4 y = *reinterpret_cast<const float4 *>(staged_b + hi + step);
-            const float4 even = make_float4(x.x, x.z, y.x, y.z), odd = make_float4(x.y, x.w, y.y, y.w);
-            const float4 even_big = make_float4(tf32_round(even.x), tf32_round(even.y),
-                                                tf32_round(even.z), tf32_round(even.w));
-            const float4 odd_big = make_float4(tf32_round(odd.x), tf32_round(odd.y),
-                                               tf32_round(odd.z), tf32_round(odd.w));
-            *reinterpret_cast<float4 *>(L::b_big(buffer) + even_to + step) = even_big;
-            *reinterpret_cast<float4 *>(L::b_big(buffer) + odd_to + step) = odd_big;
+            const float4 even = make_float4(x.x, x.z, y.x, y.z);
+            const float4 odd = make_float4(x.y, x.w, y.y, y.w);
+            const Split4 e = split_tf32_4(even), o = split_tf32_4(odd);
+            *reinterpret_cast<float4 *>(L::b_big(buffer) + even_to + step) = e.big;
+            *reinterpret_cast<float4 *>(L::b_big(buffer) + odd_to + step) = o.big;
             if (SPLIT) {
-                *reinterpret_cast<float4 *>(L::b_small(buffer) + even_to + step) = make_float4(
-                    tf32_round(even.x - even_big.x), tf32_round(even.y - even_big.y),
-                    tf32_round(even.z - even_big.z), tf32_round(even.w - even_big.w));
-                *reinterpret_cast<float4 *>(L::b_small(buffer) + odd_to + step) = make_float4(
-                    tf32_round(odd.x - odd_big.x), tf32_round(odd.y - odd_big.y),
-                    tf32_round(odd.z - odd_big.z), tf32_round(odd.w - odd_big.w));
+                *reinterpret_cast<float4 *>(L::b_small(buffer) + even_to + step) = e.small;
+                *reinterpret_cast<float4 *>(L::b_small(buffer) + odd_to + step) = o.small;
             }
         }
     }

@@ -11,6 +11,7 @@
 #ifndef TG_KERNELS_TC_COMMON_CUH
 #define TG_KERNELS_TC_COMMON_CUH
 
+#include <math.h>
 #include <stdint.h>
 
 #include "async_copy.cuh"
@@ -113,10 +114,32 @@ struct KTileLoader {
 struct Split {
     float big, small;
 };
+/* The big part of x.  A value under 2^-100 in magnitude (subnormals included) is special, as
+ * Inf and NaN are: the tensor core flushes subnormal operands, and such a value's small part
+ * would be one.  It becomes NaN here, so every output it touches is recomputed by the FP32 FMA
+ * path of the epilogue (fma_dot).  From 2^-100 up, a small part flushed to zero loses at most
+ * 2^-126, under 2^-26 of the value. */
+__device__ __forceinline__ float tf32_big(float x)
+{
+    return fabsf(x) < 0x1p-100f && x != 0.0f ? NAN : tf32_round(x);
+}
+
 __device__ __forceinline__ Split split_tf32(float x)
 {
-    const float big = tf32_round(x);
+    const float big = tf32_big(x);
     return Split{big, tf32_round(x - big)};
+}
+
+/* split_tf32 of four values at once, for 16-byte shared-memory stores. */
+struct Split4 {
+    float4 big, small;
+};
+__device__ __forceinline__ Split4 split_tf32_4(float4 v)
+{
+    const Split x = split_tf32(v.x), y = split_tf32(v.y), z = split_tf32(v.z),
+                w = split_tf32(v.w);
+    return Split4{make_float4(x.big, y.big, z.big, w.big),
+                  make_float4(x.small, y.small, z.small, w.small)};
 }
 
 /* The FP32 FMA dot product of row i of op(A) and column j of op(B), the epilogue's path for
