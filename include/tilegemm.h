@@ -107,10 +107,14 @@ TG_API tg_status tg_synchronize(tg_handle *handle);
 /* 1 if the backend can run in this process (for CUDA: a usable GPU was found). */
 TG_API int tg_backend_available(tg_backend backend);
 TG_API tg_status tg_set_backend(tg_handle *handle, tg_backend backend);
+/* The backend tg_set_backend (or TILEGEMM_BACKEND) forced, or TG_BACKEND_AUTO. */
+TG_API tg_backend tg_get_backend(const tg_handle *handle);
 
 /* Forces a kernel rung by name ("auto" restores the per-shape choice).
  * tg_algos() returns a NULL-terminated list of the names, "auto" first. */
 TG_API tg_status tg_set_algo(tg_handle *handle, const char *name);
+/* The rung tg_set_algo forced, or "auto". */
+TG_API const char *tg_get_algo(const tg_handle *handle);
 TG_API const char *const *tg_algos(void);
 
 /* The handle's math mode (TG_MATH_FP32 unless TILEGEMM_MATH = fp32 | strict | tf32 says

@@ -208,6 +208,13 @@ tg_status tg_set_math(tg_handle *h, tg_math mode)
 
 tg_math tg_get_math(const tg_handle *h) { return h ? h->math : TG_MATH_FP32; }
 
+tg_backend tg_get_backend(const tg_handle *h) { return h ? h->backend : TG_BACKEND_AUTO; }
+
+const char *tg_get_algo(const tg_handle *h)
+{
+    return h && h->algo >= 0 ? tg_rungs[h->algo]->name : "auto";
+}
+
 int tg_math_allows(tg_math mode, tg_arith arith)
 {
     switch (mode) {

@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/registry.h"
-#include "internal.h"
 
 #ifdef TG_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -52,16 +50,22 @@ static tg_check_arith of_registry(tg_arith a)
 
 tg_check_arith tg_handle_arith(const tg_handle *h)
 {
-    if (h->backend == TG_BACKEND_CPU || h->math == TG_MATH_STRICT_FMA ||
+    const tg_math math = tg_get_math(h);
+    if (tg_get_backend(h) == TG_BACKEND_CPU || math == TG_MATH_STRICT_FMA ||
         !tg_backend_available(TG_BACKEND_CUDA)) /* the CPU backend runs FP32 FMAs */
         return TG_CHECK_FFMA;
-    if (h->algo >= 0 && h->algo < tg_rung_count)
-        return of_registry(tg_rungs[h->algo]->arith);
+    const char *forced = tg_get_algo(h);
+    const int auto_picks = strcmp(forced, "auto") == 0;
     /* auto: the least accurate arithmetic among the rungs it may pick in this mode. */
     tg_check_arith worst = TG_CHECK_FFMA;
-    for (int i = 0; i < tg_rung_count; ++i) {
-        const tg_check_arith a = of_registry(tg_rungs[i]->arith);
-        if (tg_rungs[i]->in_auto && (a != TG_CHECK_TF32 || h->math == TG_MATH_TF32) && a > worst)
+    for (int i = 0; i < tg_algo_count(); ++i) {
+        tg_algo_info info;
+        if (tg_algo_info_get(i, &info) != TG_SUCCESS)
+            continue;
+        const tg_check_arith a = of_registry(info.arith);
+        if (!auto_picks && strcmp(info.name, forced) == 0)
+            return a;
+        if (auto_picks && info.in_auto && tg_math_allows(math, info.arith) && a > worst)
             worst = a;
     }
     return worst;
