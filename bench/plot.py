@@ -61,6 +61,8 @@ def shape_label(row):
 def collect(files):
     """Ordered shape keys, ordered algorithms and a cell table keyed by (shape key, algo)."""
     several_devices = len({d["device"]["name"] for d in files}) > 1
+    # `auto` timed in several math modes gets a column per mode, e.g. "auto (strict)".
+    several_modes = len({d.get("math") for d in files}) > 1
     keys, algos, cells = [], [], {}
     for data in files:
         device = data["device"]["name"]
@@ -70,6 +72,8 @@ def collect(files):
             if key not in keys:
                 keys.append(key)
             algo = row["algo"]
+            if algo == "auto" and several_modes and data.get("math"):
+                algo = f'auto ({data["math"]})'
             if algo not in algos:
                 algos.append(algo)
             cells[(key, algo)] = row  # a later file wins for the same shape and algo

@@ -44,11 +44,18 @@ def measured_text(rungs, files, root):
         parts = []
         for rung in rungs:
             mine = [r for r in rows if r["algo"] == rung]
-            mine.sort(key=lambda r: (not (r["m"] == r["n"] == r["k"]), -r["m"] * r["n"] * r["k"]))
+            # squares first, NN before the transposes, largest first
+            mine.sort(key=lambda r: (not (r["m"] == r["n"] == r["k"]), r.get("trans", "NN") != "NN",
+                                     -r["m"] * r["n"] * r["k"]))
+
+            def where(r):
+                trans = r.get("trans", "NN")
+                return f'{r["m"]}x{r["n"]}x{r["k"]}' + ("" if trans == "NN" else f" {trans}")
+
             shapes = ", ".join(
-                f'{r["tflops"]:.1f} TFLOP/s ({r["ratio"]:.2f}x cuBLAS) at {r["m"]}x{r["n"]}x{r["k"]}'
+                f'{r["tflops"]:.1f} TFLOP/s ({r["ratio"]:.2f}x cuBLAS) at {where(r)}'
                 if isinstance(r.get("ratio"), (int, float)) else
-                f'{r["tflops"]:.1f} TFLOP/s at {r["m"]}x{r["n"]}x{r["k"]}'
+                f'{r["tflops"]:.1f} TFLOP/s at {where(r)}'
                 for r in mine[:4])
             if shapes:
                 parts.append(f"{rung} {shapes}")

@@ -8,7 +8,7 @@
  *   stages       none: no shared memory, no reuse; every output reads 2k floats
  * Constraints: none (any m, n, k, strides and alignment).
  * Benchmark:   tilegemm bench --algo naive 4096x4096x4096
- * Measured:    not yet measured on a GPU (see bench/results/).
+ * Measured:    naive 3.0 TFLOP/s (0.06x cuBLAS) at 4096x4096x4096, 4.7 TFLOP/s (0.09x cuBLAS) at 2048x2048x2048, 3.7 TFLOP/s (0.11x cuBLAS) at 1024x1024x1024, 3.7 TFLOP/s (0.11x cuBLAS) at 1000x1000x1000 on NVIDIA H100 80GB HBM3, commit 81d70e4 (bench/results/nvidia-h100-80gb-hbm3-2026-11-23-81d70e4.json)
  */
 #include "common.cuh"
 

@@ -29,7 +29,7 @@
  * else element by element; beta == 0 never reads C.
  * Constraints: none (any m, n, k, strides and alignment).
  * Benchmark:   tilegemm bench --algo blocktile128 4096x4096x4096
- * Measured:    not yet measured on a GPU (see bench/results/).
+ * Measured:    blocktile64 29.9 TFLOP/s (0.57x cuBLAS) at 16384x16384x16384, 31.3 TFLOP/s (0.60x cuBLAS) at 8192x8192x8192, 30.5 TFLOP/s (0.69x cuBLAS) at 4097x4097x4097, 30.7 TFLOP/s (0.59x cuBLAS) at 4096x4096x4096; blocktile128 33.0 TFLOP/s (0.63x cuBLAS) at 16384x16384x16384, 34.8 TFLOP/s (0.67x cuBLAS) at 8192x8192x8192, 27.2 TFLOP/s (0.62x cuBLAS) at 4097x4097x4097, 36.1 TFLOP/s (0.70x cuBLAS) at 4096x4096x4096 on NVIDIA H100 80GB HBM3, commit 81d70e4 (bench/results/nvidia-h100-80gb-hbm3-2026-11-23-81d70e4.json)
  */
 #include <stdint.h>
 

@@ -70,7 +70,7 @@
  * Benchmark:   tilegemm bench --algo warptile128,warptile128_l2 4096x4096x4096 16384x16384x4096
  *              (both orders on the same data in one run; the wider shape is where the order
  *              should matter)
- * Measured:    not yet measured on a GPU (see bench/results/), neither rung.
+ * Measured:    warptile128_l2 45.5 TFLOP/s (0.84x cuBLAS) at 16384x16384x16384, 44.8 TFLOP/s (0.87x cuBLAS) at 8192x8192x8192, 38.6 TFLOP/s (0.87x cuBLAS) at 4097x4097x4097, 44.7 TFLOP/s (0.86x cuBLAS) at 4096x4096x4096; warptile64 41.0 TFLOP/s (0.76x cuBLAS) at 16384x16384x16384, 42.4 TFLOP/s (0.82x cuBLAS) at 8192x8192x8192, 38.0 TFLOP/s (0.85x cuBLAS) at 4097x4097x4097, 43.7 TFLOP/s (0.84x cuBLAS) at 4096x4096x4096 on NVIDIA H100 80GB HBM3, commit b39f18e (bench/results/nvidia-h100-80gb-hbm3-2026-11-23-candidates.json)
  */
 #include <stdint.h>
 

@@ -23,12 +23,16 @@
  *   registers    64 FP32 sums + 64 partial sums a thread: __launch_bounds__(256, 1)
  *   shared       2 split buffers x (A, B) x (big, small) x 16 KiB + 3 stages x 32 KiB = 224 KiB
  * Special values: as rung 6, outputs whose tensor-core sum is not finite are recomputed by an
- *   FP32 FMA dot product, so Inf, NaN and values near FLT_MAX behave as on the FMA rungs.
+ *   FP32 FMA dot product, so Inf, NaN, values near FLT_MAX and values under 2^-100 (which the
+ *   split makes NaN: the tensor core flushes subnormals) behave as on the FMA rungs.  The test
+ *   for the last costs 3 instructions a value: 92.1 -> 84.6 TFLOP/s at 4096^3 and 88.6 -> 83.6
+ *   at 8192^3 (bench/results/sweeps/h100-2026-11-23-call8-subnormal-rule.json); the line below
+ *   was measured before it.
  * Edges: the staged tiles are zero-filled outside the matrix; stores are guarded; beta == 0
  *   never reads C.  Offsets are 64-bit.  Any m, n, k, strides, alignment.
  * Constraints: compute capability 9.0 and a build with sm_90a code (wgmma is sm_90a only).
  * Benchmark:   tilegemm bench --algo wgmma3xtf32,wgmmatf32,mma3xtf32 4096x4096x4096
- * Measured:    not yet measured on a GPU (see bench/results/).
+ * Measured:    wgmma3xtf32 87.0 TFLOP/s (1.61x cuBLAS) at 16384x16384x16384, 88.6 TFLOP/s (1.71x cuBLAS) at 8192x8192x8192, 53.0 TFLOP/s (1.19x cuBLAS) at 4097x4097x4097, 92.1 TFLOP/s (1.77x cuBLAS) at 4096x4096x4096; wgmmatf32 129.2 TFLOP/s (2.39x cuBLAS) at 16384x16384x16384, 129.1 TFLOP/s (2.50x cuBLAS) at 8192x8192x8192, 64.2 TFLOP/s (1.44x cuBLAS) at 4097x4097x4097, 127.6 TFLOP/s (2.45x cuBLAS) at 4096x4096x4096 on NVIDIA H100 80GB HBM3, commit b39f18e (bench/results/nvidia-h100-80gb-hbm3-2026-11-23-candidates.json)
  */
 #include <float.h>
 #include <stdint.h>
