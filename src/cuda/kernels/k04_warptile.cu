@@ -117,30 +117,14 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32,
     const int a_off = warp / kWarpsN * WM + lane_m * 4;
     const int b_off = warp % kWarpsN * WN + lane_n * 4;
 
-    /* This block's tile of C.  GROUP_M == 1: the 2-D grid's own order, tile (blockIdx.y,
-     * blockIdx.x).  Otherwise a 1-D grid of tiles_m * tiles_n blocks, remapped so that
-     * consecutive blocks sweep GROUP_M tile rows column by column (grouped_tile). */
-    unsigned tile_m = blockIdx.y, tile_n = blockIdx.x;
-    if (GROUP_M > 1) {
-        const tile_index t = grouped_tile<GROUP_M>(blockIdx.x, (unsigned)((p.m + BM - 1) / BM),
-                                                   (unsigned)((p.n + BN - 1) / BN));
-        tile_m = t.m, tile_n = t.n;
-    }
-    const int64_t i0 = tile_m * (int64_t)BM, j0 = tile_n * (int64_t)BN;
+    /* This block's tile of C (block_tile: the grouped order for GROUP_M > 1). */
+    const tile_index tile = block_tile<BM, BN, GROUP_M>(p);
+    const int64_t i0 = tile.m * (int64_t)BM, j0 = tile.n * (int64_t)BN;
     const batch_item item(p);
     LoadA load_a(item.A + i0 * p.a_rs, p.a_rs, p.a_cs, p.m - i0, tid); /* op(A)(i0, 0) on */
     LoadB load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs, p.n - j0, tid); /* op(B)(0, j0) on */
 
-    /* Prologue: phases 0 .. STAGES-2 into buffers 0 .. STAGES-2, one commit group each (empty
-     * groups where k has fewer phases, so that group g is always phase g). */
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s * BK < p.k) {
-            load_a.load(As + s * LoadA::kTileFloats, p.a_rs, p.a_cs, p.k - s * BK);
-            load_b.load(Bs + s * LoadB::kTileFloats, p.b_cs, p.b_rs, p.k - s * BK);
-        }
-        async_commit();
-    }
+    pipeline_prologue<STAGES, BK>(load_a, load_b, As, Bs, p);
 
     float acc[kTM][kTN] = {};
     int read = 0; /* buffer of phase t; phase t + STAGES - 1 goes to the one before it */

@@ -149,4 +149,32 @@ int launch_for_copies(const tg_problem *p, cudaStream_t stream)
     }
 }
 
+/* The block's tile of C: (blockIdx.y, blockIdx.x) of a 2-D grid for GROUP_M == 1, else the tile
+ * grouped_tile gives block blockIdx.x of a 1-D grid (consecutive blocks sweep GROUP_M tile rows
+ * column by column, so the tiles of A and B they share stay in L2). */
+template <int BM, int BN, int GROUP_M>
+__device__ __forceinline__ tile_index block_tile(const tg_problem &p)
+{
+    if (GROUP_M == 1)
+        return tile_index{blockIdx.y, blockIdx.x};
+    return grouped_tile<GROUP_M>(blockIdx.x, (unsigned)((p.m + BM - 1) / BM),
+                                 (unsigned)((p.n + BN - 1) / BN));
+}
+
+/* The pipeline's prologue: phases 0 .. STAGES-2 into buffers 0 .. STAGES-2 of As and Bs, one
+ * commit group each (empty groups where k has fewer phases, so that group g is always phase g). */
+template <int STAGES, int BK, class LOAD_A, class LOAD_B>
+__device__ __forceinline__ void pipeline_prologue(LOAD_A &load_a, LOAD_B &load_b, float *As,
+                                                  float *Bs, const tg_problem &p)
+{
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s * BK < p.k) {
+            load_a.load(As + s * LOAD_A::kTileFloats, p.a_rs, p.a_cs, p.k - s * BK);
+            load_b.load(Bs + s * LOAD_B::kTileFloats, p.b_cs, p.b_rs, p.k - s * BK);
+        }
+        async_commit();
+    }
+}
+
 #endif
