@@ -108,32 +108,19 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(cons
                   "reads one chunk of As (a broadcast) and 128 consecutive bytes of Bs, one "
                   "wavefront each");
     static_assert(kThreads <= 1024, "at most 1024 threads a block");
-    static_assert(STAGES >= 2, "a pipeline needs at least two shared buffers");
     static_assert(BK % 2 == 0,
                   "the fragments alternate between two register buffers per k step, so a phase "
                   "must end on the second for the next phase to start on the first");
-    static_assert(GROUP_M >= 1, "a group of the block order holds at least one row of tiles");
     using LoadA = AsyncTileLoader<BM, BK, kThreads, A_K_CONTIG, A_VEC>;
     using LoadB = AsyncTileLoader<BN, BK, kThreads, !B_N_CONTIG, B_VEC>;
 
     extern __shared__ __align__(16) float smem[];
-    float *const As = smem;                               /* [STAGES][BK][LoadA::kPitch] */
-    float *const Bs = smem + STAGES * LoadA::kTileFloats; /* [STAGES][BK][LoadB::kPitch] */
-
-    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int lane_m = lane / kLanesN, lane_n = lane % kLanesN;
-    /* this thread's first row of As and first column of Bs within the block tile */
-    const int a_off = warp / kWarpsN * WM + lane_m * 4;
-    const int b_off = warp % kWarpsN * WN + lane_n * 4;
-
-    /* This block's tile of C (block_tile: the grouped order for GROUP_M > 1). */
-    const tile_index tile = block_tile<BM, BN, GROUP_M>(p);
-    const int64_t i0 = tile.m * (int64_t)BM, j0 = tile.n * (int64_t)BN;
-    const batch_item item(p);
-    LoadA load_a(item.A + i0 * p.a_rs, p.a_rs, p.a_cs, p.m - i0, tid); /* op(A)(i0, 0) on */
-    LoadB load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs, p.n - j0, tid); /* op(B)(0, j0) on */
-
-    pipeline_prologue<STAGES, BK>(load_a, load_b, As, Bs, p);
+    /* This block's tile of C (the grouped order for GROUP_M > 1), its loaders, the prologue */
+    WarpTiledBlock<BM, BN, BK, STAGES, GROUP_M, LoadA, LoadB, WM, WN, kWarpsN, kLanesN> block(
+        smem, p, threadIdx.x);
+    float *const As = block.As, *const Bs = block.Bs; /* [STAGES][BK][pitch] each */
+    const int a_off = block.a_off, b_off = block.b_off;
+    const int64_t i0 = block.i0, j0 = block.j0;
 
     float acc[TM][TN] = {};
     float af[2][TM], bf[2][TN]; /* fragments of k steps kk (kk % 2) and kk + 1 */
@@ -155,8 +142,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(cons
     for (int64_t k_left = p.k; k_left > 0; k_left -= BK) {
         const int64_t next_left = k_left - (STAGES - 1) * BK; /* of phase t + STAGES - 1 */
         if (next_left > 0) {
-            load_a.load(As + write * LoadA::kTileFloats, p.a_rs, p.a_cs, next_left);
-            load_b.load(Bs + write * LoadB::kTileFloats, p.b_cs, p.b_rs, next_left);
+            block.load_a.load(As + write * LoadA::kTileFloats, p.a_rs, p.a_cs, next_left);
+            block.load_b.load(Bs + write * LoadB::kTileFloats, p.b_cs, p.b_rs, next_left);
         }
         async_commit(); /* possibly empty: keeps group g = phase g */
         write = read;   /* phase t + STAGES goes where phase t is now */

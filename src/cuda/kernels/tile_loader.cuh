@@ -177,4 +177,32 @@ __device__ __forceinline__ void pipeline_prologue(LOAD_A &load_a, LOAD_B &load_b
     }
 }
 
+/* What a warp-tiled FFMA block (rungs 4 and 5) sets up before its main loop: its tile of C
+ * (block_tile), the shared tiles (STAGES of op(A), then STAGES of op(B), k-major), where this
+ * thread reads its fragments (a_off, b_off: warps WARPS_N to a row, lanes LANES_N to a row of
+ * the warp tile, 4 floats apart), the two loaders, and the pipeline's prologue. */
+template <int BM, int BN, int BK, int STAGES, int GROUP_M, class LOAD_A, class LOAD_B, int WM,
+          int WN, int WARPS_N, int LANES_N>
+struct WarpTiledBlock {
+    static_assert(STAGES >= 2, "a pipeline needs at least two shared buffers");
+    static_assert(GROUP_M >= 1, "a group of the block order holds at least one row of tiles");
+    float *As, *Bs;
+    int a_off, b_off;
+    int64_t i0, j0; /* the tile's first row and column of C */
+    LOAD_A load_a;  /* from op(A)(i0, 0) on */
+    LOAD_B load_b;  /* from op(B)(0, j0) on */
+
+    __device__ __forceinline__ WarpTiledBlock(float *smem, const tg_problem &p, int tid)
+        : As(smem), Bs(smem + STAGES * LOAD_A::kTileFloats),
+          a_off(tid / 32 / WARPS_N * WM + tid % 32 / LANES_N * 4),
+          b_off(tid / 32 % WARPS_N * WN + tid % 32 % LANES_N * 4),
+          i0(block_tile<BM, BN, GROUP_M>(p).m * (int64_t)BM),
+          j0(block_tile<BM, BN, GROUP_M>(p).n * (int64_t)BN),
+          load_a(batch_item(p).A + i0 * p.a_rs, p.a_rs, p.a_cs, p.m - i0, tid),
+          load_b(batch_item(p).B + j0 * p.b_cs, p.b_cs, p.b_rs, p.n - j0, tid)
+    {
+        pipeline_prologue<STAGES, BK>(load_a, load_b, As, Bs, p);
+    }
+};
+
 #endif
