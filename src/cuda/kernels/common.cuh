@@ -66,6 +66,28 @@ __device__ __forceinline__ void store_result_run4(float *c_row, int64_t col, int
     }
 }
 
+/* Stores a thread's TM x TN outputs, read as runs of 4 along m and n: acc[i][j] is
+ * C(row0 + i / 4 * PIECE_M + i % 4, col0 + j / 4 * PIECE_N + j % 4).  C's pointer is formed only
+ * here, so that it holds no registers during a kernel's main loop. */
+template <int TM, int TN, int PIECE_M, int PIECE_N>
+__device__ __forceinline__ void store_thread_tile(const float (&acc)[TM][TN], const tg_problem &p,
+                                                  int64_t row0, int64_t col0)
+{
+    float *const C = batch_item(p).C;
+    const bool c_vec = reinterpret_cast<uintptr_t>(C) % 16 == 0 && p.ldc % 4 == 0;
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+        const int64_t row = row0 + i / 4 * PIECE_M + i % 4;
+        if (row >= p.m)
+            continue;
+        float *const c_row = C + row * p.ldc;
+#pragma unroll
+        for (int h = 0; h < TN / 4; ++h)
+            store_result_run4(c_row, col0 + h * PIECE_N, p.n, &acc[i][h * 4], p.alpha, p.beta,
+                              c_vec);
+    }
+}
+
 /* Blocks per SM the register budget is sized for: at most 128 registers a thread, so two
  * 256-thread blocks (or four of 128) fit the SM's 64K registers. */
 template <int THREADS>

@@ -123,13 +123,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32,
         /* ...and after the barrier everyone's copies of phase t are visible, and everyone has
          * finished computing phase t - 1, whose buffer is the one refilled next. */
         __syncthreads();
-        const int64_t next_left = k_left - (STAGES - 1) * BK; /* of phase t + STAGES - 1 */
-        if (next_left > 0) {
-            const int write = read == 0 ? STAGES - 1 : read - 1;
-            block.load_a.load(As + write * LoadA::kTileFloats, p.a_rs, p.a_cs, next_left);
-            block.load_b.load(Bs + write * LoadB::kTileFloats, p.b_cs, p.b_rs, next_left);
-        }
-        async_commit(); /* possibly empty: keeps group g = phase g */
+        block.refill(read == 0 ? STAGES - 1 : read - 1, k_left, p);
 
         const float *const a = As + read * LoadA::kTileFloats + a_off;
         const float *const b = Bs + read * LoadB::kTileFloats + b_off;
@@ -157,21 +151,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32,
     }
     async_wait<0>(); /* only empty groups can be left; drain them before the block exits */
 
-    /* acc[i][j] is C(i0 + a_off + i / 4 * WM / 2 + i % 4, j0 + b_off + j / 4 * WN / 2 + j % 4).
-     * C's pointer is formed only now, so that it holds no registers during the main loop. */
-    float *const C = batch_item(p).C;
-    const bool c_vec = reinterpret_cast<uintptr_t>(C) % 16 == 0 && p.ldc % 4 == 0;
-#pragma unroll
-    for (int i = 0; i < kTM; ++i) {
-        const int64_t row = i0 + a_off + i / 4 * (WM / 2) + i % 4;
-        if (row >= p.m)
-            continue;
-        float *const c_row = C + row * p.ldc;
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-            store_result_run4(c_row, j0 + b_off + h * (WN / 2), p.n, &acc[i][h * 4], p.alpha,
-                              p.beta, c_vec);
-    }
+    /* acc[i][j] is C(i0 + a_off + i / 4 * WM / 2 + i % 4, j0 + b_off + j / 4 * WN / 2 + j % 4) */
+    store_thread_tile<kTM, kTN, WM / 2, WN / 2>(acc, p, i0 + a_off, j0 + b_off);
 }
 
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GROUP_M, bool A_K_CONTIG,

@@ -140,13 +140,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(cons
      * visible to the block and every thread has finished reading phase t - 1's buffer, which
      * is `write`. */
     for (int64_t k_left = p.k; k_left > 0; k_left -= BK) {
-        const int64_t next_left = k_left - (STAGES - 1) * BK; /* of phase t + STAGES - 1 */
-        if (next_left > 0) {
-            block.load_a.load(As + write * LoadA::kTileFloats, p.a_rs, p.a_cs, next_left);
-            block.load_b.load(Bs + write * LoadB::kTileFloats, p.b_cs, p.b_rs, next_left);
-        }
-        async_commit(); /* possibly empty: keeps group g = phase g */
-        write = read;   /* phase t + STAGES goes where phase t is now */
+        block.refill(write, k_left, p); /* phase t + STAGES - 1 */
+        write = read;                   /* phase t + STAGES goes where phase t is now */
 #pragma unroll
         for (int kk = 0; kk < BK; ++kk) {
             if (kk < BK - 1) {
@@ -177,21 +172,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(cons
     }
     async_wait<0>(); /* only empty groups can be left; drain them before the block exits */
 
-    /* acc[i][j] is C(i0 + a_off + i / 4 * kPieceM + i % 4, j0 + b_off + j / 4 * kPieceN + j % 4).
-     * C's pointer is formed only now, so that it holds no registers during the main loop. */
-    float *const C = batch_item(p).C;
-    const bool c_vec = reinterpret_cast<uintptr_t>(C) % 16 == 0 && p.ldc % 4 == 0;
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-        const int64_t row = i0 + a_off + i / 4 * kPieceM + i % 4;
-        if (row >= p.m)
-            continue;
-        float *const c_row = C + row * p.ldc;
-#pragma unroll
-        for (int h = 0; h < TN / 4; ++h)
-            store_result_run4(c_row, j0 + b_off + h * kPieceN, p.n, &acc[i][h * 4], p.alpha,
-                              p.beta, c_vec);
-    }
+    /* acc[i][j] is C(i0 + a_off + i / 4 * kPieceM + i % 4, j0 + b_off + j / 4 * kPieceN + j % 4) */
+    store_thread_tile<TM, TN, kPieceM, kPieceN>(acc, p, i0 + a_off, j0 + b_off);
 }
 
 /* The launch of each layout's instantiation, for launch_for_copies (tile_loader.cuh). */

@@ -203,6 +203,19 @@ struct WarpTiledBlock {
     {
         pipeline_prologue<STAGES, BK>(load_a, load_b, As, Bs, p);
     }
+
+    /* Issues the copies of phase t + STAGES - 1 into buffer `write` (none past the end of k)
+     * and commits them as one group, possibly empty, so that group g is always phase g.
+     * k_left: k left from phase t's first k on. */
+    __device__ __forceinline__ void refill(int write, int64_t k_left, const tg_problem &p)
+    {
+        const int64_t next_left = k_left - (STAGES - 1) * BK;
+        if (next_left > 0) {
+            load_a.load(As + write * LOAD_A::kTileFloats, p.a_rs, p.a_cs, next_left);
+            load_b.load(Bs + write * LOAD_B::kTileFloats, p.b_cs, p.b_rs, next_left);
+        }
+        async_commit();
+    }
 };
 
 #endif
