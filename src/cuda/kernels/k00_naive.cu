@@ -42,13 +42,7 @@ const char *naive_unsupported(const tg_problem *) { return nullptr; }
 
 } // namespace
 
-extern "C" const tg_rung tg_rung_naive = {
-    .name = "naive",
-    .level = 0,
+extern "C" const tg_rung tg_rung_naive = {.name = "naive", .level = 0,
     .summary = "one thread per output, dot product from global memory (32x8 threads)",
-    .block_rows = kBlockY,
-    .block_cols = kBlockX,
-    .in_auto = 1,
-    .arith = TG_ARITH_FFMA,
-    .launch = launch_naive,
-    .unsupported = naive_unsupported};
+    .block_rows = kBlockY, .block_cols = kBlockX, .in_auto = 1, .arith = TG_ARITH_FFMA,
+    .launch = launch_naive, .unsupported = naive_unsupported};

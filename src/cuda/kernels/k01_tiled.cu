@@ -61,23 +61,11 @@ const char *tiled_unsupported(const tg_problem *) { return nullptr; }
 
 } // namespace
 
-extern "C" const tg_rung tg_rung_tiled16 = {
-    .name = "tiled16",
-    .level = 1,
+extern "C" const tg_rung tg_rung_tiled16 = {.name = "tiled16", .level = 1,
     .summary = "shared-memory tiles, 16x16 block, one output per thread, 2 barriers a phase",
-    .block_rows = 16,
-    .block_cols = 16,
-    .in_auto = 1,
-    .arith = TG_ARITH_FFMA,
-    .launch = launch_tiled<16>,
-    .unsupported = tiled_unsupported};
-extern "C" const tg_rung tg_rung_tiled32 = {
-    .name = "tiled32",
-    .level = 2,
+    .block_rows = 16, .block_cols = 16, .in_auto = 1, .arith = TG_ARITH_FFMA,
+    .launch = launch_tiled<16>, .unsupported = tiled_unsupported};
+extern "C" const tg_rung tg_rung_tiled32 = {.name = "tiled32", .level = 2,
     .summary = "shared-memory tiles, 32x32 block, one output per thread, 2 barriers a phase",
-    .block_rows = 32,
-    .block_cols = 32,
-    .in_auto = 1,
-    .arith = TG_ARITH_FFMA,
-    .launch = launch_tiled<32>,
-    .unsupported = tiled_unsupported};
+    .block_rows = 32, .block_cols = 32, .in_auto = 1, .arith = TG_ARITH_FFMA,
+    .launch = launch_tiled<32>, .unsupported = tiled_unsupported};

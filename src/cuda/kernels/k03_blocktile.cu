@@ -234,25 +234,13 @@ const char *blocktile_unsupported(const tg_problem *) { return nullptr; }
 
 } // namespace
 
-extern "C" const tg_rung tg_rung_blocktile64 = {
-    .name = "blocktile64",
-    .level = 3,
+extern "C" const tg_rung tg_rung_blocktile64 = {.name = "blocktile64", .level = 3,
     .summary = "64x64x8 block, 8x4 outputs per thread in registers, 128-bit global and shared "
                "loads",
-    .block_rows = 64,
-    .block_cols = 64,
-    .in_auto = 1,
-    .arith = TG_ARITH_FFMA,
-    .launch = launch_blocktile<64, 64, 8, 8, 4>,
-    .unsupported = blocktile_unsupported};
-extern "C" const tg_rung tg_rung_blocktile128 = {
-    .name = "blocktile128",
-    .level = 3,
+    .block_rows = 64, .block_cols = 64, .in_auto = 1, .arith = TG_ARITH_FFMA,
+    .launch = launch_blocktile<64, 64, 8, 8, 4>, .unsupported = blocktile_unsupported};
+extern "C" const tg_rung tg_rung_blocktile128 = {.name = "blocktile128", .level = 3,
     .summary = "128x128x8 block, 8x8 outputs per thread in registers, 128-bit global and shared "
                "loads",
-    .block_rows = 128,
-    .block_cols = 128,
-    .in_auto = 1,
-    .arith = TG_ARITH_FFMA,
-    .launch = launch_blocktile<128, 128, 8, 8, 8>,
-    .unsupported = blocktile_unsupported};
+    .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
+    .launch = launch_blocktile<128, 128, 8, 8, 8>, .unsupported = blocktile_unsupported};

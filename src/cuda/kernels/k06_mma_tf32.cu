@@ -42,11 +42,11 @@
  *     the transpose happens in the copy
  * Special values: Inf and NaN break the split (Inf - Inf is NaN), and so does a value near
  *   FLT_MAX whose big part rounds to Inf; the tensor core flushes subnormal operands, so values
- *   under 2^-100 in magnitude are made NaN by the split (tf32_big, tc_common.cuh).  All of these make the tensor-core sum of every output
- *   they touch Inf or NaN, and finite inputs never do unless the true result overflows.  So the
- *   epilogue recomputes each output whose sum is not finite as an FP32 FMA dot product from
- *   global memory, and special values then behave exactly as on the FMA rungs; finite data pays
- *   one comparison per output.
+ *   under 2^-100 in magnitude are made NaN by the split (tf32_big, tc_common.cuh).  All of
+ *   these make the tensor-core sum of every output they touch Inf or NaN, and finite inputs
+ *   never do unless the true result overflows.  So the epilogue recomputes each output whose
+ *   sum is not finite as an FP32 FMA dot product from global memory, and special values then
+ *   behave exactly as on the FMA rungs; finite data pays one comparison per output.
  * Edges: every copy carries its bounds test and zero-fills outside the matrix; stores are
  *   guarded; beta == 0 never reads C.  Offsets are 64-bit.  Any m, n, k, strides, alignment.
  * Constraints: compute capability 8.0 or higher (registry min_cc).
@@ -163,15 +163,12 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_mma_tf32(
         read = read == STAGES - 1 ? 0 : read + 1;
         if (++tiles_since_promotion == kPromoteTiles || k_left <= kBK) {
             tiles_since_promotion = 0;
+            float *const s = &sum[0][0][0], *const q = &part[0][0][0];
 #pragma unroll
-            for (int mt = 0; mt < kTilesM; ++mt)
-#pragma unroll
-                for (int nt = 0; nt < kTilesN; ++nt)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        sum[mt][nt][e] += part[mt][nt][e];
-                        part[mt][nt][e] = 0.0f;
-                    }
+            for (int i = 0; i < kTilesM * kTilesN * 4; ++i) {
+                s[i] += q[i];
+                q[i] = 0.0f;
+            }
         }
     }
     async_wait<0>();
@@ -223,7 +220,8 @@ struct MmaTf32 {
 template <int BM, int BN, int WM, int WN, int STAGES, int PROMOTE, bool SPLIT>
 int launch_mma_tf32(const tg_problem *p, void *stream)
 {
-    return launch_by_copies<MmaTf32<BM, BN, WM, WN, STAGES, PROMOTE, SPLIT>>(p, (cudaStream_t)stream);
+    using Kernel = MmaTf32<BM, BN, WM, WN, STAGES, PROMOTE, SPLIT>;
+    return launch_by_copies<Kernel>(p, (cudaStream_t)stream);
 }
 
 /* Every tiling constraint is compile-time; the 4-byte copies cover any stride and alignment. */
@@ -231,29 +229,15 @@ const char *mma_tf32_unsupported(const tg_problem *) { return nullptr; }
 
 } // namespace
 
-extern "C" const tg_rung tg_rung_mma3xtf32 = {
-    .name = "mma3xtf32",
-    .level = 6,
+extern "C" const tg_rung tg_rung_mma3xtf32 = {.name = "mma3xtf32", .level = 6,
     .summary = "tensor cores at FP32 accuracy: inputs split into two TF32 parts (3 mma.sync "
                "m16n8k8), 128x128x32 block, 32x64 warp tiles, 4-stage cp.async, FP32 "
                "promotion every 32 of k",
-    .block_rows = 128,
-    .block_cols = 128,
-    .in_auto = 1,
-    .arith = TG_ARITH_3XTF32,
-    .min_cc = 80,
-    .launch = launch_mma_tf32<128, 128, 32, 64, 4, 32, true>,
-    .unsupported = mma_tf32_unsupported};
+    .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_3XTF32, .min_cc = 80,
+    .launch = launch_mma_tf32<128, 128, 32, 64, 4, 32, true>, .unsupported = mma_tf32_unsupported};
 
-extern "C" const tg_rung tg_rung_mmatf32 = {
-    .name = "mmatf32",
-    .level = 6,
+extern "C" const tg_rung tg_rung_mmatf32 = {.name = "mmatf32", .level = 6,
     .summary = "mma3xtf32 without the small parts: TF32 inputs (opt-in TF32 math mode, below "
                "FP32 accuracy)",
-    .block_rows = 128,
-    .block_cols = 128,
-    .in_auto = 1,
-    .arith = TG_ARITH_TF32,
-    .min_cc = 80,
-    .launch = launch_mma_tf32<128, 128, 32, 64, 4, 32, false>,
-    .unsupported = mma_tf32_unsupported};
+    .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 80,
+    .launch = launch_mma_tf32<128, 128, 32, 64, 4, 32, false>, .unsupported = mma_tf32_unsupported};
