@@ -20,17 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rng.h"
 #include "tilegemm.h"
 
 static uint64_t rng_state;
-static double uniform(void) /* in [-1, 1) */
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-52 - 1.0;
-}
+static double uniform(void) { return tg_random_unit(&rng_state); } /* in [-1, 1) */
 
 enum { DIST_UNIFORM, DIST_WIDE, DIST_CANCEL, DIST_COUNT };
 static const char *const dist_names[] = {"uniform", "wide", "cancel"};
