@@ -174,23 +174,14 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_mma_tf32(
     async_wait<0>();
 
     /* sum[mt][nt][e] is C(i0 + wm0 + mt * 16 + g + 8 * (e / 2), j0 + wn0 + nt * 8 + 2t + e % 2). */
-    float *const C = batch_item(p).C;
 #pragma unroll
     for (int mt = 0; mt < kTilesM; ++mt)
 #pragma unroll
         for (int nt = 0; nt < kTilesN; ++nt)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int64_t row = i0 + wm0 + mt * 16 + g + 8 * (e / 2);
-                const int64_t col = j0 + wn0 + nt * 8 + 2 * t + e % 2;
-                if (row >= p.m || col >= p.n)
-                    continue;
-                float r = sum[mt][nt][e];
-                if (!(fabsf(r) <= FLT_MAX)) /* Inf or NaN: redo it the FMA rungs' way */
-                    r = fma_dot(item.A + row * p.a_rs, p.a_cs, item.B + col * p.b_cs, p.b_rs,
-                                p.k);
-                store_result(C + row * p.ldc + col, r, p.alpha, p.beta);
-            }
+            for (int e = 0; e < 4; ++e)
+                store_tc_result(p, item, i0 + wm0 + mt * 16 + g + 8 * (e / 2),
+                                j0 + wn0 + nt * 8 + 2 * t + e % 2, sum[mt][nt][e]);
 }
 
 template <int BM, int BN, int WM, int WN, int STAGES, int PROMOTE, bool SPLIT, Copy CA, Copy CB>

@@ -253,21 +253,13 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
     }
 
     /* sum[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + 8j + 2t + e % 2). */
-    float *const C = item.C;
     const int w = tid / 32 % 4, g = tid % 32 / 4, lane_t = tid % 4;
 #pragma unroll
     for (int j = 0; j < 16; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const int64_t row = i0 + 64 * half + 16 * w + g + 8 * (e / 2);
-            const int64_t col = j0 + 8 * j + 2 * lane_t + e % 2;
-            if (row >= p.m || col >= p.n)
-                continue;
-            float r = sum[4 * j + e];
-            if (!(fabsf(r) <= FLT_MAX)) /* Inf or NaN: redo it the FMA rungs' way */
-                r = fma_dot(item.A + row * p.a_rs, p.a_cs, item.B + col * p.b_cs, p.b_rs, p.k);
-            store_result(C + row * p.ldc + col, r, p.alpha, p.beta);
-        }
+        for (int e = 0; e < 4; ++e)
+            store_tc_result(p, item, i0 + 64 * half + 16 * w + g + 8 * (e / 2),
+                            j0 + 8 * j + 2 * lane_t + e % 2, sum[4 * j + e]);
 }
 
 template <int STAGES, bool SPLIT>

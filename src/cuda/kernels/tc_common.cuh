@@ -11,6 +11,7 @@
 #ifndef TG_KERNELS_TC_COMMON_CUH
 #define TG_KERNELS_TC_COMMON_CUH
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -142,8 +143,10 @@ __device__ __forceinline__ Split4 split_tf32_4(float4 v)
                   make_float4(x.small, y.small, z.small, w.small)};
 }
 
-/* The FP32 FMA dot product of row i of op(A) and column j of op(B), the epilogue's path for
- * outputs whose tensor-core sum is not finite (special values in their row or column). */
+/* Stores output (row, col) of the tensor-core sum r: guarded against the matrix's edges, and
+ * recomputed as an FP32 FMA dot product of row `row` of op(A) and column `col` of op(B) when r is
+ * not finite (special values in that row or column), so special values behave exactly as on
+ * the FMA rungs.  beta == 0 never reads C. */
 __device__ __noinline__ float fma_dot(const float *a, int64_t a_cs, const float *b, int64_t b_rs,
                                       int64_t k)
 {
@@ -151,6 +154,16 @@ __device__ __noinline__ float fma_dot(const float *a, int64_t a_cs, const float 
     for (int64_t p = 0; p < k; ++p)
         sum = fmaf(a[p * a_cs], b[p * b_rs], sum);
     return sum;
+}
+
+__device__ __forceinline__ void store_tc_result(const tg_problem &p, const batch_item &item,
+                                                int64_t row, int64_t col, float r)
+{
+    if (row >= p.m || col >= p.n)
+        return;
+    if (!(fabsf(r) <= FLT_MAX)) /* Inf or NaN: redo it the FMA rungs' way */
+        r = fma_dot(item.A + row * p.a_rs, p.a_cs, item.B + col * p.b_cs, p.b_rs, p.k);
+    store_result(item.C + row * p.ldc + col, r, p.alpha, p.beta);
 }
 
 /* How an operand is copied: along k by vectors where legal, along k by floats, else along its
