@@ -134,7 +134,8 @@ inline long vector_casts;
 /* Launches, and blocks where some threads returned while others waited at a barrier
  * (__syncthreads in divergent code: undefined behaviour on a GPU). */
 inline long launches, divergent_barriers;
-inline long named_barrier_completions; /* counted by named_barrier.cuh's twin */
+inline long named_barrier_completions; /* counted by SpinBarrier */
+inline long block_runs; /* blocks run so far: twins keep per-block state keyed by it */
 inline cudaError_t last_error = cudaSuccess;
 
 [[noreturn]] inline void fail(const char *what, const void *where)
@@ -191,6 +192,7 @@ inline void fiber_entry()
 /* Runs one block: every thread as a fiber, round by round between barriers. */
 inline void run_block(unsigned threads, bool reverse)
 {
+    ++block_runs;
     if (block.fibers.size() < threads)
         block.fibers.resize(threads);
     for (unsigned t = 0; t < threads; ++t) {
@@ -261,6 +263,52 @@ inline void emu_spin()
         emu::fail("swapcontext failed", nullptr);
     __asm__ __volatile__("" ::: "memory");
 }
+
+namespace emu {
+
+/* A barrier for `count` threads whose waiters yield (emu_spin) until it completes, then starts
+ * a new generation: the twins' named barriers and warpgroup exchanges. */
+struct SpinBarrier {
+    int arrived = 0, count = 0;
+    unsigned generation = 0;
+
+    /* Arrives; returns the generation this arrival belongs to. */
+    unsigned arrive(int threads)
+    {
+        if (arrived > 0 && count != threads)
+            fail("barrier: arrivals disagree on the thread count", nullptr);
+        count = threads;
+        const unsigned g = generation;
+        if (++arrived == threads) {
+            arrived = 0;
+            ++generation;
+            ++named_barrier_completions;
+        }
+        return g;
+    }
+    void wait(unsigned g) const
+    {
+        while (generation == g)
+            emu_spin();
+    }
+};
+
+/* Per-block state of a twin: T, made fresh for every block run. */
+template <class T>
+struct PerBlock {
+    long run = -1;
+    T value;
+    T &get()
+    {
+        if (run != block_runs) {
+            value = T{};
+            run = block_runs;
+        }
+        return value;
+    }
+};
+
+} // namespace emu
 
 inline void *emu_dynamic_shared() { return emu::block.dynamic_shared.data(); }
 

@@ -37,23 +37,15 @@ struct Thread {
     std::deque<std::vector<Copy>> groups;
 };
 
-struct State {
-    long launch = -1;
-    uint3 block{~0u, ~0u, ~0u};
-    std::vector<Thread> threads;
-};
-inline State state;
+inline emu::PerBlock<std::vector<Thread>> threads;
 
-/* This thread's queues; a new block (or launch) starts them empty. */
+/* This thread's queues; a new block starts them empty. */
 inline Thread &me()
 {
-    if (state.launch != emu::launches || state.block.x != blockIdx.x ||
-        state.block.y != blockIdx.y || state.block.z != blockIdx.z) {
-        state.launch = emu::launches;
-        state.block = blockIdx;
-        state.threads.assign((size_t)blockDim.x * blockDim.y * blockDim.z, Thread{});
-    }
-    return state.threads[threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)];
+    std::vector<Thread> &all = threads.get();
+    if (all.empty())
+        all.resize((size_t)blockDim.x * blockDim.y * blockDim.z);
+    return all[threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)];
 }
 
 inline void issue(float *dst, const float *src, int floats, int in, size_t bytes)

@@ -90,39 +90,12 @@ namespace emu_wgmma {
 
 struct Group {
     float a[128][4];
-    int arrived = 0;
-    unsigned generation = 0;
+    emu::SpinBarrier barrier;
 };
-
 struct Groups {
-    long launch = -1;
-    uint3 block{~0u, ~0u, ~0u};
     Group group[8];
 };
-inline Groups groups;
-
-inline Group &group(unsigned index)
-{
-    if (groups.launch != emu::launches || groups.block.x != blockIdx.x ||
-        groups.block.y != blockIdx.y || groups.block.z != blockIdx.z) {
-        groups = Groups{};
-        groups.launch = emu::launches;
-        groups.block = blockIdx;
-    }
-    return groups.group[index];
-}
-
-inline void wait_for_warpgroup(Group &g)
-{
-    const unsigned generation = g.generation;
-    if (++g.arrived == 128) {
-        g.arrived = 0;
-        ++g.generation;
-        ++emu::named_barrier_completions;
-    }
-    while (g.generation == generation)
-        emu_spin();
-}
+inline emu::PerBlock<Groups> groups;
 
 } // namespace emu_wgmma
 
@@ -130,9 +103,9 @@ __device__ __forceinline__ void wgmma_64x128x8_ra(float (&d)[64], const float (&
                                                   uint64_t b, bool accumulate)
 {
     const unsigned tid = threadIdx.x;
-    emu_wgmma::Group &G = emu_wgmma::group(tid / 128);
+    emu_wgmma::Group &G = emu_wgmma::groups.get().group[tid / 128];
     std::memcpy(G.a[tid % 128], a, sizeof G.a[0]);
-    emu_wgmma::wait_for_warpgroup(G); /* every fragment deposited */
+    G.barrier.wait(G.barrier.arrive(128)); /* every fragment deposited */
     const unsigned w = tid / 32 % 4, g = tid % 32 / 4, t = tid % 4;
     auto a_at = [&](int r, int k) { /* A(r, k) from the lane and register that hold it */
         const int lane = r / 16 * 32 + r % 8 * 4 + k % 4, reg = r % 16 / 8 + 2 * (k / 4);
@@ -152,7 +125,7 @@ __device__ __forceinline__ void wgmma_64x128x8_ra(float (&d)[64], const float (&
                 sum += (double)a_at(r, k) * (double)emu_wgmma::element(b, c, k);
             out[4 * j + e] = (accumulate ? d[4 * j + e] : 0.0f) + (float)sum;
         }
-    emu_wgmma::wait_for_warpgroup(G); /* every lane has read the exchange */
+    G.barrier.wait(G.barrier.arrive(128)); /* every lane has read the exchange */
     for (int i = 0; i < 64; ++i)
         d[i] = out[i];
 }
