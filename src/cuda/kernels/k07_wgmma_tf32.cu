@@ -178,11 +178,12 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
                                          KTileLoader<kRows, kProducers, CB>>;
         LoadB load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs, p.n - j0, pt);
         auto staged_a = [&](int64_t t) { return staged + t % STAGES * 2 * kOperandTile; };
+        auto staged_b = [&](int64_t t) { return staged_a(t) + kOperandTile; };
         /* Stages tile t; cp.async group g is always tile g (empty past the last tile). */
         auto stage = [&](int64_t t) {
             if (t < tiles) {
                 load_a.load(staged_a(t), p.a_rs, p.a_cs, p.k - t * kBK);
-                load_b.load(staged_a(t) + kOperandTile, p.b_cs, p.b_rs, p.k - t * kBK);
+                load_b.load(staged_b(t), p.b_cs, p.b_rs, p.k - t * kBK);
             }
             async_commit();
         };
@@ -196,7 +197,7 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
             const int b = (int)(t % kNBuf);
             if (t >= kNBuf) /* the consumers are done with the buffer's previous tile */
                 named_barrier_sync(kEmptyBarrier + b, kThreads);
-            copy_a_split_b<SPLIT, B_N_VEC>(staged_a(t), staged_a(t) + kOperandTile,
+            copy_a_split_b<SPLIT, B_N_VEC>(staged_a(t), staged_b(t),
                                            split + b * L::kBuffer, pt);
             fence_async_shared(); /* the parts are visible to wgmma... */
             named_barrier_arrive(kFullBarrier + b, kThreads); /* ...once the consumers sync */
