@@ -207,14 +207,14 @@ static int parse_splits(const char *v, options *o)
     for (const char *p = v; p && *p;) {
         char *end = NULL;
         const long value = strtol(p, &end, 10);
-        if (end == p || value < 0 || value > 64 || o->nsplits == 8 || (*end && *end != ','))
+        if (end == p || value < 0 || value > 256 || o->nsplits == 8 || (*end && *end != ','))
             break;
         o->splits[o->nsplits++] = (int)value;
         p = *end ? end + 1 : end;
         if (!*p)
             return 1;
     }
-    fprintf(stderr, "tilegemm %s: --split-k takes up to 8 values 0..64, e.g. 0,2,4\n", o->cmd);
+    fprintf(stderr, "tilegemm %s: --split-k takes up to 8 values 0..256, e.g. 0,2,4\n", o->cmd);
     return 0;
 }
 
