@@ -171,7 +171,9 @@ TG_API const char *tg_explained_algo(const tg_handle *handle);
 TG_API int64_t tg_min_ld(tg_layout layout, tg_op op, int64_t rows, int64_t cols);
 
 /* Split-K for single products: 0 lets the planner decide (the default), 1 never splits, and
- * n >= 2 cuts k into n slices run as a batch and summed (see tg_explain).  For tuning. */
+ * n in 2..TG_MAX_SPLIT_K cuts k into n slices run as a batch and summed in a fixed order, so
+ * results repeat bit for bit (see tg_explain).  For tuning. */
+#define TG_MAX_SPLIT_K 256
 TG_API tg_status tg_set_split_k(tg_handle *handle, int slices);
 
 TG_API tg_status tg_sgemm(tg_handle *handle, tg_layout layout, tg_op transa, tg_op transb,

@@ -173,9 +173,9 @@ tg_status tg_set_backend(tg_handle *h, tg_backend backend)
 tg_status tg_set_split_k(tg_handle *h, int slices)
 {
     REQUIRE_HANDLE(h);
-    if (slices < 0 || slices > 64)
+    if (slices < 0 || slices > TG_MAX_SPLIT_K)
         return tg_fail(h, TG_ERROR_INVALID_ARGUMENT, 2,
-                       "slices = %d is not 0 (auto), 1 (never) or 2..64", slices);
+                       "slices = %d is not 0 (auto), 1 (never) or 2..%d", slices, TG_MAX_SPLIT_K);
     h->split_k = slices;
     return TG_SUCCESS;
 }
