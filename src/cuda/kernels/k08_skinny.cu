@@ -191,90 +191,110 @@ __global__ void __launch_bounds__(kGemvThreads, 2) sgemm_gemv8(const GemvProblem
      * warp 8 of k a chunk */
     constexpr int kChunk = L_K_CONTIG ? 2 * 32 * 4 : kGemvWarps * kGemvLoads;
     constexpr int kBlockRows = L_K_CONTIG ? kGemvWarps * kGemvRows : 32 * kGemvRows;
-    static_assert(kChunk * kGemvShort % kGemvThreads == 0,
+    constexpr int kShare = kChunk * kGemvShort / kGemvThreads; /* floats of S a thread stages */
+    static_assert(kChunk * kGemvShort % kGemvThreads == 0 && kGemvThreads % kChunk == 0,
                   "the threads must split a chunk of S evenly");
     static_assert(!L_K_CONTIG || kGemvLoads == kGemvRows * kChunk / 128,
                   "along k, a thread's loads are its warp's rows times the chunk's steps of 128");
-    __shared__ __align__(16) float s_chunk[kChunk][kGemvShort];          /* S(p, j), p in chunk */
-    __shared__ float partial[kGemvWarps][kGemvRows * kGemvShort][33];    /* padded: no conflicts */
+    /* between this thread's rows, and between the floats of a run along k */
+    constexpr int kRowStep = L_K_CONTIG || VEC ? 1 : 32;
+    constexpr int kFloatStep = VEC ? 1 : 32;
+    __shared__ __align__(16) float s_chunk[kChunk][kGemvShort];       /* S(q, j), q in chunk */
+    __shared__ float partial[kGemvWarps][kGemvRows * kGemvShort][33]; /* padded: no conflicts */
 
     const tg_problem &p = g.p;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const batch_item item(p);
     const int64_t row0 = blockIdx.x * (int64_t)kBlockRows;
-    /* Row r of this thread and the k offset of float e of a run within a step. */
-    auto row_of = [&](int r) -> int64_t {
-        if (L_K_CONTIG)
-            return row0 + warp * kGemvRows + r;
-        return row0 + (VEC ? lane * 4 + r : r * 32 + lane);
-    };
+    /* This thread's first row and first k in a chunk; rows first + r * kRowStep, r < 4 */
+    const int first = L_K_CONTIG ? warp * kGemvRows : VEC ? lane * 4 : lane;
+    const int k_first = L_K_CONTIG ? (VEC ? lane * 4 : lane) : warp;
+    const int64_t rows_left = p.m - row0 - first;
     bool row_in[kGemvRows];
-    const float *l_row[kGemvRows];
+    const float *l_row[kGemvRows]; /* row r's float at k0 + k_first; read only where inside */
 #pragma unroll
     for (int r = 0; r < kGemvRows; ++r) {
-        row_in[r] = row_of(r) < p.m;
-        l_row[r] = item.A + (row_in[r] ? row_of(r) : 0) * p.a_rs;
+        row_in[r] = r * kRowStep < rows_left;
+        l_row[r] = item.A + (row_in[r] ? row0 + first + r * kRowStep : 0) * p.a_rs +
+                   k_first * p.a_cs;
     }
+    const bool rows_all_in = row_in[kGemvRows - 1];
+    const int64_t k_run = L_K_CONTIG ? 0 : kGemvWarps * p.a_cs; /* along m: between runs */
+
+    /* This thread's share of a chunk of S: floats c < kShare at S(k0 + s_q + c * s_dq,
+     * s_j + c * s_dj), consecutive threads along S's contiguous direction */
+    const bool along_n = p.b_cs == 1;
+    const int s_q = along_n ? tid / kGemvShort : tid % kChunk;
+    const int s_j = along_n ? tid % kGemvShort : tid / kChunk;
+    const int s_dq = along_n ? kGemvThreads / kGemvShort : 0;
+    const int s_dj = along_n ? 0 : kGemvThreads / kChunk;
+    const float *s_src = item.B + s_q * p.b_rs + s_j * p.b_cs;
+    const int64_t s_step = s_dq * p.b_rs + s_dj * p.b_cs;
 
     float acc[kGemvRows][kGemvShort] = {};
     for (int64_t k0 = 0; k0 < p.k; k0 += kChunk) {
+        const bool chunk_in = k0 + kChunk <= p.k;
         /* This chunk's runs of L, issued first so they are in flight while S is staged.
-         * Along k, run i = h * 4 + r is row r, k0 + h * 128 + (4 lane + e, or 32 e + lane);
-         * along m, run i is k0 + warp + 8 i, rows as row_of. */
+         * Along k, run i = h * 4 + r is row r at k0 + k_first + h * 128 + e * kFloatStep;
+         * along m, run i is the 4 rows at k0 + warp + 8 i. */
         float x[kGemvLoads][4];
 #pragma unroll
         for (int i = 0; i < kGemvLoads; ++i) {
             if (L_K_CONTIG) {
-                const int r = i % kGemvRows;
-                const int64_t q = k0 + i / kGemvRows * 128 + (VEC ? lane * 4 : lane);
-                const int64_t step = VEC ? 1 : 32;
-                if (VEC && row_in[r] && q + 4 <= p.k) {
-                    const float4 v = __ldg(reinterpret_cast<const float4 *>(l_row[r] + q));
+                const int r = i % kGemvRows, off = i / kGemvRows * 128;
+                const float *src = l_row[r] + off;
+                const int64_t k_left = p.k - (k0 + k_first + off);
+                if (VEC && row_in[r] && (chunk_in || k_left >= 4)) {
+                    const float4 v = __ldg(reinterpret_cast<const float4 *>(src));
                     x[i][0] = v.x, x[i][1] = v.y, x[i][2] = v.z, x[i][3] = v.w;
                 } else {
 #pragma unroll
                     for (int e = 0; e < 4; ++e)
-                        x[i][e] = row_in[r] && q + e * step < p.k ? l_row[r][q + e * step] : 0.0f;
+                        x[i][e] = row_in[r] && (chunk_in || e * kFloatStep < k_left)
+                                      ? __ldg(src + e * kFloatStep)
+                                      : 0.0f;
                 }
             } else {
-                const int64_t q = k0 + warp + kGemvWarps * i;
-                const bool all_in = row_in[kGemvRows - 1];
-                if (VEC && all_in && q < p.k) {
-                    const float4 v =
-                        __ldg(reinterpret_cast<const float4 *>(l_row[0] + q * p.a_cs));
+                const bool k_in = chunk_in || k0 + k_first + kGemvWarps * i < p.k;
+                if (VEC && rows_all_in && k_in) {
+                    const float4 v = __ldg(reinterpret_cast<const float4 *>(l_row[0] + i * k_run));
                     x[i][0] = v.x, x[i][1] = v.y, x[i][2] = v.z, x[i][3] = v.w;
                 } else {
 #pragma unroll
                     for (int r = 0; r < kGemvRows; ++r)
-                        x[i][r] = row_in[r] && q < p.k ? l_row[r][q * p.a_cs] : 0.0f;
+                        x[i][r] = row_in[r] && k_in
+                                      ? __ldg(VEC ? l_row[0] + i * k_run + r * p.a_rs
+                                                  : l_row[r] + i * k_run)
+                                      : 0.0f;
                 }
             }
         }
-        /* Everyone is done with the previous chunk of S; stage this one, zeros past k and n,
-         * consecutive threads along S's contiguous direction. */
+        float s_in[kShare];
+#pragma unroll
+        for (int c = 0; c < kShare; ++c)
+            s_in[c] = s_j + c * s_dj < p.n && k0 + s_q + c * s_dq < p.k ? __ldg(s_src + c * s_step)
+                                                                         : 0.0f;
+        /* everyone is done with the previous chunk of S */
         __syncthreads();
 #pragma unroll
-        for (int c = 0; c < kChunk * kGemvShort / kGemvThreads; ++c) {
-            const int e = tid + c * kGemvThreads;
-            const bool along_n = p.b_cs == 1;
-            const int q = along_n ? e / kGemvShort : e % kChunk;
-            const int j = along_n ? e % kGemvShort : e / kChunk;
-            s_chunk[q][j] = j < p.n && k0 + q < p.k ? item.B[(k0 + q) * p.b_rs + j * p.b_cs]
-                                                     : 0.0f;
-        }
+        for (int c = 0; c < kShare; ++c)
+            s_chunk[s_q + c * s_dq][s_j + c * s_dj] = s_in[c];
         __syncthreads();
+#pragma unroll
+        for (int r = 0; r < kGemvRows; ++r)
+            l_row[r] += kChunk * p.a_cs;
+        s_src += kChunk * p.b_rs;
 
-        /* acc[r][j] += L(row r, q) * S(q, j) over this thread's floats of the chunk */
+        /* acc[r][j] += L(row r, q) * S(q, j) over this thread's floats of the chunk; each q's
+         * S is read once, by 2 LDS.128 (a broadcast along m) */
 #pragma unroll
         for (int i = 0; i < kGemvLoads; ++i) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-                if (L_K_CONTIG && i % kGemvRows != 0)
-                    continue; /* a step's S is read once for its 4 rows (below) */
-                if (!L_K_CONTIG && e != 0)
-                    continue; /* a run along m is one k: its S is read once */
-                const int q = L_K_CONTIG ? i / kGemvRows * 128 + (VEC ? lane * 4 + e : e * 32 + lane)
-                                         : warp + kGemvWarps * i;
+                if (L_K_CONTIG ? i % kGemvRows != 0 : e != 0)
+                    continue; /* along k: the 4 rows of a step share S; along m: one q a run */
+                const int q = L_K_CONTIG ? i / kGemvRows * 128 + k_first + e * kFloatStep
+                                         : k_first + kGemvWarps * i;
                 const float4 s0 = *reinterpret_cast<const float4 *>(&s_chunk[q][0]);
                 const float4 s1 = *reinterpret_cast<const float4 *>(&s_chunk[q][4]);
                 const float s[kGemvShort] = {s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w};
