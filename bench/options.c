@@ -25,7 +25,8 @@ static void usage(FILE *f, const char *cmd)
             "                       2048^3 on a GPU, 256^3, 512^3, 1024^3 on the CPU; all =\n"
             "                       squares + awkward + transposes + random)\n"
             "  --seed S             seed of the random suite (default %d)\n"
-            "  --count N            shapes of the random suite (default %d): m, n, k\n"
+            "  --count N            shapes of the random suite (default %d; 0: none, so\n"
+            "                       `--suite all --count 0` is the fixed suites alone): m, n, k\n"
             "                       log-uniform in [8, 32768], transposes and layout uniform\n"
             "  --algo A[,B...]      rungs by name, from `tilegemm algos` (default: all; \"auto\" is\n"
             "                       always timed; \"naive\" is skipped when m*n*k > 2^36 unless\n"
@@ -246,7 +247,7 @@ static int parse_option(options *o, const char *a, const char *v)
         return -1;
     }
     if (strcmp(a, "--count") == 0)
-        return parse_count(o, a, v, 1, &o->count) ? 1 : -1;
+        return parse_count(o, a, v, 0, &o->count) ? 1 : -1;
     if (strcmp(a, "--seed") == 0) {
         char *end = NULL;
         errno = 0;
