@@ -39,6 +39,18 @@ for math in fp32 strict; do
     --json "$top/random-seed$seed-auto-$math.json" >"$out/random-$math.log" 2>&1
   status "random seed $seed x $count, auto $math" "rc $? at $SECONDS s"
 done
+# The shapes the planner issue names as losers, every transpose in both layouts.
+named="32x32x100000 12x156x32461 234x13x23999 88x123x14202 16970x9x10183 100000x32x512
+  28913x41x1601 1878x46x10661 7573x2201x8 4253x11166x11 191x1224x7451 2281x190x4758
+  2000x3000x4000 777x1234x5678 257x257x257"
+for math in fp32 strict; do
+  for layout in row col; do
+    # shellcheck disable=SC2086
+    timeout "$(left)" "$cli" bench $named --trans NN,NT,TN,TT --layout "$layout" --algo auto \
+      --math "$math" --json "$top/named-$layout-auto-$math.json" >"$out/named-$layout-$math.log" 2>&1
+    status "named shapes $layout, auto $math" "rc $? at $SECONDS s"
+  done
+done
 for math in fp32 strict; do
   timeout "$(left)" "$cli" bench --suite all --count 0 --algo auto --math "$math" \
     --json "$top/all-auto-$math.json" >"$out/all-$math.log" 2>&1
@@ -46,8 +58,10 @@ for math in fp32 strict; do
 done
 {
   echo "== summary"; cat "$summary"
-  for f in random-fp32 random-strict all-fp32 all-strict; do
+  for f in random-fp32 random-strict named-row-fp32 named-col-fp32 named-row-strict named-col-strict all-fp32 all-strict; do
     echo "== $f"; grep -E "^auto on|mismatch" "$out/$f.log"
   done
 } | tee "$top/table.txt"
+# At most 8 files come back: the JSON in one archive, the logs in another.
+tar -C "$top" -czf "$top/0-json.tgz" --remove-files $(cd "$top" && ls ./*.json)
 tar -C "$out" -czf "$top/0-logs.tgz" . && rm -rf "$out"
