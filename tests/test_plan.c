@@ -144,6 +144,20 @@ int main(void)
                    c.rung == rung,
                "tuned row %d (%lldx%lldx%lld %s) not followed: ran %s", i, (long long)t->m,
                (long long)t->n, (long long)t->k, t->algo, c.rung >= 0 ? tg_rungs[c.rung]->name : "-");
+        /* Its slices as measured; a row measured with the planner's slices (0) gets the
+         * model's best count for that rung, which may not leave the machine mostly idle. */
+        if (t->split_k > 0)
+            EXPECT(c.split_k == t->split_k, "tuned row %d: %d slices, not its %d", i, c.split_k,
+                   t->split_k);
+        else {
+            const tg_rung *r = tg_rungs[rung];
+            const double tiles = (double)((p.m + r->block_rows - 1) / r->block_rows) *
+                                 (double)((p.n + r->block_cols - 1) / r->block_cols) * c.split_k;
+            EXPECT(tiles >= kH100.sm_count / 2 || c.split_k > 1,
+                   "tuned row %d (%lldx%lldx%lld %s): %g blocks on %d SMs, unsplit", i,
+                   (long long)t->m, (long long)t->n, (long long)t->k, t->algo, tiles,
+                   kH100.sm_count);
+        }
         followed++;
     }
     printf("test_plan: 400 random calls x 3 modes (%d split, %d on tensor cores), %d tuned rows\n",
