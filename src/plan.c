@@ -86,21 +86,29 @@ static const char *auto_refuses(const tg_device_props *dev, tg_math math, int i,
     return rung_refuses(dev->compute_capability, i, p);
 }
 
-/* Whether p may be cut into `slices` slices of k on rung i: a single product, slices no
- * shorter than TG_SPLIT_MIN_SLICE (TG_3XTF32_MIN_K on 3xTF32 rungs), bounded workspace. */
-static int split_allowed(int i, const tg_problem *p, int slices)
+/* The most slices p may be cut into on rung i (1: none): a single product, slices no shorter
+ * than TG_SPLIT_MIN_SLICE (TG_3XTF32_MIN_K on 3xTF32 rungs), bounded workspace. */
+static int most_slices(int i, const tg_problem *p)
 {
-    if (slices == 1)
+    if (p->batch != 1)
         return 1;
-    const int64_t slice = (p->k + slices - 1) / slices;
     const int64_t shortest =
         tg_rungs[i]->arith == TG_ARITH_3XTF32 ? TG_3XTF32_MIN_K : TG_SPLIT_MIN_SLICE;
-    return p->batch == 1 && slice >= shortest &&
-           4.0 * (double)slices * (double)p->m * (double)p->n <= TG_SPLIT_MAX_BYTES;
+    const double by_workspace = TG_SPLIT_MAX_BYTES / (4.0 * (double)p->m * (double)p->n);
+    int64_t most = p->k / shortest;
+    most = most < TG_MAX_SPLIT_K ? most : TG_MAX_SPLIT_K;
+    most = (double)most < by_workspace ? most : (int64_t)by_workspace;
+    /* k / most may round up past k / shortest's slice: step down until every slice is long
+     * enough. */
+    while (most > 1 && (p->k + most - 1) / most < shortest)
+        --most;
+    return most > 1 ? (int)most : 1;
 }
 
-/* The slice counts the model weighs: enough to take a product of few tiles to several waves. */
-static const int kSplitCandidates[] = {2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
+static int split_allowed(int i, const tg_problem *p, int slices)
+{
+    return slices == 1 || slices <= most_slices(i, p);
+}
 
 /* Keeps (rung, slices, seconds) if it beats the best or, on another rung, the runner-up. */
 static void consider(tg_choice *c, int rung, int slices, double seconds)
@@ -172,16 +180,26 @@ static int weigh_rung(tg_choice *out, const tg_model_device *model, int sms, int
         return 1;
     }
     consider(out, i, 1, tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, 1));
-    const double tiles = (double)((p->m + r->block_rows - 1) / r->block_rows) *
-                         (double)((p->n + r->block_cols - 1) / r->block_cols) *
-                         (double)p->batch;
-    const double most = 2.0 * sms * row->occupancy / tiles;
-    for (size_t s = 0; s < sizeof kSplitCandidates / sizeof kSplitCandidates[0] &&
-                       kSplitCandidates[s] <= most && split_allowed(i, p, kSplitCandidates[s]);
-         ++s)
-        consider(out, i, kSplitCandidates[s],
-                 tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p,
-                                  kSplitCandidates[s]));
+    const int most = most_slices(i, p);
+    if (most == 1)
+        return 1;
+    /* Within a wave count, more slices mean shorter k loops at the same number of waves, so
+     * the candidates are the most slices that fill one and two waves of the SMs, and half the
+     * first where the reduction's traffic matters more than the wave. */
+    const int64_t tiles = ((p->m + r->block_rows - 1) / r->block_rows) *
+                          ((p->n + r->block_cols - 1) / r->block_cols);
+    const int64_t wave = (int64_t)sms * row->occupancy;
+    const int64_t one = wave / tiles, two = 2 * wave / tiles;
+    const int64_t candidates[] = {one / 2, one, two};
+    int64_t last = 1;
+    for (size_t c = 0; c < sizeof candidates / sizeof candidates[0]; ++c) {
+        const int slices = (int)(candidates[c] < most ? candidates[c] : most);
+        if (slices <= last)
+            continue;
+        consider(out, i, slices,
+                 tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, slices));
+        last = slices;
+    }
     return 1;
 }
 
