@@ -6,9 +6,12 @@
 
 The sweeps are `tilegemm bench` JSON files of rungs run unsplit (`--split-k 1`), on the random
 suite of a tuning seed (scripts/device_plan_sweep.sh).  For every rung and operand orientation
-(op(A) along k or not, op(B) along n or not) it picks the blocks resident per SM and the k step
-that fit best, and the wave and k-step costs by weighted least squares on the compute-bound
-runs; the GPU's launch cost and streaming bandwidth come from all runs.  --check prints how the
+(op(A) along k or not, op(B) along n or not) it fits the wave and k-step costs by weighted least
+squares on the compute-bound runs, with the blocks resident per SM and the k step that fit the
+rung's runs best, and a k step no faster than the rung's best measured rate allows (a class
+measured on few or small shapes must not promise more); the GPU's launch cost and streaming
+bandwidth come from all runs.  --cross-validate fits on half the shapes and checks on the
+other half, both ways: what to expect on shapes the fit never saw.  --check prints how the
 model's choice would fare on another sweep (the judged seed): the measured time of the rung it
 picks over the fastest measured, per shape.  Pure Python: no packages needed.
 """
@@ -16,10 +19,15 @@ import argparse
 import json
 import math
 import sys
+import zlib
 
 OCCUPANCIES = (1, 2, 3, 4)
 K_STEPS = (8, 16, 32, 64)
 MIN_CLASS_SAMPLES = 12  # fewer runs in an orientation class: fit the rung on all classes
+PEAK_MARGIN = 1.1  # a full wave may run this much faster than the rung was ever measured
+MEMORY_BOUND = 0.8  # runs whose bytes take longer than this share of their time are the memory's, not the rung's
+
+
 
 
 def ceil_div(a, b):
@@ -84,54 +92,71 @@ def fit_device(runs):
     return {"launch_us": round(launch, 2), "dram_gbs": round(rates[int(0.97 * (len(rates) - 1))])}
 
 
-def fit_rung(dev, tile, sms, runs):
-    """Best (occupancy, bk, wave_us, kstep_us) for these runs, by log-error."""
+def fit_rung(dev, tile, sms, runs, shapes=None, kstep_floor=None):
+    """Best (occupancy, bk, wave_us, kstep_us) for these runs, by log-error.
+
+    shapes: the (occupancy, bk) pairs to try (default: all).  kstep_floor(occupancy, bk): the
+    shortest k step the rung's measured peak allows; a fit below it is refitted with the k step
+    held there, so a class measured on few or small shapes cannot promise more than the rung
+    ever ran at."""
     best = None
-    for occ in OCCUPANCIES:
-        for bk in K_STEPS:
-            # Weighted least squares on the compute-bound runs: y = a * waves + b * waves * ksteps.
-            s = [[0.0, 0.0], [0.0, 0.0]]
-            t = [0.0, 0.0]
-            for x in runs:
-                y = x["us"] - dev["launch_us"]
-                if y <= 0 or bytes_moved(x) / (dev["dram_gbs"] * 1e3) > 0.8 * y:
-                    continue
-                waves = ceil_div(ceil_div(x["m"], tile[0]) * ceil_div(x["n"], tile[1]), sms * occ)
-                f = (waves, waves * ceil_div(x["k"], bk))
-                w = 1.0 / (y * y)
-                for i in range(2):
-                    t[i] += w * f[i] * y
-                    for j in range(2):
-                        s[i][j] += w * f[i] * f[j]
-            det = s[0][0] * s[1][1] - s[0][1] * s[1][0]
-            if det <= 0:
+    for occ, bk in shapes or [(o, k) for o in OCCUPANCIES for k in K_STEPS]:
+        # Weighted least squares on the compute-bound runs: y = a * waves + b * waves * ksteps.
+        s = [[0.0, 0.0], [0.0, 0.0]]
+        t = [0.0, 0.0]
+        used = []
+        for x in runs:
+            y = x["us"] - dev["launch_us"]
+            if y <= 0 or bytes_moved(x) / (dev["dram_gbs"] * 1e3) > MEMORY_BOUND * y:
                 continue
-            a = (t[0] * s[1][1] - t[1] * s[0][1]) / det
-            b = (s[0][0] * t[1] - s[1][0] * t[0]) / det
-            if b <= 0:
-                continue
-            if a < 0:  # no fixed cost below zero: refit the slope alone
-                a, b = 0.0, t[1] / s[1][1]
-            row = {"occupancy": occ, "bk": bk, "wave_us": a, "kstep_us": b}
-            err = sum(math.log(predict(dev, row, tile, sms, x) / x["us"]) ** 2 for x in runs)
-            if best is None or err < best[0]:
-                best = (err, row)
+            waves = ceil_div(ceil_div(x["m"], tile[0]) * ceil_div(x["n"], tile[1]), sms * occ)
+            f = (waves, waves * ceil_div(x["k"], bk))
+            used.append((f, y))
+            w = 1.0 / (y * y)
+            for i in range(2):
+                t[i] += w * f[i] * y
+                for j in range(2):
+                    s[i][j] += w * f[i] * f[j]
+        det = s[0][0] * s[1][1] - s[0][1] * s[1][0]
+        if det <= 0:
+            continue
+        a = (t[0] * s[1][1] - t[1] * s[0][1]) / det
+        b = (s[0][0] * t[1] - s[1][0] * t[0]) / det
+        floor = kstep_floor(occ, bk) if kstep_floor else 0.0
+        if b < floor:  # hold the k step at the rung's peak and refit the wave cost
+            b = floor
+            a = sum((y - b * f[1]) * f[0] / (y * y) for f, y in used) / s[0][0]
+        if b <= 0:
+            continue
+        if a < 0:  # no fixed cost below zero: refit the slope alone
+            a, b = 0.0, max(t[1] / s[1][1], floor)
+        row = {"occupancy": occ, "bk": bk, "wave_us": a, "kstep_us": b}
+        err = sum(math.log(predict(dev, row, tile, sms, x) / x["us"]) ** 2 for x in runs)
+        if best is None or err < best[0]:
+            best = (err, row)
     return best
 
 
 def fit(runs, tiles, sms):
+    """One (occupancy, bk) per rung from all its runs; wave and k-step costs per orientation
+    class, no faster per k step than the rung's best measured rate."""
     dev = fit_device(runs)
     rows = {}
     for algo in sorted({x["algo"] for x in runs if x["split"] == 1 and x["algo"] in tiles}):
         mine = [x for x in runs if x["algo"] == algo and x["split"] == 1]
-        pooled = fit_rung(dev, tiles[algo], sms, mine)
+        bm, bn = tiles[algo]
+        peak = max(2.0 * x["m"] * x["n"] * x["k"] / x["us"] for x in mine)  # flop a us
+        floor = lambda occ, bk: sms * occ * 2.0 * bm * bn * bk / (PEAK_MARGIN * peak)
+        pooled = fit_rung(dev, tiles[algo], sms, mine, kstep_floor=floor)
+        if not pooled:
+            continue
+        shape = [(pooled[1]["occupancy"], pooled[1]["bk"])]
         for a_k in (0, 1):
             for b_n in (0, 1):
                 cls = [x for x in mine if x["a_k"] == a_k and x["b_n"] == b_n]
-                got = fit_rung(dev, tiles[algo], sms, cls) if len(cls) >= MIN_CLASS_SAMPLES else None
-                chosen = (got or pooled)
-                if chosen:
-                    rows[(algo, a_k, b_n)] = chosen[1]
+                got = (fit_rung(dev, tiles[algo], sms, cls, shape, floor)
+                       if len(cls) >= MIN_CLASS_SAMPLES else None)
+                rows[(algo, a_k, b_n)] = (got or pooled)[1]
     return dev, rows
 
 
@@ -202,6 +227,8 @@ def main():
     ap.add_argument("-o", "--output", help="model file to write")
     ap.add_argument("--model", help="model file to read instead of fitting")
     ap.add_argument("--check", nargs="*", default=[], help="sweeps to judge the choice on")
+    ap.add_argument("--cross-validate", action="store_true",
+                    help="fit on half the shapes, check on the other half, both ways")
     ap.add_argument("--tiles", default="tuning/rung_tiles.tsv",
                     help="block tile of each rung (tilegemm algos --tiles)")
     args = ap.parse_args()
@@ -214,12 +241,19 @@ def main():
     tiles = {a: t[:2] for a, t in tiles.items()}
     device, runs = load(args.sweeps)
     sms, cc = device["sm_count"], device["compute_capability"].replace(".", "")
+    modes = {"fp32": lambda a: arith.get(a) in ("ffma", "3xtf32"), "strict": lambda a: arith.get(a) == "ffma"}
+    if args.cross_validate:
+        half = lambda x: zlib.crc32(repr(x["key"]).encode()) % 2
+        for fold in (0, 1):
+            dev, rows = fit([x for x in runs if half(x) == fold], tiles, sms)
+            for mode, ok in modes.items():
+                print(f"fitted on half {fold}, checked on the other, math {mode}:")
+                check(dev, rows, tiles, sms, [x for x in runs if half(x) != fold], ok)
     if args.model:
         dev, rows = read_model(args.model)
     else:
         dev, rows = fit(runs, tiles, sms)
     print(f"device: launch {dev['launch_us']} us, {dev['dram_gbs']} GB/s; {len(rows)} rung rows")
-    modes = {"fp32": lambda a: arith.get(a) in ("ffma", "3xtf32"), "strict": lambda a: arith.get(a) == "ffma"}
     for name, sweep in [("fitted", runs)] + [(p, load([p])[1]) for p in args.check]:
         for mode, ok in modes.items():
             print(f"{name}, math {mode}:")

@@ -142,3 +142,8 @@ const tg_model_rung tg_model_rungs[] = {
 };
 const int tg_model_rung_count = @TG_MODEL_RUNG_COUNT@;
 ]] @ONLY)
+
+# A table or model file rewritten (by `bench --tune` or bench/fit_model.py) re-runs this script
+# at the next build, so the library never embeds stale rows.
+set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+             ${TG_TUNING_FILES} ${TG_MODEL_FILES})
