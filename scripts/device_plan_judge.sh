@@ -30,7 +30,7 @@ for t in test_plan test_gpu_split_k; do
   status "$t" "rc $?"
 done
 cat "$out/test_gpu_split_k.log"
-for a in ${VERIFY_ALGOS:-gemv8,shortk128,skinny32x32,wgmma3xtf32}; do
+for a in ${VERIFY_ALGOS:-shortk128 gemv8 skinny32x32 wgmma3xtf32}; do
   timeout 60 "$cli" verify --quick --algo "$a" >"$out/verify-$a.log" 2>&1
   status "verify --quick $a" "rc $?"
 done
