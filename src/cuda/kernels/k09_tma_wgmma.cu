@@ -58,13 +58,13 @@
 
 namespace {
 
-constexpr int kRows = 128;                 /* BM = BN: rows of a box, of A and of B */
-constexpr int kBoxFloats = kRows * kBK;    /* one box: 128 rows x 32 k, 16 KiB */
 constexpr int kWarpgroup = 128;
-constexpr int kConsumers = 2 * kWarpgroup; /* threads; the producer warpgroup comes first */
-constexpr int kThreads = kWarpgroup + kConsumers;
-/* 128 x 40 + 256 x 232 = the SM's 65536 registers: the consumers hold 64 partial sums and 64
- * FP32 sums a thread, the producer thread only loop counters. */
+constexpr int kConsumerGroups = 2;          /* warpgroups of 64 rows each: BM = 128 */
+constexpr int kBM = 64 * kConsumerGroups;
+constexpr int kThreads = kWarpgroup * (1 + kConsumerGroups); /* the producer warpgroup first */
+/* 128 x 40 + 256 x 232 = 64512, what __launch_bounds__(384, 1) gives the block (168 a
+ * thread): the consumers hold up to 128 accumulators a thread, the producer thread only loop
+ * counters. */
 constexpr int kProducerRegisters = 40, kConsumerRegisters = 232;
 /* Bytes of planes a chunk of k may take.  The emulated tests build with a small budget, so
  * that their shapes run in several chunks. */
@@ -111,19 +111,43 @@ __global__ void __launch_bounds__(256) split_into_planes(const float *X, int64_t
 
 /* ---- the main kernel -------------------------------------------------------------------- */
 
+/* The tensor core's accumulators of one consumer thread (N128 products of 64 x 128 a
+ * warpgroup) and, with promotion, the FP32 sums they are promoted into.  Without promotion
+ * (PROMOTE = 0, TF32 mode) the tensor core accumulates the whole k and the sums are the
+ * accumulators themselves: no second array, so 64 x 256 a warpgroup fits in registers. */
+template <int N128, int PROMOTE>
+struct Accumulators {
+    float part[N128][64];
+    float sum[N128][64];
+    __device__ __forceinline__ float (&result(int h))[64] { return sum[h]; }
+};
+template <int N128>
+struct Accumulators<N128, 0> {
+    float part[N128][64];
+    __device__ __forceinline__ float (&result(int h))[64] { return part[h]; }
+};
+
 /*
  * a_map, b_map: the planes of op(A) and op(B) as rank-4 tensors (k, rows, part, batch item),
- * read in boxes of 32 x 128 x 1 x 1.  p: the product of this chunk of k (A and B at its first
- * k, beta already 1 after the first chunk), for the epilogue's stores and FMA recomputes.
+ * read in boxes of 32 x BM (A) or 32 x BN (B) x 1 x 1.  p: the product of this chunk of k (A
+ * and B at its first k, beta already 1 after the first chunk), for the epilogue's stores and
+ * FMA recomputes.  One block per tile of C, in grouped order (grouped_tile<8>) on grid.x;
+ * grid.z the batch item.
  */
-template <int STAGES, int PROMOTE, bool SPLIT>
+template <int BN, int STAGES, int PROMOTE, bool SPLIT>
 __global__ void __launch_bounds__(kThreads, 1)
     sgemm_tma_wgmma(const __grid_constant__ CUtensorMap a_map,
                     const __grid_constant__ CUtensorMap b_map, const tg_problem p)
 {
     constexpr int kParts = SPLIT ? 2 : 1;
-    constexpr int kStage = 2 * kParts * kBoxFloats; /* floats: A's parts, then B's */
-    static_assert(STAGES >= 2 && PROMOTE >= 1, "a ring of two stages at least");
+    constexpr int kN128 = BN / 128;             /* m64n128 products a warpgroup covers */
+    constexpr int kBoxA = kBM * kBK, kBoxB = BN * kBK; /* floats of one part's box */
+    constexpr int kStage = kParts * (kBoxA + kBoxB);    /* floats: A's parts, then B's */
+    static_assert(BN == 128 || BN == 256, "a warpgroup covers 64 x 128 or 64 x 256 of C");
+    static_assert(STAGES >= 2 && PROMOTE >= 0, "a ring of two stages at least");
+    static_assert(PROMOTE == 0 || kN128 == 1,
+                  "with promotion a thread holds 64 partial sums and 64 FP32 sums per 64 x 128 "
+                  "product: 64 x 256 a warpgroup would need 256 registers");
 
     extern __shared__ __align__(16) float smem[];
     float *const stages = align_shared_1024(smem); /* each box 1024-byte aligned */
@@ -133,15 +157,17 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int tid = threadIdx.x;
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
-            mbarrier_init(&full[s], 1);           /* the producer's arrive.expect_tx */
-            mbarrier_init(&empty[s], kConsumers); /* every consumer thread */
+            mbarrier_init(&full[s], 1); /* the producer's arrive.expect_tx */
+            mbarrier_init(&empty[s], kConsumerGroups * 4); /* a lane of every consumer warp */
         }
         fence_mbarrier_init();
     }
     __syncthreads();
 
     const int64_t tiles = (p.k + kBK - 1) / kBK;
-    const int i0 = (int)blockIdx.y * kRows, j0 = (int)blockIdx.x * kRows;
+    const tile_index tile =
+        grouped_tile<8>(blockIdx.x, ceil_div(p.m, kBM), ceil_div(p.n, BN));
+    const int i0 = (int)tile.m * kBM, j0 = (int)tile.n * BN;
 
     if (tid < kWarpgroup) {
         set_max_registers<kProducerRegisters, false>();
@@ -160,60 +186,95 @@ __global__ void __launch_bounds__(kThreads, 1)
             const int k0 = (int)(t * kBK);
 #pragma unroll
             for (int h = 0; h < kParts; ++h) {
-                tma_load_tile(stage + h * kBoxFloats, &a_map, &full[s], k0, i0, h, za);
-                tma_load_tile(stage + (kParts + h) * kBoxFloats, &b_map, &full[s], k0, j0, h, zb);
+                tma_load_tile(stage + h * kBoxA, &a_map, &full[s], k0, i0, h, za);
+                tma_load_tile(stage + kParts * kBoxA + h * kBoxB, &b_map, &full[s], k0, j0, h,
+                              zb);
             }
         }
         return;
     }
 
-    /* Consumers: the first multiplies rows 0-63 of the block's tile, the second rows 64-127. */
+    /* Consumers: warpgroup `half` multiplies rows 64 half .. 64 half + 63 of the tile. */
     set_max_registers<kConsumerRegisters, true>();
     const int half = (tid - kWarpgroup) / kWarpgroup;
-    float sum[64] = {}, part[64];
+    const bool releaser = tid % 32 == 0; /* arrives on the empty barriers for its warp */
+    Accumulators<kN128, PROMOTE> acc;
+    if (PROMOTE > 0)
+#pragma unroll
+        for (int h = 0; h < kN128; ++h)
+#pragma unroll
+            for (int i = 0; i < 64; ++i)
+                acc.result(h)[i] = 0.0f;
+    int64_t unreleased = -1; /* a tile whose products may still read its stage */
     for (int64_t t = 0; t < tiles; ++t) {
         const int s = (int)(t % STAGES);
         mbarrier_wait(&full[s], (unsigned)(t / STAGES) & 1u);
         const float *const stage = stages + s * kStage;
         const float *const a_big = stage + half * 64 * kBK; /* this warpgroup's 64 rows */
-        const float *const a_small = a_big + kBoxFloats;
-        const float *const b_big = stage + kParts * kBoxFloats;
-        const float *const b_small = b_big + kBoxFloats;
-        const bool fresh = t % PROMOTE == 0; /* the first tile of a partial sum */
+        const float *const a_small = a_big + kBoxA;
+        const float *const b_big = stage + kParts * kBoxA;
+        const float *const b_small = b_big + kBoxB;
+        /* the first tile of a partial sum (of the whole sum without promotion) */
+        const bool fresh = PROMOTE > 0 ? t % PROMOTE == 0 : t == 0;
+        const bool last = PROMOTE > 0 ? (t + 1) % PROMOTE == 0 || t + 1 == tiles
+                                      : t + 1 == tiles;
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < kBK / 8; ++kk) {
             const bool accumulate = !(fresh && kk == 0);
-            if (SPLIT) { /* the small products first */
-                wgmma_64x128x8_ss(part, smem_desc(a_small, 8 * kk), smem_desc(b_big, 8 * kk),
-                                  accumulate);
-                wgmma_64x128x8_ss(part, smem_desc(a_big, 8 * kk), smem_desc(b_small, 8 * kk),
-                                  true);
+            const uint64_t ab = smem_desc(a_big, 8 * kk);
+#pragma unroll
+            for (int h = 0; h < kN128; ++h) {
+                const uint64_t bb = smem_desc(b_big + h * 128 * kBK, 8 * kk);
+                if (SPLIT) { /* the small products first */
+                    wgmma_64x128x8_ss(acc.part[h], smem_desc(a_small, 8 * kk), bb, accumulate);
+                    wgmma_64x128x8_ss(acc.part[h], ab,
+                                      smem_desc(b_small + h * 128 * kBK, 8 * kk), true);
+                }
+                wgmma_64x128x8_ss(acc.part[h], ab, bb, SPLIT || accumulate);
             }
-            wgmma_64x128x8_ss(part, smem_desc(a_big, 8 * kk), smem_desc(b_big, 8 * kk),
-                              SPLIT || accumulate);
         }
         wgmma_commit();
-        wgmma_wait<0>();
-        fence_operand(part);
-        if (tid % 32) mbarrier_arrive(&empty[s]); /* this thread's products have read the stage */
-        if ((t + 1) % PROMOTE == 0 || t + 1 == tiles) {
-            /* Promotion: the partial sum joins the FP32 sums by round-to-nearest adds. */
+        if (last) {
+            /* every product so far is done: both stages go back, the sums may be read */
+            wgmma_wait<0>();
 #pragma unroll
-            for (int i = 0; i < 64; ++i)
-                sum[i] += part[i];
+            for (int h = 0; h < kN128; ++h)
+                fence_operand(acc.part[h]);
+            if (releaser) {
+                if (unreleased >= 0)
+                    mbarrier_arrive(&empty[unreleased % STAGES]);
+                mbarrier_arrive(&empty[s]);
+            }
+            unreleased = -1;
+            if (PROMOTE > 0) /* the partial sum joins the FP32 sums by round-to-nearest adds */
+#pragma unroll
+                for (int h = 0; h < kN128; ++h)
+#pragma unroll
+                    for (int i = 0; i < 64; ++i)
+                        acc.result(h)[i] += acc.part[h][i];
+        } else {
+            /* the previous tile's products are done (this one's may still run): its stage
+             * goes back to the producer */
+            wgmma_wait<1>();
+            if (releaser && unreleased >= 0)
+                mbarrier_arrive(&empty[unreleased % STAGES]);
+            unreleased = t;
         }
     }
 
-    /* sum[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + 8j + 2t + e % 2). */
+    /* result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + 128 h + 8j + 2t + e % 2). */
     const batch_item item(p);
     const int w = tid / 32 % 4, g = tid % 32 / 4, lane_t = tid % 4;
 #pragma unroll
-    for (int j = 0; j < 16; ++j)
+    for (int h = 0; h < kN128; ++h)
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
-            store_tc_result(p, item, i0 + 64 * half + 16 * w + g + 8 * (e / 2),
-                            j0 + 8 * j + 2 * lane_t + e % 2, sum[4 * j + e]);
+        for (int j = 0; j < 16; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                store_tc_result(p, item, i0 + 64 * half + 16 * w + g + 8 * (e / 2),
+                                j0 + 128 * h + 8 * j + 2 * lane_t + e % 2,
+                                acc.result(h)[4 * j + e]);
 }
 
 /* ---- the launch --------------------------------------------------------------------------- */
@@ -259,32 +320,36 @@ cudaError_t launch_split(const float *X, int64_t rs, int64_t ks, int64_t stride,
     return cudaGetLastError();
 }
 
-/* The tensor map of one operand's planes: (k, rows, part, item), boxes of 32 x 128 x 1 x 1. */
+/* The tensor map of one operand's planes: (k, rows, part, item), boxes of 32 x box_rows x 1 x
+ * 1. */
 cudaError_t plane_map(CUtensorMap *map, const float *planes, int64_t k, int64_t rows, int parts,
-                      int64_t items, int64_t kp)
+                      int64_t items, int64_t kp, int box_rows)
 {
     const uint64_t row_bytes = (uint64_t)kp * sizeof(float);
     const uint64_t dims[4] = {(uint64_t)k, (uint64_t)rows, (uint64_t)parts, (uint64_t)items};
     const uint64_t strides[3] = {row_bytes, row_bytes * rows, row_bytes * rows * parts};
-    const uint32_t box[4] = {kBK, kRows, 1, 1};
+    const uint32_t box[4] = {kBK, (uint32_t)box_rows, 1, 1};
     return encode_tile_map(map, planes, dims, strides, box);
 }
 
-template <int STAGES, int PROMOTE, bool SPLIT>
+template <int BN, int STAGES, int PROMOTE, bool SPLIT>
 int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
 {
     constexpr int kParts = SPLIT ? 2 : 1;
-    constexpr auto kernel = sgemm_tma_wgmma<STAGES, PROMOTE, SPLIT>;
+    constexpr auto kernel = sgemm_tma_wgmma<BN, STAGES, PROMOTE, SPLIT>;
     const cudaStream_t stream = (cudaStream_t)stream_arg;
-    const size_t smem = (size_t)STAGES * 2 * kParts * kBoxFloats * sizeof(float) +
+    const size_t smem = (size_t)STAGES * kParts * (kBM + BN) * kBK * sizeof(float) +
                         2 * STAGES * sizeof(uint64_t) + 1024 /* room to align the stages */;
+    static_assert((size_t)STAGES * kParts * (kBM + BN) * kBK * sizeof(float) +
+                          2 * STAGES * sizeof(uint64_t) + 1024 <= 227 * 1024,
+                  "the stages must fit the H100's 227 KiB of shared memory a block");
     cudaError_t e = opt_in_shared_memory<kernel>(smem);
     if (e != cudaSuccess)
         return (int)e;
     const PlaneChunks chunks(*p, SPLIT);
     float *const planes_a = static_cast<float *>(workspace);
     float *const planes_b = planes_a + chunks.a_floats(*p);
-    const dim3 grid(ceil_div(p->n, kRows), ceil_div(p->m, kRows), (unsigned)p->batch);
+    const dim3 grid(ceil_div(p->m, kBM) * ceil_div(p->n, BN), 1, (unsigned)p->batch);
     for (int64_t k0 = 0; k0 < p->k; k0 += chunks.kc) {
         tg_problem chunk = *p;
         chunk.k = std::min(chunks.kc, p->k - k0);
@@ -296,9 +361,10 @@ int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
                                       p->m, chunk.k, planes_a, chunks.kp, stream)) ||
             (e = launch_split<kParts>(chunk.B, p->b_cs, p->b_rs, p->stride_b, chunks.items_b,
                                       p->n, chunk.k, planes_b, chunks.kp, stream)) ||
-            (e = plane_map(&a_map, planes_a, chunk.k, p->m, kParts, chunks.items_a,
-                           chunks.kp)) ||
-            (e = plane_map(&b_map, planes_b, chunk.k, p->n, kParts, chunks.items_b, chunks.kp)))
+            (e = plane_map(&a_map, planes_a, chunk.k, p->m, kParts, chunks.items_a, chunks.kp,
+                           kBM)) ||
+            (e = plane_map(&b_map, planes_b, chunk.k, p->n, kParts, chunks.items_b, chunks.kp,
+                           BN)))
             return (int)e;
         kernel<<<grid, kThreads, smem, stream>>>(a_map, b_map, chunk);
         if ((e = cudaGetLastError()) != cudaSuccess)
@@ -310,11 +376,15 @@ int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
 /* The registry's plain launch is never called for a rung with workspace. */
 int launch_needs_workspace(const tg_problem *, void *) { return (int)cudaErrorInvalidValue; }
 
+template <int BN>
 const char *tma_wgmma_unsupported(const tg_problem *p)
 {
 #ifdef TG_BUILD_SM90A
-    if (p->n > INT32_MAX - kRows)
-        return "n is too large for the TMA's 32-bit coordinates";
+    if (p->m > INT32_MAX - kBM || p->n > INT32_MAX - BN)
+        return "m or n is too large for the TMA's 32-bit coordinates";
+    if ((p->m + kBM - 1) / kBM * ((p->n + BN - 1) / BN) > INT32_MAX)
+        return "the grouped block order puts a launch's tiles on a 1-D grid of at most 2^31 - 1 "
+               "blocks: m x n is too large for that";
     return nullptr;
 #else
     (void)p;
@@ -329,30 +399,31 @@ extern "C" const tg_rung tg_rung_tma_wgmma3xtf32 = {.name = "tma_wgmma3xtf32", .
                "once (k-major whatever the transposes), TMA into a 3-stage mbarrier ring, a "
                "producer warp, 2 consumer warpgroups on wgmma with both operands in shared "
                "memory, 128x128x32 block, FP32 promotion every 32 of k",
-    .block_rows = 128, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_3XTF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported,
+    .block_rows = kBM, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_3XTF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
     .workspace_bytes = tma_wgmma_workspace<true>,
-    .launch_with_workspace = launch_tma_wgmma<3, 1, true>};
+    .launch_with_workspace = launch_tma_wgmma<128, 3, 1, true>};
 
 extern "C" const tg_rung tg_rung_tma_wgmmatf32 = {.name = "tma_wgmmatf32", .level = 9,
-    .summary = "tma_wgmma3xtf32 without the small parts, 6 stages: TF32 inputs (opt-in TF32 "
-               "math mode, below FP32 accuracy)",
-    .block_rows = 128, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_TF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported,
+    .summary = "tma_wgmma3xtf32 without the small parts and without promotion, 128x256x32 "
+               "block, 4 stages: TF32 inputs (opt-in TF32 math mode, below FP32 accuracy)",
+    .block_rows = kBM, .block_cols = 256, .in_auto = 0, .arith = TG_ARITH_TF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<256>,
     .workspace_bytes = tma_wgmma_workspace<false>,
-    .launch_with_workspace = launch_tma_wgmma<6, 1, false>};
+    .launch_with_workspace = launch_tma_wgmma<256, 4, 0, false>};
 
-/* Measurement variants: promotion every 64 of k; TF32 mode promoting every 128 of k. */
+/* Measurement variants: 3xTF32 promoting every 64 of k (half the waits for the tensor core to
+ * drain); TF32 mode on 128x128 blocks with 6 stages. */
 extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_p64 = {.name = "tma_wgmma3xtf32_p64",
     .level = 9, .summary = "tma_wgmma3xtf32 promoting every 64 of k (measurement variant)",
-    .block_rows = 128, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_3XTF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported,
+    .block_rows = kBM, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_3XTF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
     .workspace_bytes = tma_wgmma_workspace<true>,
-    .launch_with_workspace = launch_tma_wgmma<3, 2, true>};
+    .launch_with_workspace = launch_tma_wgmma<128, 3, 2, true>};
 
-extern "C" const tg_rung tg_rung_tma_wgmmatf32_p128 = {.name = "tma_wgmmatf32_p128", .level = 9,
-    .summary = "tma_wgmmatf32 promoting every 128 of k (measurement variant)",
-    .block_rows = 128, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_TF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported,
+extern "C" const tg_rung tg_rung_tma_wgmmatf32_128 = {.name = "tma_wgmmatf32_128", .level = 9,
+    .summary = "tma_wgmmatf32 on 128x128x32 blocks, 6 stages (measurement variant)",
+    .block_rows = kBM, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_TF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
     .workspace_bytes = tma_wgmma_workspace<false>,
-    .launch_with_workspace = launch_tma_wgmma<6, 4, false>};
+    .launch_with_workspace = launch_tma_wgmma<128, 6, 0, false>};
