@@ -1,40 +1,49 @@
 /*
  * Rung 9: Hopper's own pipeline: TF32 planes made once, TMA, mbarriers, a producer warp and
  * consumer warpgroups doing wgmma with both operands in shared memory.
- *   sgemm_tma_wgmma3xtf32_128x128x32_s3_p32 ("tma_wgmma3xtf32")  FP32 accuracy (3xTF32)
- *   sgemm_tma_wgmmatf32_128x128x32_s6_p32   ("tma_wgmmatf32")    big parts only: TF32 mode
+ *   sgemm_tma_wgmma3xtf32_128x128x32_s3_p32 ("tma_wgmma3xtf32")     FP32 accuracy (3xTF32)
+ *   sgemm_tma_wgmmatf32_128x256x32_s4       ("tma_wgmmatf32")       big parts only: TF32 mode
+ *   measurement variants: "tma_wgmma3xtf32_p64" (promotion every 64 of k), "tma_wgmmatf32_128"
+ *   (128 x 128 blocks, 6 stages)
  *
  * What it changes against rung 7 (wgmma3xtf32): the split into TF32 parts leaves the main
  * loop.  A pre-pass kernel (split_into_planes) writes op(A) and op(B) once as "planes" in the
- * handle's workspace: per operand a big and a small plane (x = big + small, each TF32, as
- * tc_common.cuh's split_tf32), rows along m (A) or n (B), k contiguous, whatever the caller's
- * layout and transposes, so NN, NT, TN and TT run the same main kernel.  The pre-pass costs
- * O((m + n) k) against the product's O(m n k) and is counted in the call's time.
+ * handle's workspace: per operand a big and a small plane (x = big + small, each TF32 rounded
+ * to nearest, as tc_common.cuh's split_tf32), rows along m (A) or n (B), k contiguous, whatever
+ * the caller's layout and transposes, so NN, NT, TN and TT run the same main kernel.  The
+ * pre-pass costs O((m + n) k) against the product's O(m n k) and is counted in the call's time.
  * The main kernel has no address arithmetic and no split: one thread of a producer warpgroup
- * issues TMA copies (cp.async.bulk.tensor, tma.cuh) of 128 x 32 boxes of the planes into a ring
- * of STAGES stages, each with a "full" mbarrier (expect-tx: the stage's bytes) and an "empty"
- * one (the 256 consumer threads arrive once they have waited for their products); the two
- * consumer warpgroups wait on the full barrier's phase parity and issue wgmma.m64n128k8 with A
- * and B both read from shared memory (the TMA's 128-byte swizzle is the layout wgmma reads).
- * The producer warpgroup gives its registers to the consumers (setmaxnreg 40 / 232).
+ * issues TMA copies (cp.async.bulk.tensor, tma.cuh) of 32-wide boxes of the planes into a ring
+ * of STAGES stages, each with a "full" mbarrier (one arrival with expect-tx: the stage's bytes)
+ * and an "empty" one (one arrival from each of the 8 consumer warps); the two consumer
+ * warpgroups wait on the full barrier's phase parity and issue wgmma.m64n128k8 with A and B
+ * both read from shared memory (the TMA's 128-byte swizzle is the layout wgmma reads).  A
+ * warpgroup hands a stage back once the products of the next tile are issued and the stage's
+ * own are done (wgmma_wait<1>), so the tensor core never drains between tiles, except where a
+ * partial sum is promoted.  The producer warpgroup gives its registers to the consumers
+ * (setmaxnreg 40 / 232).  Blocks take their tiles in grouped order (grouped_tile<8>).
  *   products     per 8 of k: small(A) big(B), big(A) small(B), then big(A) big(B), small
- *                ones first (TF32 mode: big(A) big(B) only); 12 wgmma a warpgroup a stage
- *   promotion    every PROMOTE tiles of 32 (k = 32 by default, as rungs 6 and 7) the tensor
- *                core starts a fresh partial sum and the finished one is added into FP32
- *                registers: the accuracy contract of the fp32 mode (RMS error no worse than
- *                the FFMA rungs' from k = 256)
- *   block tile   128 x 128 x 32; 384 threads: a producer warpgroup, then 2 consumer warpgroups
- *                of 64 x 128 each.  128 x 256 would need 128 partial sums + 128 FP32 sums a
- *                thread, more than a thread's 255 registers: promotion caps n at 128 a
- *                warpgroup
- *   shared       STAGES x (A, B) x (big, small) x 16 KiB: 3 stages = 192 KiB (TF32 mode: 6 of
- *                32 KiB), plus the barriers
- *   workspace    the planes of one chunk of k: (m + n) x kc x 2 floats (per batch item that
+ *                ones first (TF32 mode: big(A) big(B) only)
+ *   promotion    3xTF32: every PROMOTE tiles of 32 (k = 32 by default, as rungs 6 and 7) the
+ *                tensor core starts a fresh partial sum and the finished one is added into
+ *                FP32 registers: the accuracy contract of the fp32 mode (RMS error no worse
+ *                than the FFMA rungs' from k = 256).  TF32 mode accumulates all of k in the
+ *                tensor core, as cuBLAS's TF32 kernels do.
+ *   block tile   BM = 128 (2 consumer warpgroups of 64 rows) x BN x 32, 384 threads.  BN = 128
+ *                for 3xTF32: 64 partial sums + 64 FP32 sums a thread per 64 x 128, so 64 x 256
+ *                a warpgroup (256 registers) does not fit with promotion; BN = 256 in TF32 mode
+ *                (128 accumulators a thread)
+ *   shared       3xTF32: 3 stages x (A, B) x (big, small) x 16 KiB = 192 KiB; TF32 128 x 256: 4
+ *                stages x 48 KiB = 192 KiB; plus the barriers
+ *   registers    168 a thread at entry (__launch_bounds__(384, 1)), then 232 for the consumers;
+ *                no spills (ptxas -v, nvcc 13.0)
+ *   workspace    the planes of one chunk of k: (m + n) x kc x parts floats (per batch item that
  *                does not share its operand), kc chosen so that they fit kPlaneBudget (1 GiB),
  *                a multiple of 32, at least 32.  A product whose k needs several chunks runs
  *                chunk after chunk, each adding its alpha * partial product into C (beta on
  *                the first), so every chunk boundary is one more FP32 rounding of C, like a
- *                promotion.
+ *                promotion.  The backend keeps the workspace on the handle (its rung slot),
+ *                grown on demand, never allocated per call once large enough.
  * Special values: the pre-pass makes values under 2^-100 NaN (tf32_big), so no small part is
  *   subnormal and needs no scaling (the tensor core flushes subnormals); Inf, NaN and values
  *   whose big part overflows also make the tensor-core sum non-finite, and such outputs are
@@ -44,6 +53,7 @@
  * Constraints: compute capability 9.0 and a build with sm_90a code; device workspace (the
  *   registry's workspace_bytes / launch_with_workspace).
  * Benchmark:   tilegemm bench --algo tma_wgmma3xtf32,tma_wgmmatf32,wgmma3xtf32 4096x4096x4096
+ *              (scripts/device_hopper.sh: verify, sanitizers and the benchmark in one call)
  * Measured:    not yet measured on a GPU.
  */
 #include <float.h>
@@ -165,8 +175,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncthreads();
 
     const int64_t tiles = (p.k + kBK - 1) / kBK;
-    const tile_index tile =
-        grouped_tile<8>(blockIdx.x, ceil_div(p.m, kBM), ceil_div(p.n, BN));
+    const tile_index tile = grouped_tile<8>(blockIdx.x, (unsigned)((p.m + kBM - 1) / kBM),
+                                            (unsigned)((p.n + BN - 1) / BN));
     const int i0 = (int)tile.m * kBM, j0 = (int)tile.n * BN;
 
     if (tid < kWarpgroup) {
@@ -262,6 +272,13 @@ __global__ void __launch_bounds__(kThreads, 1)
             unreleased = t;
         }
     }
+
+    /* The last tile waited for every product; this wait, a no-op, shows the compiler that no
+     * product is in flight on any path out of the loop (else it injects one, warning C7517). */
+    wgmma_wait<0>();
+#pragma unroll
+    for (int h = 0; h < kN128; ++h)
+        fence_operand(acc.result(h));
 
     /* result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + 128 h + 8j + 2t + e % 2). */
     const batch_item item(p);
