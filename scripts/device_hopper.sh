@@ -39,7 +39,7 @@ cli=$build/tilegemm
 obj_dir=$build/CMakeFiles/tilegemm_objects.dir/src/cuda/kernels
 for f in k09_tma_wgmma k07_wgmma_tf32; do
   echo "== $f" && cuobjdump -res-usage "$obj_dir/$f.cu.o" 2>&1 | grep -A1 Function |
-    sed -E 's/_ZN[0-9]+_GLOBAL__N__[0-9a-f_]+_cu_[0-9a-f]+//'
+    sed -E 's/_ZN[0-9]+_GLOBAL__N__[0-9a-f]+_[0-9]+_[a-z0-9_]+_cu_[0-9a-f]{8}//'
 done >"$top/res-usage.txt" 2>&1
 status "res-usage (res-usage.txt)" "$(grep -c 'STACK:0' "$top/res-usage.txt") kernels with no stack"
 
