@@ -18,14 +18,15 @@ extern "C" {
 typedef enum tg_slot {
     TG_SLOT_A = 0, TG_SLOT_B = 1, TG_SLOT_C = 2, /* host operands staged to the device */
     TG_SLOT_SPLIT_K = 3,                         /* split-K partial products */
-    TG_SLOT_COUNT = 4
+    TG_SLOT_RUNG = 4,                            /* a rung's own (tg_rung.workspace_bytes) */
+    TG_SLOT_COUNT = 5
 } tg_slot;
 
 /* Device buffers that host operands are staged through; grown on demand, kept for reuse. */
 typedef struct tg_workspace {
     void *buffer[TG_SLOT_COUNT]; /* indexed by tg_slot */
     size_t bytes[TG_SLOT_COUNT];
-    void *last_use;  /* cudaEvent_t recorded after the last asynchronous use (split-K) */
+    void *last_use;  /* cudaEvent_t recorded after the last asynchronous use (split-K, rung) */
 } tg_workspace;
 
 struct tg_handle {

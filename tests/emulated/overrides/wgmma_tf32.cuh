@@ -125,4 +125,20 @@ __device__ __forceinline__ void wgmma_64x128x8_ra(float (&d)[64], const float (&
         d[i] = out[i];
 }
 
+/* Shared-memory A: each thread forms its entries from both descriptors, no exchange. */
+__device__ __forceinline__ void wgmma_64x128x8_ss(float (&d)[64], uint64_t a, uint64_t b,
+                                                  bool accumulate)
+{
+    const unsigned tid = threadIdx.x;
+    const unsigned w = tid / 32 % 4, g = tid % 32 / 4, t = tid % 4;
+    for (int j = 0; j < 16; ++j)
+        for (int e = 0; e < 4; ++e) {
+            const int r = (int)(16 * w + g + 8 * (e / 2)), c = (int)(8 * j + 2 * t + e % 2);
+            float row[8], col[8];
+            for (int k = 0; k < 8; ++k)
+                row[k] = emu_wgmma::element(a, r, k), col[k] = emu_wgmma::element(b, c, k);
+            d[4 * j + e] = tc_model::block_fma(row, col, 8, accumulate ? d[4 * j + e] : 0.0f);
+        }
+}
+
 #endif
