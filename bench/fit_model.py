@@ -45,9 +45,15 @@ def normalized(r):
 
 
 def load(paths):
-    """Runs of rungs with their measured microseconds, keyed by rung name."""
+    """Runs of rungs with their measured microseconds.  A rung's runs come from the last sweep
+    that has it: a rung measured again after a change replaces its old data."""
     device, tiles, runs = None, {}, []
-    for path in paths:
+    newest = {}
+    for index, path in enumerate(paths):
+        with open(path) as f:
+            for r in json.load(f)["results"]:
+                newest[r["algo"].split("/")[0]] = index
+    for index, path in enumerate(paths):
         with open(path) as f:
             doc = json.load(f)
         device = device or doc["device"]
@@ -55,6 +61,8 @@ def load(paths):
             if r["status"] not in ("OK", "LOWPREC") or r.get("median_ms") is None:
                 continue
             algo = r["algo"].split("/")[0]
+            if newest[algo] != index:
+                continue
             split = int(r["algo"].split("/k")[1]) if "/k" in r["algo"] else r.get("split_k", 0)
             m, n, k, a_k, b_n = normalized(r)
             runs.append({"algo": algo, "split": split, "m": m, "n": n, "k": k, "a_k": a_k,
