@@ -51,14 +51,14 @@ for math in fp32 strict; do
     status "named shapes $layout, auto $math" "rc $? at $SECONDS s"
   done
 done
-for math in fp32 strict; do
+for math in fp32 strict tf32; do
   timeout "$(left)" "$cli" bench --suite all --count 0 --algo auto --math "$math" \
     --json "$top/all-auto-$math.json" >"$out/all-$math.log" 2>&1
   status "all (fixed shapes), auto $math" "rc $? at $SECONDS s"
 done
 {
   echo "== summary"; cat "$summary"
-  for f in random-fp32 random-strict named-row-fp32 named-col-fp32 named-row-strict named-col-strict all-fp32 all-strict; do
+  for f in random-fp32 random-strict named-row-fp32 named-col-fp32 named-row-strict named-col-strict all-fp32 all-strict all-tf32; do
     echo "== $f"; grep -E "^auto on|mismatch" "$out/$f.log"
   done
 } | tee "$top/table.txt"

@@ -145,18 +145,22 @@ int main(void)
                "tuned row %d (%lldx%lldx%lld %s) not followed: ran %s", i, (long long)t->m,
                (long long)t->n, (long long)t->k, t->algo, c.rung >= 0 ? tg_rungs[c.rung]->name : "-");
         /* Its slices as measured; a row measured with the planner's slices (0) gets the
-         * model's best count for that rung, which may not leave the machine mostly idle. */
+         * model's slices for that rung: weighed (a prediction), and no slower than unsplit. */
         if (t->split_k > 0)
             EXPECT(c.split_k == t->split_k, "tuned row %d: %d slices, not its %d", i, c.split_k,
                    t->split_k);
         else {
+            const tg_model_device *dev = tg_model_device_for(kH100.compute_capability);
+            const tg_model_rung *row = tg_model_rung_for(dev, t->algo, &p);
             const tg_rung *r = tg_rungs[rung];
-            const double tiles = (double)((p.m + r->block_rows - 1) / r->block_rows) *
-                                 (double)((p.n + r->block_cols - 1) / r->block_cols) * c.split_k;
-            EXPECT(tiles >= kH100.sm_count / 2 || c.split_k > 1,
-                   "tuned row %d (%lldx%lldx%lld %s): %g blocks on %d SMs, unsplit", i,
-                   (long long)t->m, (long long)t->n, (long long)t->k, t->algo, tiles,
-                   kH100.sm_count);
+            if (row) {
+                const double unsplit = tg_model_seconds(dev, row, r->block_rows, r->block_cols,
+                                                        kH100.sm_count, &p, 1);
+                EXPECT(c.seconds > 0.0 && c.seconds <= unsplit * (1.0 + 1e-12),
+                       "tuned row %d (%lldx%lldx%lld %s): %d slices predicted %g s, unsplit %g s",
+                       i, (long long)t->m, (long long)t->n, (long long)t->k, t->algo, c.split_k,
+                       c.seconds, unsplit);
+            }
         }
         followed++;
     }

@@ -416,7 +416,7 @@ extern "C" const tg_rung tg_rung_tma_wgmma3xtf32 = {.name = "tma_wgmma3xtf32", .
                "once (k-major whatever the transposes), TMA into a 3-stage mbarrier ring, a "
                "producer warp, 2 consumer warpgroups on wgmma with both operands in shared "
                "memory, 128x128x32 block, FP32 promotion every 32 of k",
-    .block_rows = kBM, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_3XTF32, .min_cc = 90,
+    .block_rows = kBM, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_3XTF32, .min_cc = 90,
     .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
     .workspace_bytes = tma_wgmma_workspace<true>,
     .launch_with_workspace = launch_tma_wgmma<128, 3, 1, true>};
@@ -424,7 +424,7 @@ extern "C" const tg_rung tg_rung_tma_wgmma3xtf32 = {.name = "tma_wgmma3xtf32", .
 extern "C" const tg_rung tg_rung_tma_wgmmatf32 = {.name = "tma_wgmmatf32", .level = 9,
     .summary = "tma_wgmma3xtf32 without the small parts and without promotion, 128x256x32 "
                "block, 4 stages: TF32 inputs (opt-in TF32 math mode, below FP32 accuracy)",
-    .block_rows = kBM, .block_cols = 256, .in_auto = 0, .arith = TG_ARITH_TF32, .min_cc = 90,
+    .block_rows = kBM, .block_cols = 256, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 90,
     .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<256>,
     .workspace_bytes = tma_wgmma_workspace<false>,
     .launch_with_workspace = launch_tma_wgmma<256, 4, 0, false>};
