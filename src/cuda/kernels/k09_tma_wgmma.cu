@@ -54,7 +54,10 @@
  *   registry's workspace_bytes / launch_with_workspace).
  * Benchmark:   tilegemm bench --algo tma_wgmma3xtf32,tma_wgmmatf32,wgmma3xtf32 4096x4096x4096
  *              (scripts/device_hopper.sh: verify, sanitizers and the benchmark in one call)
- * Measured:    not yet measured on a GPU.
+ * Measured:    H100 (a9919fd, against cuBLAS in the same run): tma_wgmma3xtf32 115 TFLOP/s at
+ *              4096^3 and 8192^3 (2.2x SGEMM), 111 at 16384^3 (2.06x), 101.5 at 4097^3 (2.30x);
+ *              NN/NT/TN/TT within 1% (2.21-2.33x); rung 7 88 (1.7x).  tma_wgmmatf32 273-342
+ *              TFLOP/s (0.67-0.83x FAST_TF32).  racecheck and synccheck clean on 3 shapes.
  */
 #include <float.h>
 #include <stdint.h>
