@@ -25,6 +25,7 @@ OCCUPANCIES = (1, 2, 3, 4)
 K_STEPS = (8, 16, 32, 64)
 MIN_CLASS_SAMPLES = 12  # fewer runs in an orientation class: fit the rung on all classes
 PEAK_MARGIN = 1.1  # a full wave may run this much faster than the rung was ever measured
+C_RATE_MARGIN = 1.3  # writes of C may beat the streaming rate, read and write mixed, by this
 MEMORY_BOUND = 0.8  # runs whose bytes take longer than this share of their time are the memory's, not the rung's
 
 
@@ -86,7 +87,8 @@ def predict(dev, row, tile, sms, x, slices=1):
     ksteps = ceil_div(ceil_div(x["k"], slices), row["bk"])
     compute = waves * (row["wave_us"] + row["kstep_us"] * ksteps)
     per_us = dev["dram_gbs"] * 1e3
-    memory = bytes_moved(x, slices) / per_us
+    c_bytes = 4.0 * x["m"] * x["n"] * slices
+    memory = (bytes_moved(x, slices) - c_bytes) / per_us + c_bytes / (row.get("c_gbs", dev["dram_gbs"]) * 1e3)
     us = dev["launch_us"] + max(compute, memory)
     if slices > 1:
         us += dev["launch_us"] + 4.0 * x["m"] * x["n"] * (slices + 1) / per_us
@@ -145,6 +147,25 @@ def fit_rung(dev, tile, sms, runs, shapes=None, kstep_floor=None):
     return best
 
 
+def fit_c_rate(dev, row, tile, sms, runs):
+    """The rate at which the rung writes C, GB/s: the median over its runs that the stores
+    dominate (the fitted compute under half the time), of C's bytes over the time left after
+    reading A and B at the streaming rate.  The streaming rate when there are too few such runs."""
+    rates = []
+    for x in runs:
+        y = x["us"] - dev["launch_us"]
+        waves = ceil_div(ceil_div(x["m"], tile[0]) * ceil_div(x["n"], tile[1]), sms * row["occupancy"])
+        compute = waves * (row["wave_us"] + row["kstep_us"] * ceil_div(x["k"], row["bk"]))
+        c_bytes = 4.0 * x["m"] * x["n"]
+        left = y - (bytes_moved(x) - c_bytes) / (dev["dram_gbs"] * 1e3)
+        if compute < 0.5 * y and left > 0 and c_bytes >= 1 << 22:
+            rates.append(c_bytes / left / 1e3)
+    if len(rates) < 3:
+        return dev["dram_gbs"]
+    rate = sorted(rates)[len(rates) // 2]
+    return min(max(rate, 0.05 * dev["dram_gbs"]), C_RATE_MARGIN * dev["dram_gbs"])
+
+
 def fit(runs, tiles, sms):
     """One (occupancy, bk) per rung from all its runs; wave and k-step costs per orientation
     class, no faster per k step than the rung's best measured rate."""
@@ -153,8 +174,11 @@ def fit(runs, tiles, sms):
     for algo in sorted({x["algo"] for x in runs if x["split"] == 1 and x["algo"] in tiles}):
         mine = [x for x in runs if x["algo"] == algo and x["split"] == 1]
         bm, bn = tiles[algo]
-        peak = max(2.0 * x["m"] * x["n"] * x["k"] / x["us"] for x in mine)  # flop a us
-        floor = lambda occ, bk: sms * occ * 2.0 * bm * bn * bk / (PEAK_MARGIN * peak)
+        # The rung's peak, flop a us, from runs long enough in k for arithmetic to set the time:
+        # a rung that runs only short k (shortk128) has no peak to hold its k step to.
+        bound = [2.0 * x["m"] * x["n"] * x["k"] / x["us"] for x in mine if x["k"] >= 256]
+        peak = max(bound) if len(bound) >= MIN_CLASS_SAMPLES else None
+        floor = (lambda occ, bk: sms * occ * 2.0 * bm * bn * bk / (PEAK_MARGIN * peak)) if peak else None
         pooled = fit_rung(dev, tiles[algo], sms, mine, kstep_floor=floor)
         if not pooled:
             continue
@@ -164,7 +188,10 @@ def fit(runs, tiles, sms):
                 cls = [x for x in mine if x["a_k"] == a_k and x["b_n"] == b_n]
                 got = (fit_rung(dev, tiles[algo], sms, cls, shape, floor)
                        if len(cls) >= MIN_CLASS_SAMPLES else None)
-                rows[(algo, a_k, b_n)] = (got or pooled)[1]
+                row = dict((got or pooled)[1])
+                row["c_gbs"] = fit_c_rate(dev, row, tiles[algo], sms,
+                                          cls if len(cls) >= MIN_CLASS_SAMPLES else mine)
+                rows[(algo, a_k, b_n)] = row
     return dev, rows
 
 
@@ -209,10 +236,10 @@ def write(path, device, dev, rows, cc, sources):
                 f"{', '.join(sources)}. Generated: do not edit.\n")
         f.write("# device\tcc\tlaunch_us\tdram_gbs\n")
         f.write(f"device\t{cc}\t{dev['launch_us']}\t{dev['dram_gbs']}\n")
-        f.write("# rung\tcc\talgo\ta_k_contiguous\tb_n_contiguous\toccupancy\tbk\twave_us\tkstep_us\n")
+        f.write("# rung\tcc\talgo\ta_k_contiguous\tb_n_contiguous\toccupancy\tbk\twave_us\tkstep_us\tc_gbs\n")
         for (algo, a_k, b_n), r in sorted(rows.items()):
             f.write(f"rung\t{cc}\t{algo}\t{a_k}\t{b_n}\t{r['occupancy']}\t{r['bk']}\t"
-                    f"{r['wave_us']:.4g}\t{r['kstep_us']:.4g}\n")
+                    f"{r['wave_us']:.4g}\t{r['kstep_us']:.4g}\t{r['c_gbs']:.0f}\n")
 
 
 def read_model(path):
@@ -225,7 +252,8 @@ def read_model(path):
             dev = {"launch_us": float(f[2]), "dram_gbs": float(f[3])}
         else:
             rows[(f[2], int(f[3]), int(f[4]))] = {"occupancy": int(f[5]), "bk": int(f[6]),
-                                                  "wave_us": float(f[7]), "kstep_us": float(f[8])}
+                                                  "wave_us": float(f[7]), "kstep_us": float(f[8]),
+                                                  "c_gbs": float(f[9])}
     return dev, rows
 
 

@@ -34,10 +34,13 @@ for a in ${VERIFY_ALGOS:-shortk128 gemv8 skinny32x32 wgmma3xtf32}; do
   timeout 60 "$cli" verify --quick --algo "$a" >"$out/verify-$a.log" 2>&1
   status "verify --quick $a" "rc $?"
 done
-for math in fp32 strict; do
-  timeout "$(left)" "$cli" bench --suite random --seed "$seed" --count "$count" --algo auto --math "$math" \
-    --json "$top/random-seed$seed-auto-$math.json" >"$out/random-$math.log" 2>&1
-  status "random seed $seed x $count, auto $math" "rc $? at $SECONDS s"
+# The judged seed, then any seeds looked at before (DEV_SEEDS), for a comparison on the same shapes.
+for s in "$seed" ${DEV_SEEDS:-}; do
+  for math in fp32 strict; do
+    timeout "$(left)" "$cli" bench --suite random --seed "$s" --count "$count" --algo auto --math "$math" \
+      --json "$top/random-seed$s-auto-$math.json" >"$out/random-$s-$math.log" 2>&1
+    status "random seed $s x $count, auto $math" "rc $? at $SECONDS s"
+  done
 done
 # The shapes the planner issue names as losers, every transpose in both layouts.
 named="32x32x100000 12x156x32461 234x13x23999 88x123x14202 16970x9x10183 100000x32x512
@@ -58,9 +61,10 @@ for math in fp32 strict tf32; do
 done
 {
   echo "== summary"; cat "$summary"
-  for f in random-fp32 random-strict named-row-fp32 named-col-fp32 named-row-strict named-col-strict all-fp32 all-strict all-tf32; do
+  for f in random-$seed-fp32 random-$seed-strict named-row-fp32 named-col-fp32 named-row-strict named-col-strict all-fp32 all-strict all-tf32; do
     echo "== $f"; grep -E "^auto on|mismatch" "$out/$f.log"
   done
+  for s in ${DEV_SEEDS:-}; do grep -h "^auto on" "$out/random-$s-fp32.log" "$out/random-$s-strict.log" | sed "s/^/seed $s: /"; done
 } | tee "$top/table.txt"
 # At most 8 files come back: the JSON in one archive, the logs in another.
 tar -C "$top" -czf "$top/0-json.tgz" --remove-files $(cd "$top" && ls ./*.json)

@@ -7,10 +7,15 @@
  *   tiles   = ceil(m / BM) * ceil(n / BN) * batch * slices
  *   waves   = ceil(tiles / (SMs * occupancy))
  *   compute = waves * (wave_us + kstep_us * ceil(ceil(k / slices) / bk))
- *   memory  = (bytes of A and B + bytes of C written, and read when beta != 0) / dram_gbs
+ *   memory  = (bytes of A and B, and of C read when beta != 0) / dram_gbs
+ *             + bytes of C written / c_gbs
+ *             + staged_bytes / dram_gbs (a rung that stages its operands in workspace first,
+ *               rung 9's TF32 planes, writes them and reads them again; the planner says how
+ *               many, tg_staged_bytes)
  *   time    = launch_us + max(compute, memory)
  *             + with slices > 1: launch_us + (slices + 1 + (beta != 0)) * 4 * m * n / dram_gbs
- * wave_us and kstep_us are fitted per rung and operand orientation (op(A) along k or not,
+ * wave_us, kstep_us and c_gbs (the rate at which the rung's stores write C: what sets its
+ * time when k is short) are fitted per rung and operand orientation (op(A) along k or not,
  * op(B) along n or not) from a benchmark sweep on random shapes (bench/fit_model.py); the
  * fitted rows are data, tuning/model_sm_<cc>.tsv, embedded at build time (cmake/tuning.cmake).
  */
@@ -32,6 +37,7 @@ typedef struct tg_model_rung {
     int bk;              /* k a block consumes per step */
     double wave_us;      /* fixed cost of one wave of tiles: prologue, epilogue, stores */
     double kstep_us;     /* cost of one k step of one wave */
+    double c_gbs;        /* how fast its stores write C, GB/s */
 } tg_model_rung;
 
 typedef struct tg_model_device {
@@ -55,13 +61,15 @@ const tg_model_rung *tg_model_rung_for(const tg_model_device *dev, const char *a
                                        const tg_problem *p);
 
 /* Predicted seconds for p on a rung with this block tile and model row, cut into `slices`
- * slices of k (1: not split), on a GPU with sm_count SMs.  Inline: the planner weighs up to a
+ * slices of k (1: not split), on a GPU with sm_count SMs, moving staged_bytes through
+ * workspace besides.  Inline: the planner weighs up to a
  * few hundred (rung, slices) pairs a call, and what does not depend on the slices is hoisted
  * out of its loop. */
 static inline double tg_model_ceil_div(double a, double b) { return (double)(int64_t)((a + b - 1.0) / b); }
 
 static inline double tg_model_seconds(const tg_model_device *dev, const tg_model_rung *row, int block_rows,
-                        int block_cols, int sm_count, const tg_problem *p, int slices)
+                        int block_cols, int sm_count, const tg_problem *p, int slices,
+                        double staged_bytes)
 {
     const double m = (double)p->m, n = (double)p->n, k = (double)p->k;
     const double batch = (double)p->batch, s = (double)slices;
@@ -70,8 +78,10 @@ static inline double tg_model_seconds(const tg_model_device *dev, const tg_model
     const double ksteps = tg_model_ceil_div(tg_model_ceil_div(k, s), row->bk);
     const double compute_us = waves * (row->wave_us + row->kstep_us * ksteps);
     const double per_us = dev->dram_gbs * 1e3; /* bytes a microsecond */
-    const double c_passes = slices > 1 ? s : p->beta != 0.0f ? 2.0 : 1.0;
-    const double memory_us = 4.0 * batch * (m * k + k * n + c_passes * m * n) / per_us;
+    const double c_reads = slices == 1 && p->beta != 0.0f ? 1.0 : 0.0;
+    const double memory_us = 4.0 * batch * (m * k + k * n + c_reads * m * n) / per_us +
+                             4.0 * batch * s * m * n / (row->c_gbs * 1e3) +
+                             staged_bytes / per_us;
     double us = dev->launch_us + (compute_us > memory_us ? compute_us : memory_us);
     if (slices > 1) /* the reduction reads every partial product and writes C */
         us += dev->launch_us + 4.0 * m * n * (s + 1.0 + (p->beta != 0.0f)) / per_us;

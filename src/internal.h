@@ -124,6 +124,10 @@ typedef struct tg_choice {
     const struct tg_tuned *tuned; /* the tuned row followed, NULL when the model decided */
 } tg_choice;
 
+/* Bytes rung i moves through its workspace for p besides A, B and C (rung 9 writes its TF32
+ * planes and reads them again), for the cost model; 0 for rungs without workspace. */
+double tg_staged_bytes(int rung, const tg_problem *p);
+
 /* The rung and split-K for p: a pure function of the GPU's properties, the math mode, a
  * forced rung (-1: auto) or split (0: choose) and the normalized problem, so the CPU tests
  * can ask what auto would run on an H100.  In order: a tuned row for exactly this call (same

@@ -165,6 +165,15 @@ static const tg_model_rung *model_row(const tg_model_device *model, int i, const
     return model_rows[d][i][(p->a_cs == 1) * 2 + (p->b_cs == 1)];
 }
 
+double tg_staged_bytes(int i, const tg_problem *p)
+{
+    const tg_rung *r = tg_rungs[i];
+    if (!r->workspace_bytes)
+        return 0.0;
+    const double parts = r->arith == TG_ARITH_3XTF32 ? 2.0 : 1.0;
+    return 2.0 * parts * 4.0 * (double)(p->m + p->n) * (double)p->k * (double)p->batch;
+}
+
 /* Weighs rung i for p: unsplit, then (unless a split is forced) each slice count that takes
  * its tiles to no more than about two waves.  Returns 0 when the model has no row for it. */
 static int weigh_rung(tg_choice *out, const tg_model_device *model, int sms, int i,
@@ -174,12 +183,15 @@ static int weigh_rung(tg_choice *out, const tg_model_device *model, int sms, int
     if (!row)
         return 0;
     const tg_rung *r = tg_rungs[i];
+    const double staged = tg_staged_bytes(i, p);
     if (forced_split) { /* obeyed as given: tg_set_split_k is for tuning */
         consider(out, i, forced_split,
-                 tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, forced_split));
+                 tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, forced_split,
+                                  staged));
         return 1;
     }
-    consider(out, i, 1, tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, 1));
+    consider(out, i, 1,
+             tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, 1, staged));
     const int most = most_slices(i, p);
     if (most == 1)
         return 1;
@@ -197,7 +209,8 @@ static int weigh_rung(tg_choice *out, const tg_model_device *model, int sms, int
         if (slices <= last)
             continue;
         consider(out, i, slices,
-                 tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, slices));
+                 tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, slices,
+                                  staged));
         last = slices;
     }
     return 1;

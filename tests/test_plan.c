@@ -88,7 +88,7 @@ static void check_model_argmin(tg_math math, const tg_problem *p, const tg_choic
             (r->arith == TG_ARITH_3XTF32 && p->k < 256))
             continue;
         const double t = tg_model_seconds(dev, row, r->block_rows, r->block_cols,
-                                          kH100.sm_count, p, 1);
+                                          kH100.sm_count, p, 1, tg_staged_bytes(i, p));
         EXPECT(c->seconds <= t * (1.0 + 1e-12), "%s: chose %s at %.3g s, %s predicted %.3g s",
                what, tg_rungs[c->rung]->name, c->seconds, r->name, t);
     }
@@ -155,7 +155,7 @@ int main(void)
             const tg_rung *r = tg_rungs[rung];
             if (row) {
                 const double unsplit = tg_model_seconds(dev, row, r->block_rows, r->block_cols,
-                                                        kH100.sm_count, &p, 1);
+                                                        kH100.sm_count, &p, 1, tg_staged_bytes(rung, &p));
                 EXPECT(c.seconds > 0.0 && c.seconds <= unsplit * (1.0 + 1e-12),
                        "tuned row %d (%lldx%lldx%lld %s): %d slices predicted %g s, unsplit %g s",
                        i, (long long)t->m, (long long)t->n, (long long)t->k, t->algo, c.split_k,
