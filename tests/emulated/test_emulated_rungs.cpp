@@ -175,6 +175,21 @@ std::vector<Case> sweep(const tg_rung &r, bool quick)
                 for (float beta : {0.0f, -0.75f})
                     cases.push_back({s, (Layout)l, a, beta == 0.0f ? 1.25f : -1.5f, beta, 1,
                                      false});
+    /* Thin outputs (a side of 1 to 33) and k from 1 to 1100, for the rungs made for them
+     * (rung 8): the skinny tiles' edges, gemv8's two forms and its chunks of k, shortk128's
+     * k <= 32 (it refuses the rest) */
+    if (!quick && r.level == 8) {
+        const Shape thin[] = {{9, 300, 7},   {300, 9, 33}, {1, 200, 33}, {200, 1, 1},
+                              {7, 150, 300}, {150, 7, 520}, {33, 70, 1}, {3, 5, 1100}};
+        for (int l = kNN; l <= kTT; ++l)
+            for (const Shape &s : thin)
+                for (Align a : {kAligned, kMisaligned})
+                    cases.push_back({s, (Layout)l, a, a == kAligned ? 1.25f : -1.5f,
+                                     a == kAligned ? 0.0f : -0.75f, 1, false});
+        cases.push_back({{9, 70, 300}, kNT, kMisaligned, 1.0f, 0.5f, 3, false});
+        cases.push_back({{70, 5, 40}, kTN, kAligned, 1.0f, 0.0f, 2, true});
+        cases.push_back({{6, 90, 31}, kGeneral, kMisaligned, 2.0f, 1.0f, 2, false});
+    }
     /* vectors legal for the operands but not for C, and for one operand only */
     const Shape mid = quick ? Shape{33, 7, 65} : Shape{129, 130, 17};
     for (int l = kNN; l <= kTT; ++l) {
