@@ -94,13 +94,21 @@ static void check_model_argmin(tg_math math, const tg_problem *p, const tg_choic
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    uint64_t seed = 0x706c616eull;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 0);
+        else
+            return fprintf(stderr, "usage: test_plan [--seed N]\n"), 2;
+    }
     if (tg_rung_count == 0) {
         printf("test_plan: this build has no CUDA rungs (no nvcc): skipped\n");
         return TG_TEST_SKIP;
     }
-    uint64_t seed = 0x706c616eull;
+    const uint64_t first_seed = seed;
+    printf("test_plan --seed %#llx\n", (unsigned long long)seed);
     int splits = 0, tensor = 0;
     for (int i = 0; i < 400; ++i) {
         int64_t m, n, k;
@@ -156,5 +164,7 @@ int main(void)
     tg_choice c;
     EXPECT(tg_choose(&kH100, TG_MATH_STRICT_FMA, -1, 0, &thin, &c) && c.split_k >= 32,
            "32x32x100000 split into %d slices, wanted enough blocks for 132 SMs", c.split_k);
+    if (tg_test_failures)
+        fprintf(stderr, "reproduce: %s --seed %#llx\n", argv[0], (unsigned long long)first_seed);
     return tg_test_result("test_plan");
 }
