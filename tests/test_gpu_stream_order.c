@@ -19,6 +19,7 @@
  *
  *   test_gpu_stream_order [--seed N] [--case NAME]
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,7 @@ static void fill(float *x, size_t count, uint64_t *seed)
 
 /* One call of `mode` on shape `sh`, checked against float64 of the operands written last. */
 static void run_case(tg_handle *h, tg_stream_gate *gate, const stream_mode *mode, shape sh,
-                     uint64_t seed, const char *argv0)
+                     uint64_t run_seed, uint64_t seed, const char *argv0)
 {
     const int64_t m = sh.m, n = sh.n, k = sh.k;
     const size_t a_n = (size_t)(m * k), b_n = (size_t)(k * n), c_n = (size_t)(m * n);
@@ -154,7 +155,7 @@ restore:
 done:
     if (tg_test_failures != failures0)
         fprintf(stderr, "  reproduce: %s --seed %llu --case %s\n", argv0,
-                (unsigned long long)seed, mode->name);
+                (unsigned long long)run_seed, mode->name);
     cudaDeviceSynchronize();
     if (user)
         cudaStreamDestroy(user);
@@ -200,7 +201,7 @@ int main(int argc, char **argv)
         if (only && strcmp(only, modes[mi].name))
             continue;
         for (size_t si = 0; si < sizeof kShapes / sizeof kShapes[0]; ++si, ++ran)
-            run_case(h, gate, &modes[mi], kShapes[si], seed + si, argv[0]);
+            run_case(h, gate, &modes[mi], kShapes[si], seed, seed + si, argv[0]);
     }
     EXPECT(ran > 0, "no case named %s", only ? only : "");
     tg_stream_gate_destroy(gate);
