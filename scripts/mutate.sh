@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --only) only=$2; shift 2 ;;
     --list) list=1; shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "mutate.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
