@@ -6,7 +6,7 @@
  *   Operand tiles: ROWS x 32 floats, a row (m of A, n of B) holding 32 consecutive k (128
  *   bytes, "K-major"), rows in groups of 8 (1024 bytes), the 16-byte chunk c of row r stored at
  *   chunk c ^ (r % 8) (the 128-byte swizzle); the tile starts on a 1024-byte boundary.
- *   sw128_offset(r, k) is the float offset of (r, k) in such a tile.
+ *   sw128_offset(r, k) (sw128.cuh) is the float offset of (r, k) in such a tile.
  *
  *   smem_desc(tile, kk)        the matrix descriptor of the 8-wide k slice kk / 8 of a tile
  *                              (start address, stride between 8-row groups 1024 bytes, 128-byte
@@ -45,14 +45,11 @@
 
 #include <cuda_runtime.h>
 
+#include "sw128.cuh"
+
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ != 900 || !defined(__CUDA_ARCH_FEAT_SM90_ALL))
 #define TG_WGMMA_UNAVAILABLE 1 /* the launcher refuses these GPUs (registry min_cc) */
 #endif
-
-__host__ __device__ __forceinline__ int sw128_offset(int row, int k)
-{
-    return row * 32 + ((((k >> 2) ^ row) & 7) << 2) + (k & 3);
-}
 
 /* The first 1024-byte boundary at or after p, in shared memory. */
 __device__ __forceinline__ float *align_shared_1024(float *p)

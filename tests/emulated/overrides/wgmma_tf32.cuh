@@ -24,6 +24,7 @@
 
 #include <cstring>
 
+#include "sw128.cuh" /* the kernel tree's own layout, checked against element() */
 #include "tensor_core_model.h"
 
 namespace emu_wgmma {
@@ -48,11 +49,6 @@ inline float element(uint64_t desc, int row, int k)
 }
 
 } // namespace emu_wgmma
-
-__host__ __device__ __forceinline__ int sw128_offset(int row, int k)
-{
-    return row * 32 + ((((k >> 2) ^ row) & 7) << 2) + (k & 3);
-}
 
 __device__ __forceinline__ float *align_shared_1024(float *p)
 {
