@@ -98,9 +98,9 @@ static int most_slices(int i, const tg_problem *p)
     int64_t most = p->k / shortest;
     most = most < TG_MAX_SPLIT_K ? most : TG_MAX_SPLIT_K;
     most = (double)most < by_workspace ? most : (int64_t)by_workspace;
-    /* k / most may round up past k / shortest's slice: step down until every slice is long
+    /* k / most rounds down to TG_SPLIT_K_ALIGN: step down until every full slice is long
      * enough. */
-    while (most > 1 && (p->k + most - 1) / most < shortest)
+    while (most > 1 && tg_split_k_lengths_of(p->k, (int)most).slice_k < shortest)
         --most;
     return most > 1 ? (int)most : 1;
 }
