@@ -5,6 +5,8 @@
 # fixed shapes of the `all` suite.  JSON under ${OUT:-device-out}; a short table last.
 #
 #   scripts/device_plan_judge.sh [SEED] [COUNT]
+#   DEV_SEEDS="S ..." also times seeds judged before; SPLIT_SHAPES="MxNxK ..." times split-K's
+#   slice counts on those shapes
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=${OUT:-device-out}
@@ -42,6 +44,14 @@ for s in "$seed" ${DEV_SEEDS:-}; do
     status "random seed $s x $count, auto $math" "rc $? at $SECONDS s"
   done
 done
+# Split-K's slice counts on small outputs with long k, k not a multiple of the slices (the
+# tail's cost).
+if [ -n "${SPLIT_SHAPES:-}" ]; then
+  # shellcheck disable=SC2086
+  timeout "$(left)" "$cli" bench $SPLIT_SHAPES --trans NN --algo skinny32x32,wgmma3xtf32 \
+    --split-k 1,2,3,4,5,8,16,33,64 --repeats 5 --warmup 1 --json "$top/split-k.json" >"$out/split-k.log" 2>&1
+  status "split-K slice counts" "rc $? at $SECONDS s"
+fi
 # The shapes the planner issue names as losers, every transpose in both layouts.
 named="32x32x100000 12x156x32461 234x13x23999 88x123x14202 16970x9x10183 100000x32x512
   28913x41x1601 1878x46x10661 7573x2201x8 4253x11166x11 191x1224x7451 2281x190x4758
