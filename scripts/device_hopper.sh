@@ -100,6 +100,13 @@ else
   status sanitizers "compute-sanitizer not found"
 fi
 
+# The pre-pass's share: each kernel's duration under Nsight Compute, at 4096^3 (clocks left alone).
+if command -v ncu >/dev/null 2>&1 && (($(left) > 100)); then
+  timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+    -k regex:'split_into|sgemm_tma' -c 3 "$cli" run 4096x4096x4096 --algo tma_wgmma3xtf32 >"$out/ncu-4096.log" 2>&1
+  status "ncu kernel times at 4096^3" "rc $? at $SECONDS s"
+fi
+
 if (($(left) > 45)); then
   timeout $(($(left) - 20)) "$cli" bench 16384x16384x16384 --algo "$(echo $rung9 wgmma3xtf32 | tr ' ' ',')" \
     --repeats 3 --warmup 1 --json "$top/bench-16384.json" >"$out/bench-16384.log" 2>&1
@@ -135,6 +142,8 @@ EOF
   cat "$summary"
   echo "== sanitizers"
   cat "$out/sanitize-verdicts.txt" 2>/dev/null
+  echo "== kernel times at 4096^3 (ncu)"
+  grep -E "^  [a-z].*\(|gpu__time_duration|dram__bytes" "$out/ncu-4096.log" 2>/dev/null | sed -E 's/\(const float.*//; s/\(CUtensorMap.*//'
   echo "== benchmark (xSGEMM, xTF32: ratio to cuBLAS SGEMM and FAST_TF32 in the same run)"
   table
 } >"$top/table.txt" 2>&1

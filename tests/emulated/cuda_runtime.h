@@ -96,6 +96,7 @@ constexpr int warpSize = 32;
 
 template <class T> inline T __ldg(const T *p) { return *p; }
 template <class T> inline void __stcs(T *p, T v) { *p = v; } /* a streaming store */
+template <class T> inline void __stwb(T *p, T v) { *p = v; } /* a plain store, one instruction */
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
