@@ -54,10 +54,16 @@
  *   registry's workspace_bytes / launch_with_workspace).
  * Benchmark:   tilegemm bench --algo tma_wgmma3xtf32,tma_wgmmatf32,wgmma3xtf32 4096x4096x4096
  *              (scripts/device_hopper.sh: verify, sanitizers and the benchmark in one call)
- * Measured:    H100 (a9919fd, against cuBLAS in the same run): tma_wgmma3xtf32 115 TFLOP/s at
- *              4096^3 and 8192^3 (2.2x SGEMM), 111 at 16384^3 (2.06x), 101.5 at 4097^3 (2.30x);
- *              NN/NT/TN/TT within 1% (2.21-2.33x); rung 7 88 (1.7x).  tma_wgmmatf32 273-342
- *              TFLOP/s (0.67-0.83x FAST_TF32).  racecheck and synccheck clean on 3 shapes.
+ * Measured:    H100 (cfe058d, against cuBLAS in the same run): tma_wgmma3xtf32 119 TFLOP/s at
+ *              4096^3 (2.30x SGEMM), 115 at 8192^3 (2.23x), 114 at 16384^3 (2.09x), 104 at
+ *              4097^3 (2.35x); NN/NT/TN/TT 2.29-2.41x at 4096^3; rung 7 85 (1.65x).
+ *              tma_wgmmatf32 284-352 TFLOP/s (0.70-0.88x FAST_TF32).  Where the time goes at
+ *              4096^3 (ncu): the main kernel 1.01 ms (136 TFLOP/s alone, shared memory its
+ *              busiest pipe at 89%), the pre-pass 73 us per operand (2.45 TB/s).  racecheck
+ *              and synccheck clean on 3 shapes.
+ * Not done:    two partial sums taking turns would promote without draining the tensor core,
+ *              but ptxas then serializes every wgmma (C7514: a non-wgmma instruction reads
+ *              accumulators before the pipeline's wait_group 0), so each promotion drains.
  */
 #include <float.h>
 #include <stdint.h>
