@@ -11,7 +11,12 @@
  * memory (check.c uploads the poison), alpha = 0 and k = 0 in device and managed memory; and
  * the RMS rule of `tilegemm verify` against the strict FMA path on the same data.
  *
- *   test_gpu_rungs [--seed N] [--algo NAME]
+ *   test_gpu_rungs [--seed N] [--algo NAME]     every rung, or the one named ("auto" adds the
+ *                                               checks of a caller's stream)
+ *   test_gpu_rungs --covers NAME[,NAME...]      exits 1 naming each rung of tg_algos() missing
+ *                                               from the list (no GPU needed)
+ * CTest runs it once per rung (tests/CMakeLists.txt), in parallel, and once with --covers and
+ * the names it found, so that a rung the build added cannot go untested.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -161,21 +166,48 @@ static void test_caller_stream(void)
 }
 #endif
 
+/* 1 when name is one of the comma-separated list's entries. */
+static int listed(const char *list, const char *name)
+{
+    const size_t len = strlen(name);
+    for (const char *s = list; (s = strstr(s, name)) != NULL; s += len)
+        if ((s == list || s[-1] == ',') && (s[len] == ',' || s[len] == '\0'))
+            return 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    const char *only = NULL;
+    const char *only = NULL, *covers = NULL;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             g_seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--algo") && i + 1 < argc)
             only = argv[++i];
+        else if (!strcmp(argv[i], "--covers") && i + 1 < argc)
+            covers = argv[++i];
         else
-            return fprintf(stderr, "usage: test_gpu_rungs [--seed N] [--algo NAME]\n"), 2;
+            return fprintf(stderr, "usage: test_gpu_rungs [--seed N] [--algo NAME] | --covers "
+                                   "NAME[,NAME...]\n"),
+                   2;
     }
+    if (covers) {
+        for (const char *const *a = tg_algos(); *a; ++a)
+            EXPECT(listed(covers, *a), "rung %s has no test_gpu_rungs case (tests/CMakeLists.txt "
+                                       "finds the rungs by the .name of their registry entries)",
+                   *a);
+        return tg_test_result("test_gpu_rungs --covers");
+    }
+    int known = !only;
+    for (const char *const *a = tg_algos(); *a; ++a)
+        known |= !strcmp(*a, only ? only : "");
+    if (!known)
+        return fprintf(stderr, "test_gpu_rungs: --algo %s is not in tg_algos()\n", only), 1;
     const int need = tg_test_need_gpu("test_gpu_rungs");
     if (need)
         return need;
-    printf("test_gpu_rungs --seed %llu\n", (unsigned long long)g_seed);
+    printf("test_gpu_rungs --seed %llu%s%s\n", (unsigned long long)g_seed, only ? " --algo " : "",
+           only ? only : "");
     for (const char *const *a = tg_algos(); *a; ++a) {
         if (only && strcmp(only, *a))
             continue;
@@ -184,7 +216,8 @@ int main(int argc, char **argv)
         test_rung(*a);
     }
 #ifdef TG_HAVE_CUDA
-    test_caller_stream();
+    if (!only || !strcmp(only, "auto"))
+        test_caller_stream();
 #endif
     printf("test_gpu_rungs: %d cases\n", g_cases);
     return tg_test_result("test_gpu_rungs");
