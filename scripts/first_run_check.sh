@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The README's two commands on a GPU machine as a new user meets them, and the time of a cold
+# build; usually run as `scripts/device_check.sh --readme --cold-builds`.
+#
+#   scripts/first_run_check.sh [OUT_DIR] [README 0|1] [COLD_BUILDS 0|1]
+#
+#   README       a fresh clone of this tree (a copy of its tracked and unignored files where it
+#                has uncommitted changes or is no git work tree) in a temporary directory, then
+#                scripts/run.sh and scripts/test.sh in it, exactly as written, timed, with
+#                apt-get and pip cut off (a stub apt-get that fails as an offline mirror does,
+#                PIP_NO_INDEX) and TILEGEMM_REQUIRE_GPU=1 (a skipped GPU test fails)
+#   COLD_BUILDS  a cold build of everything with -j<cores> in a new build directory: for the
+#                GPU found here (the default) and for the portable list (TG_CUDA_ARCH=all)
+# Writes OUT_DIR/first-run.json (times, exit codes, the CTest summary), OUT_DIR/table.txt
+# (printed last) and OUT_DIR/0-logs.tgz, updated after every step, so that a run cut short
+# still reports what it did.  DEADLINE (seconds): steps that would start later are skipped.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+here=$(pwd)
+top=${1:-${OUT:-device-out}}
+mkdir -p "$top/logs" && top=$(cd "$top" && pwd)
+logs=$top/logs
+readme=${2:-1}
+cold=${3:-1}
+jobs=$(nproc)
+start=$SECONDS
+work=$(mktemp -d "${TMPDIR:-/tmp}/tilegemm-first-run.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+declare -A seconds=() rc=() note=()
+steps=()
+json_text() { printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr '\n\t' '  '; }
+report() {
+  {
+    printf '{\n  "gpu": "%s",\n  "cores": %d,\n  "source": "%s",\n  "steps": [' \
+      "$(json_text "$gpu")" "$jobs" "$(json_text "$how")"
+    local sep=""
+    for s in ${steps[@]+"${steps[@]}"}; do
+      printf '%s\n    {"step": "%s", "rc": %s, "seconds": %s, "note": "%s"}' "$sep" "$s" \
+        "${rc[$s]}" "${seconds[$s]}" "$(json_text "${note[$s]:-}")"
+      sep=","
+    done
+    printf '\n  ]\n}\n'
+  } >"$top/first-run.json"
+  {
+    echo "first run on $gpu, $jobs cores; source: $how"
+    for s in ${steps[@]+"${steps[@]}"}; do
+      printf '%-22s rc %-3s %5s s  %s\n' "$s" "${rc[$s]}" "${seconds[$s]}" "${note[$s]:-}"
+    done
+  } >"$top/table.txt"
+  tar -C "$logs" -czf "$top/0-logs.tgz" . 2>/dev/null
+}
+left() { if [ -n "${DEADLINE:-}" ]; then echo $((DEADLINE - (SECONDS - start))); else echo 100000; fi; }
+# step NAME LOG DIR COMMAND...: runs it in DIR, output to LOG, and records its time and status.
+step() {
+  local name=$1 log=$2 dir=$3 t0=$SECONDS
+  shift 3
+  steps+=("$name")
+  if (($(left) < 30)); then
+    rc[$name]='"skipped"' seconds[$name]=0 note[$name]="DEADLINE reached"
+    report
+    return
+  fi
+  echo "first_run_check: $name ..." >&2
+  (cd "$dir" && timeout "$(left)" "$@") >"$log" 2>&1
+  rc[$name]=$?
+  seconds[$name]=$((SECONDS - t0))
+  report
+}
+
+gpu=$(nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader 2>/dev/null |
+  head -n 1)
+gpu=${gpu:-no GPU visible}
+
+# A fresh clone: a new user's checkout, with no build directory.
+src=$work/tilegemm
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && [ -z "$(git status --porcelain)" ]; then
+  git clone -q --no-hardlinks . "$src"
+  how="git clone of $(git rev-parse --short HEAD)"
+elif git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  mkdir -p "$src"
+  git ls-files -z -co --exclude-standard | grep -zv "^${top#"$here"/}/" |
+    tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$src"
+  how="copy of the tracked and unignored files of $(git rev-parse --short HEAD) with uncommitted changes"
+else
+  mkdir -p "$src"
+  tar --exclude='./build*' --exclude='./device-out' --exclude="./${top#"$here"/}" \
+    --exclude='__pycache__' --exclude='./.git' -cf - . | tar -xf - -C "$src"
+  how="copy of a tree that is no git work tree, build directories left out"
+fi
+echo "first_run_check: $how, in $src" >&2
+
+if ((readme)); then
+  # As on a machine without a package mirror: apt-get fails at once, pip finds no index.
+  cutoff=$work/no-package-access
+  mkdir -p "$cutoff"
+  printf '#!/bin/sh\necho "E: no package mirror (cut off by first_run_check.sh)" >&2\nexit 100\n' \
+    >"$cutoff/apt-get"
+  chmod +x "$cutoff/apt-get"
+  export PATH="$cutoff:$PATH" PIP_NO_INDEX=1 PIP_RETRIES=0
+  export TILEGEMM_REQUIRE_GPU=1
+
+  step "scripts/run.sh" "$logs/run.log" "$src" scripts/run.sh
+  note["scripts/run.sh"]="$(sed -n 's/^== run: \(.*\) took \([0-9]*\) s$/\1 \2 s/p' "$logs/run.log" |
+    paste -sd, | sed 's/,/, /g'); $(grep -m 1 '^GPU code:' "$logs/run.log")"
+  grep -hE '^ *[0-9]+x[0-9]+x[0-9]+ .*auto|^summary:' "$logs/run.log" >"$top/run-bench.txt"
+  step "scripts/test.sh" "$logs/test.log" "$src" scripts/test.sh
+  note["scripts/test.sh"]="$(sed -n 's/^test: built in \([0-9]*\) s.*/build (after run.sh) \1 s/p' "$logs/test.log"); $(grep -m 1 -E 'tests passed|tests failed' "$logs/test.log"); skipped: $(sed -n 's/.*Test *#[0-9]*: \([^ ]*\) .*\*\*\*Skipped.*/\1/p' "$logs/test.log" | paste -sd' '); slowest: $(grep -E 'Test +#[0-9]+: .* sec$' "$logs/test.log" | sed -E 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/' | sort -rn | head -n 4 | awk '{printf "%s %.0f s, ", $2, $1}')"
+  report
+fi
+
+if ((cold)); then
+  for arch in native all; do
+    dir=$work/build-$arch
+    flags=(-DCMAKE_BUILD_TYPE=Release)
+    [ "$arch" = native ] || flags+=(-DTG_CUDA_ARCH=all)
+    step "configure ($arch)" "$logs/configure-$arch.log" "$src" cmake -S . -B "$dir" "${flags[@]}"
+    note["configure ($arch)"]=$(grep -m 1 -E 'tilegemm: (building|no GPU visible)' "$logs/configure-$arch.log" |
+      cut -c 1-160)
+    step "cold build ($arch)" "$logs/build-$arch.log" "$src" cmake --build "$dir" -j"$jobs"
+    rm -rf "$dir"
+  done
+  report
+fi
+
+cat "$top/table.txt"
+rm -rf "$logs"
