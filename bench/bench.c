@@ -47,7 +47,7 @@ void *bench_xmalloc(size_t bytes)
     return p;
 }
 
-result *bench_new_result(const bench_case *c, tg_layout layout, const char *algo)
+result *bench_new_result(const bench_case *c, const char *algo)
 {
     if (bench_nresults == results_cap) {
         results_cap = results_cap ? 2 * results_cap : 64;
@@ -59,13 +59,13 @@ result *bench_new_result(const bench_case *c, tg_layout layout, const char *algo
     result *r = &bench_results[bench_nresults++];
     memset(r, 0, sizeof *r);
     r->c = *c;
-    r->layout = layout;
+    r->layout = c->layout;
     snprintf(r->algo, sizeof r->algo, "%s", algo);
     r->arith = -1;
     r->median_ms = r->min_ms = r->max_ms = r->flops_per_s = NAN;
     r->cublas_ms = r->cublas_flops_per_s = r->ratio = NAN;
     r->cublas_tf32_ms = r->cublas_tf32_flops_per_s = r->ratio_tf32 = NAN;
-    r->error.worst_scaled = r->error.rms = NAN;
+    r->error.worst_scaled = r->error.rms = r->plan_ns = NAN;
     snprintf(r->status, sizeof r->status, "ERROR");
     return r;
 }
@@ -119,7 +119,7 @@ void bench_check(result *r, const float *A, const float *B, const float *C)
     snprintf(r->status, sizeof r->status, "%s", status);
 }
 
-void bench_progress(int i, int n, const bench_case *c, tg_layout layout)
+void bench_progress(int i, int n, const bench_case *c)
 {
     static double start;
     if (i == 0)
@@ -127,7 +127,7 @@ void bench_progress(int i, int n, const bench_case *c, tg_layout layout)
     char shape[64];
     bench_shape_text(c, shape, sizeof shape);
     fprintf(stderr, "[%d/%d] %s %s %s (%.0f s elapsed)\n", i + 1, n, shape,
-            bench_trans_name(c->ta, c->tb), bench_layout_name(layout),
+            bench_trans_name(c->ta, c->tb), bench_layout_name(c->layout),
             tg_now_seconds() - start);
 }
 
@@ -141,8 +141,8 @@ int bench_record_failure(result *r, tg_handle *h, tg_status s)
 
 static void list_cases(const options *o, int gpu)
 {
-    printf("%s mode, %d cases, layout %s, math %s; algorithms:%s", gpu ? "GPU" : "CPU",
-           o->ncases, bench_layout_name(o->layout), tg_math_name(o->math),
+    printf("%s mode, %d cases, math %s; algorithms:%s", gpu ? "GPU" : "CPU", o->ncases,
+           tg_math_name(o->math),
            gpu ? " cublas cublas_tf32" : " cpu");
     for (int i = 0; gpu && i < o->nalgos; ++i)
         printf(" %s", o->algos[i]);
@@ -150,7 +150,8 @@ static void list_cases(const options *o, int gpu)
     for (int i = 0; i < o->ncases; ++i) {
         char shape[64];
         bench_shape_text(&o->cases[i], shape, sizeof shape);
-        printf("  %-18s %s%s\n", shape, bench_trans_name(o->cases[i].ta, o->cases[i].tb),
+        printf("  %-18s %s %s %-9s%s\n", shape, bench_trans_name(o->cases[i].ta, o->cases[i].tb),
+               bench_layout_name(o->cases[i].layout), o->cases[i].suite,
                gpu && bench_skips_naive(o, &o->cases[i], "naive") ? "  (naive skipped)" : "");
     }
 }
@@ -183,7 +184,7 @@ int tg_bench_main(int argc, char **argv)
         o.ncases = 0;
         bench_add_suite(&o, suite, info.gpu);
         for (int i = 0; i < positional; ++i)
-            bench_add_case(&o, given[i].m, given[i].n, given[i].k, given[i].ta, given[i].tb);
+            bench_add_case(&o, &given[i]);
         free(given);
     }
     char suite_text[64];

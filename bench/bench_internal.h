@@ -21,6 +21,8 @@
 #define NAIVE_SKIP_WORK (1LL << 36) /* m*n*k above this skips "naive" unless asked */
 #define DEFAULT_ROTATE_MIB 128.0
 #define MIN_CLAIM_REPEATS 10
+#define BENCH_DEFAULT_SEED 1  /* --seed: the random suite's; see bench/suites.md */
+#define BENCH_DEFAULT_COUNT 64 /* --count */
 #define CHECK_SAMPLES 256           /* entries of C checked against float64 per result */
 /* TF32 arithmetic is judged against the FP32 bound times TF32's unit roundoff over FP32's. */
 #define TF32_BOUND_FACTOR 8192.0
@@ -28,6 +30,8 @@
 typedef struct bench_case {
     int64_t m, n, k;
     tg_op ta, tb;
+    tg_layout layout;
+    const char *suite; /* the suite that named it ("random", "squares", ...; "custom") */
 } bench_case;
 
 typedef struct result {
@@ -44,6 +48,7 @@ typedef struct result {
     tg_sampled_error error;
     int sets;
     char status[16];    /* OK, LOWPREC, MISMATCH, UNSUPPORTED, SKIPPED, ERROR */
+    double plan_ns;     /* auto only: host time of one planning call (tg_choose_algo) */
     char note[300];
 } result;
 
@@ -58,7 +63,9 @@ typedef struct options {
     int naive_named;       /* "naive" was named in --algo: run it at any size */
     tg_op trans[4][2];
     int ntrans;
-    tg_layout layout;
+    tg_layout layout;      /* --layout: of positional shapes and fixed suites */
+    uint64_t seed;         /* --seed: of the random suite */
+    int count;             /* --count: shapes of the random suite */
     tg_math math;          /* --math: the mode of the auto entries */
     int repeats, warmup;
     int warmup_given;
@@ -96,7 +103,7 @@ extern int bench_nresults;
 extern const char *bench_cmd; /* the subcommand name, for messages */
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void *bench_xmalloc(size_t bytes);
-result *bench_new_result(const bench_case *c, tg_layout layout, const char *algo);
+result *bench_new_result(const bench_case *c, const char *algo);
 double bench_work_flops(const bench_case *c);
 void bench_leading_dims(const bench_case *c, tg_layout layout, int64_t *lda, int64_t *ldb,
                         int64_t *ldc);
@@ -107,14 +114,17 @@ void bench_summarize(double *v, int n, double *median, double *min, double *max)
 /* Checks C (host, dense, from A and B as stored) against float64 and sets the status. */
 void bench_check(result *r, const float *A, const float *B, const float *C);
 /* The stderr progress line of case i of n. */
-void bench_progress(int i, int n, const bench_case *c, tg_layout layout);
+void bench_progress(int i, int n, const bench_case *c);
 /* Records a failed tilegemm call on r; returns 1 when it only refused the case. */
 int bench_record_failure(result *r, tg_handle *h, tg_status s);
 
 /* options.c */
 int bench_parse_options(int argc, char **argv, options *o, int *exit_code);
 void bench_add_suite(options *o, const char *suite, int gpu);
-void bench_add_case(options *o, int64_t m, int64_t n, int64_t k, tg_op ta, tg_op tb);
+void bench_add_case(options *o, const bench_case *c);
+/* The random suite: count shapes, m, n and k log-uniform in [8, 32768], transposes and
+ * layout uniform, all drawn from seed; the same list on every machine. */
+void bench_add_random(options *o, uint64_t seed, int count);
 void bench_free_options(options *o);
 int bench_skips_naive(const options *o, const bench_case *c, const char *algo);
 

@@ -14,15 +14,15 @@ static tg_status time_calls(tg_handle *h, const options *o, const bench_case *c,
                             const float *B, float *C, result *r)
 {
     int64_t lda, ldb, ldc;
-    bench_leading_dims(c, o->layout, &lda, &ldb, &ldc);
+    bench_leading_dims(c, c->layout, &lda, &ldb, &ldc);
     tg_status s = TG_SUCCESS;
     for (int w = 0; w < o->warmup && s == TG_SUCCESS; ++w)
-        s = tg_sgemm(h, o->layout, c->ta, c->tb, c->m, c->n, c->k, 1.0f, A, lda, B, ldb, 0.0f,
+        s = tg_sgemm(h, c->layout, c->ta, c->tb, c->m, c->n, c->k, 1.0f, A, lda, B, ldb, 0.0f,
                      C, ldc);
     double *times = bench_xmalloc((size_t)o->repeats * sizeof *times);
     for (int i = 0; i < o->repeats && s == TG_SUCCESS; ++i) {
         const double t0 = tg_now_seconds();
-        s = tg_sgemm(h, o->layout, c->ta, c->tb, c->m, c->n, c->k, 1.0f, A, lda, B, ldb, 0.0f,
+        s = tg_sgemm(h, c->layout, c->ta, c->tb, c->m, c->n, c->k, 1.0f, A, lda, B, ldb, 0.0f,
                      C, ldc);
         times[i] = (tg_now_seconds() - t0) * 1e3;
     }
@@ -36,7 +36,7 @@ static tg_status time_calls(tg_handle *h, const options *o, const bench_case *c,
 
 static int run_case(tg_handle *h, const options *o, const bench_case *c)
 {
-    result *r = bench_new_result(c, o->layout, "auto");
+    result *r = bench_new_result(c, "auto");
     snprintf(r->math, sizeof r->math, "%s", tg_math_name(o->math));
     const size_t na = (size_t)c->m * (size_t)c->k, nb = (size_t)c->k * (size_t)c->n,
                  nc = (size_t)c->m * (size_t)c->n;
@@ -53,8 +53,8 @@ static int run_case(tg_handle *h, const options *o, const bench_case *c)
     for (size_t i = 0; i < nc; ++i)
         C[i] = NAN; /* beta = 0 must overwrite every element */
     int64_t lda, ldb, ldc;
-    bench_leading_dims(c, o->layout, &lda, &ldb, &ldc);
-    tg_status s = tg_sgemm(h, o->layout, c->ta, c->tb, c->m, c->n, c->k, 1.0f, A, lda, B, ldb,
+    bench_leading_dims(c, c->layout, &lda, &ldb, &ldc);
+    tg_status s = tg_sgemm(h, c->layout, c->ta, c->tb, c->m, c->n, c->k, 1.0f, A, lda, B, ldb,
                            0.0f, C, ldc);
     if (s != TG_SUCCESS) {
         ok = bench_record_failure(r, h, s);
@@ -95,7 +95,7 @@ int bench_run_cpu(tg_handle *h, const options *o, run_info *info)
     bench_print_header(0);
     int ok = 1;
     for (int i = 0; i < o->ncases; ++i) {
-        bench_progress(i, o->ncases, &o->cases[i], o->layout);
+        bench_progress(i, o->ncases, &o->cases[i]);
         ok &= run_case(h, o, &o->cases[i]);
     }
     return ok;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bench_internal.h"
+#include "timer.h"
 
 #ifndef TG_HAVE_CUDA
 
@@ -70,11 +71,11 @@ typedef struct gpu_bufs {
 static size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 
 /* Returns 0 (with the reason in note) when even one set does not fit. */
-static int gpu_alloc(gpu_ctx *g, const bench_case *c, tg_layout layout, gpu_bufs *b,
+static int gpu_alloc(gpu_ctx *g, const bench_case *c, gpu_bufs *b,
                      char *note, size_t note_size)
 {
     memset(b, 0, sizeof *b);
-    bench_leading_dims(c, layout, &b->lda, &b->ldb, &b->ldc);
+    bench_leading_dims(c, c->layout, &b->lda, &b->ldb, &b->ldc);
     b->a_elems = (size_t)c->m * (size_t)c->k;
     b->b_elems = (size_t)c->k * (size_t)c->n;
     b->c_elems = (size_t)c->m * (size_t)c->n;
@@ -117,11 +118,15 @@ static int gpu_alloc(gpu_ctx *g, const bench_case *c, tg_layout layout, gpu_bufs
     CUDA_CHECK(cudaMalloc((void **)&b->A, sets * b->a_stride * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&b->B, sets * b->b_stride * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&b->C, sets * b->c_stride * sizeof(float)));
-    for (size_t s = 0; s < sets; ++s) {
-        CUDA_CHECK(cudaMemcpy(b->A + s * b->a_stride, b->host_a, b->a_elems * sizeof(float),
-                              cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemcpy(b->B + s * b->b_stride, b->host_b, b->b_elems * sizeof(float),
-                              cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(b->A, b->host_a, b->a_elems * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(b->B, b->host_b, b->b_elems * sizeof(float), cudaMemcpyHostToDevice));
+    /* The other sets by doubling on the device: tiny shapes have tens of thousands of sets. */
+    for (size_t done = 1; done < sets; done *= 2) {
+        const size_t more = done < sets - done ? done : sets - done;
+        CUDA_CHECK(cudaMemcpy(b->A + done * b->a_stride, b->A, more * b->a_stride * sizeof(float),
+                              cudaMemcpyDeviceToDevice));
+        CUDA_CHECK(cudaMemcpy(b->B + done * b->b_stride, b->B, more * b->b_stride * sizeof(float),
+                              cudaMemcpyDeviceToDevice));
     }
     CUDA_CHECK(cudaMemset(b->C, 0, sets * b->c_stride * sizeof(float)));
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -141,7 +146,7 @@ static void gpu_free(gpu_bufs *b)
 }
 
 /* Queues one product on set `set`; returns tilegemm's status (cuBLAS failures exit). */
-static tg_status gpu_gemm(gpu_ctx *g, const bench_case *c, tg_layout layout, const gpu_bufs *b,
+static tg_status gpu_gemm(gpu_ctx *g, const bench_case *c, const gpu_bufs *b,
                           int set, runner who)
 {
     const float *A = b->A + (size_t)set * b->a_stride;
@@ -149,11 +154,11 @@ static tg_status gpu_gemm(gpu_ctx *g, const bench_case *c, tg_layout layout, con
     float *C = b->C + (size_t)set * b->c_stride;
     const float alpha = 1.0f, beta = 0.0f;
     if (who == RUN_TILEGEMM)
-        return tg_sgemm(g->h, layout, c->ta, c->tb, c->m, c->n, c->k, alpha, A, b->lda, B,
+        return tg_sgemm(g->h, c->layout, c->ta, c->tb, c->m, c->n, c->k, alpha, A, b->lda, B,
                         b->ldb, beta, C, b->ldc);
     /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, and a row-major buffer
      * read as column-major is the transpose: swap the operands, keep the ops. */
-    const int row = layout == TG_ROW_MAJOR;
+    const int row = c->layout == TG_ROW_MAJOR;
     const cublasOperation_t opa = c->ta == TG_TRANS ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t opb = c->tb == TG_TRANS ? CUBLAS_OP_T : CUBLAS_OP_N;
     const int m = (int)(row ? c->n : c->m), n = (int)(row ? c->m : c->n), k = (int)c->k;
@@ -171,11 +176,11 @@ static tg_status gpu_gemm(gpu_ctx *g, const bench_case *c, tg_layout layout, con
 }
 
 /* Poisons C of set 0 (NaN), runs once there and copies C back to the host. */
-static tg_status run_set0(gpu_ctx *g, const bench_case *c, tg_layout layout, gpu_bufs *b,
+static tg_status run_set0(gpu_ctx *g, const bench_case *c, gpu_bufs *b,
                           runner who)
 {
     CUDA_CHECK(cudaMemsetAsync(b->C, 0xff, b->c_elems * sizeof(float), g->stream));
-    const tg_status s = gpu_gemm(g, c, layout, b, 0, who);
+    const tg_status s = gpu_gemm(g, c, b, 0, who);
     if (s == TG_SUCCESS) {
         CUDA_CHECK(cudaGetLastError());
         CUDA_CHECK(cudaMemcpyAsync(b->host_c, b->C, b->c_elems * sizeof(float),
@@ -192,12 +197,12 @@ static tg_status gpu_time(gpu_ctx *g, const options *o, const bench_case *c, gpu
 {
     tg_status s = TG_SUCCESS;
     for (int w = 0; w < o->warmup && s == TG_SUCCESS; ++w) {
-        s = gpu_gemm(g, c, o->layout, b, b->next, who);
+        s = gpu_gemm(g, c, b, b->next, who);
         b->next = (b->next + 1) % b->sets;
     }
     for (int i = 0; i < o->repeats && s == TG_SUCCESS; ++i) {
         CUDA_CHECK(cudaEventRecord(g->start[i], g->stream));
-        s = gpu_gemm(g, c, o->layout, b, b->next, who);
+        s = gpu_gemm(g, c, b, b->next, who);
         CUDA_CHECK(cudaEventRecord(g->stop[i], g->stream));
         b->next = (b->next + 1) % b->sets;
     }
@@ -236,10 +241,25 @@ static int run_cublas(gpu_ctx *g, const options *o, const bench_case *c, gpu_buf
     r->sets = b->sets;
     r->arith = who == RUN_CUBLAS ? TG_ARITH_FFMA : TG_ARITH_TF32;
     snprintf(r->chosen, sizeof r->chosen, "%s", who == RUN_CUBLAS ? "sgemm" : "fast_tf32");
-    run_set0(g, c, o->layout, b, who);
+    run_set0(g, c, b, who);
     bench_check(r, b->host_a, b->host_b, b->host_c);
     gpu_time(g, o, c, b, who, r);
     return strcmp(r->status, "MISMATCH") != 0;
+}
+
+/* Host time of one planning call for this case (tg_choose_algo: validation, normalization and
+ * the rung choice), the mean of many; NAN when it fails. */
+static double planner_ns(tg_handle *h, const bench_case *c, const gpu_bufs *d)
+{
+    enum { CALLS = 2000 };
+    const char *algo = NULL;
+    int split = 0;
+    const double start = tg_now_seconds();
+    for (int i = 0; i < CALLS; ++i)
+        if (tg_choose_algo(h, c->layout, c->ta, c->tb, c->m, c->n, c->k, d->lda, d->ldb, d->ldc,
+                           &algo, &split) != TG_SUCCESS)
+            return NAN;
+    return (tg_now_seconds() - start) * 1e9 / CALLS;
 }
 
 /* One tilegemm entry (a rung or auto, with a split-K setting); returns 1 when it passed. */
@@ -262,11 +282,13 @@ static int run_tilegemm(gpu_ctx *g, const options *o, const bench_case *c, gpu_b
     if (s == TG_SUCCESS)
         s = tg_set_math(g->h, is_auto ? o->math : TG_MATH_FP32);
     if (s == TG_SUCCESS)
-        s = run_set0(g, c, o->layout, b, RUN_TILEGEMM);
+        s = run_set0(g, c, b, RUN_TILEGEMM);
     if (s != TG_SUCCESS)
         return bench_record_failure(r, g->h, s);
     snprintf(r->chosen, sizeof r->chosen, "%s", tg_last_algo(g->h));
     r->arith = arith_named(r->chosen);
+    if (is_auto)
+        r->plan_ns = planner_ns(g->h, c, b);
     bench_check(r, b->host_a, b->host_b, b->host_c);
     const int passed = strcmp(r->status, "MISMATCH") != 0;
     if ((s = gpu_time(g, o, c, b, RUN_TILEGEMM, r)) != TG_SUCCESS)
@@ -278,18 +300,18 @@ static int run_case(gpu_ctx *g, const options *o, const bench_case *c)
 {
     char note[300] = "";
     int64_t lda, ldb, ldc;
-    bench_leading_dims(c, o->layout, &lda, &ldb, &ldc);
+    bench_leading_dims(c, c->layout, &lda, &ldb, &ldc);
     gpu_bufs b;
     const int64_t big = 2147483647;
     if (c->m > big || c->n > big || c->k > big || lda > big || ldb > big || ldc > big)
         snprintf(note, sizeof note, "a dimension exceeds cuBLAS's int range");
-    else if (gpu_alloc(g, c, o->layout, &b, note, sizeof note)) {
+    else if (gpu_alloc(g, c, &b, note, sizeof note)) {
         int ok = 1;
-        result *cr = bench_new_result(c, o->layout, "cublas");
+        result *cr = bench_new_result(c, "cublas");
         snprintf(cr->note, sizeof cr->note, "%s", note);
         ok &= run_cublas(g, o, c, &b, RUN_CUBLAS, cr);
         const double cublas_ms = cr->median_ms, cublas_rate = cr->flops_per_s;
-        result *tr = bench_new_result(c, o->layout, "cublas_tf32");
+        result *tr = bench_new_result(c, "cublas_tf32");
         run_cublas(g, o, c, &b, RUN_CUBLAS_TF32, tr);
         const double tf32_ms = tr->median_ms, tf32_rate = tr->flops_per_s;
         for (int run = 0; run < o->nalgos * o->nsplits; ++run) {
@@ -297,13 +319,13 @@ static int run_case(gpu_ctx *g, const options *o, const bench_case *c)
             const int split = o->splits[run % o->nsplits];
             char label[64];
             snprintf(label, sizeof label, split ? "%s/k%d" : "%s", algo, split);
-            result *r = bench_new_result(c, o->layout, label);
+            result *r = bench_new_result(c, label);
             ok &= run_tilegemm(g, o, c, &b, algo, split, r);
         }
         /* Every entry of this case is measured against both cuBLAS modes of the same run. */
         for (int i = 0; i < bench_nresults; ++i) {
             result *r = &bench_results[i];
-            if (memcmp(&r->c, c, sizeof *c) != 0 || r->layout != o->layout)
+            if (memcmp(&r->c, c, sizeof *c) != 0)
                 continue;
             r->cublas_ms = cublas_ms, r->cublas_flops_per_s = cublas_rate;
             r->cublas_tf32_ms = tf32_ms, r->cublas_tf32_flops_per_s = tf32_rate;
@@ -316,7 +338,7 @@ static int run_case(gpu_ctx *g, const options *o, const bench_case *c)
         gpu_free(&b);
         return ok;
     }
-    result *r = bench_new_result(c, o->layout, "cublas");
+    result *r = bench_new_result(c, "cublas");
     snprintf(r->status, sizeof r->status, "SKIPPED");
     snprintf(r->note, sizeof r->note, "%s", note);
     bench_print_row(r, 1);
@@ -386,7 +408,7 @@ int bench_run_gpu(tg_handle *h, const options *o, run_info *info)
 
     int ok = 1;
     for (int i = 0; i < o->ncases; ++i) {
-        bench_progress(i, o->ncases, &o->cases[i], o->layout);
+        bench_progress(i, o->ncases, &o->cases[i]);
         ok &= run_case(&g, o, &o->cases[i]);
     }
     if (o->tune) {

@@ -2,10 +2,12 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_internal.h"
+#include "rng.h"
 #include "shape.h"
 
 static void usage(FILE *f, const char *cmd)
@@ -18,16 +20,22 @@ static void usage(FILE *f, const char *cmd)
             "goes to stderr, the table to stdout.\n"
             "\n"
             "  MxNxK ...            shapes (a single N means NxNxN)\n"
-            "  --suite NAME         squares | awkward | transposes | all | quick (default quick\n"
-            "                       when no shape is given; quick = 1024^3, 2048^3 on a GPU,\n"
-            "                       256^3, 512^3, 1024^3 on the CPU)\n"
+            "  --suite NAME         squares | awkward | transposes | random | all | quick\n"
+            "                       (default quick when no shape is given; quick = 1024^3,\n"
+            "                       2048^3 on a GPU, 256^3, 512^3, 1024^3 on the CPU; all =\n"
+            "                       squares + awkward + transposes + random)\n"
+            "  --seed S             seed of the random suite (default %d)\n"
+            "  --count N            shapes of the random suite (default %d; 0: none, so\n"
+            "                       `--suite all --count 0` is the fixed suites alone): m, n, k\n"
+            "                       log-uniform in [8, 32768], transposes and layout uniform\n"
             "  --algo A[,B...]      rungs by name, from `tilegemm algos` (default: all; \"auto\" is\n"
             "                       always timed; \"naive\" is skipped when m*n*k > 2^36 unless\n"
             "                       named here)\n"
             "  --math MODE          fp32 | strict | tf32: the math mode of the `auto` entries\n"
             "                       (default fp32; forced rungs run as they are)\n"
             "  --trans T[,T...]     NN | NT | TN | TT (default NN; the transposes suite runs all)\n"
-            "  --layout row|col     storage order (default row)\n"
+            "  --layout row|col     storage order of given shapes and fixed suites (default\n"
+            "                       row; the random suite draws its own)\n"
             "  --repeats N          timed runs, median reported (default 10; fewer is noted)\n"
             "  --warmup N           untimed runs first (default 3 GPU, 1 CPU)\n"
             "  --rotate-mib N       rotate buffer sets until sets*bytes >= max(N MiB, 2*L2)\n"
@@ -48,14 +56,15 @@ static void usage(FILE *f, const char *cmd)
             "Each result is checked once against float64 on %d sampled entries of C: worst scaled\n"
             "error (as `tilegemm verify` defines it, <= 1 is OK) and RMS relative error.\n"
             "Plot and README table: python3 bench/plot.py bench/results/FILE.json\n",
-            cmd, CHECK_SAMPLES);
+            cmd, BENCH_DEFAULT_SEED, BENCH_DEFAULT_COUNT, CHECK_SAMPLES);
 }
 
-void bench_add_case(options *o, int64_t m, int64_t n, int64_t k, tg_op ta, tg_op tb)
+void bench_add_case(options *o, const bench_case *c)
 {
     for (int i = 0; i < o->ncases; ++i) {
-        const bench_case *c = &o->cases[i];
-        if (c->m == m && c->n == n && c->k == k && c->ta == ta && c->tb == tb)
+        const bench_case *d = &o->cases[i];
+        if (c->m == d->m && c->n == d->n && c->k == d->k && c->ta == d->ta && c->tb == d->tb &&
+            c->layout == d->layout)
             return; /* "all" repeats some shapes: time each once */
     }
     if (o->ncases == o->cap) {
@@ -65,14 +74,30 @@ void bench_add_case(options *o, int64_t m, int64_t n, int64_t k, tg_op ta, tg_op
             bench_die("out of host memory");
         o->cases = grown;
     }
-    o->cases[o->ncases++] = (bench_case){m, n, k, ta, tb};
+    o->cases[o->ncases++] = *c;
 }
 
-/* Adds a shape once per --trans choice. */
-static void add_shape(options *o, int64_t m, int64_t n, int64_t k)
+/* Adds a shape of a suite once per --trans choice, in the --layout. */
+static void add_shape(options *o, const char *suite, int64_t m, int64_t n, int64_t k)
 {
     for (int t = 0; t < o->ntrans; ++t)
-        bench_add_case(o, m, n, k, o->trans[t][0], o->trans[t][1]);
+        bench_add_case(o, &(bench_case){m, n, k, o->trans[t][0], o->trans[t][1], o->layout,
+                                        suite});
+}
+
+void bench_add_random(options *o, uint64_t seed, int count)
+{
+    const double lo = log(8.0), hi = log(32768.0);
+    uint64_t state = seed;
+    for (int i = 0; i < count; ++i) {
+        int64_t d[3];
+        for (int j = 0; j < 3; ++j) /* tg_random_unit is in [-1, 1) */
+            d[j] = (int64_t)llround(exp(lo + (hi - lo) * 0.5 * (tg_random_unit(&state) + 1.0)));
+        const uint64_t pick = tg_splitmix64(&state);
+        bench_add_case(o, &(bench_case){d[0], d[1], d[2], pick & 1 ? TG_TRANS : TG_NO_TRANS,
+                                        pick & 2 ? TG_TRANS : TG_NO_TRANS,
+                                        pick & 4 ? TG_COL_MAJOR : TG_ROW_MAJOR, "random"});
+    }
 }
 
 /* Why a shape cannot be benchmarked at all (NULL when it can): every operand's bytes must
@@ -183,14 +208,14 @@ static int parse_splits(const char *v, options *o)
     for (const char *p = v; p && *p;) {
         char *end = NULL;
         const long value = strtol(p, &end, 10);
-        if (end == p || value < 0 || value > 64 || o->nsplits == 8 || (*end && *end != ','))
+        if (end == p || value < 0 || value > 256 || o->nsplits == 8 || (*end && *end != ','))
             break;
         o->splits[o->nsplits++] = (int)value;
         p = *end ? end + 1 : end;
         if (!*p)
             return 1;
     }
-    fprintf(stderr, "tilegemm %s: --split-k takes up to 8 values 0..64, e.g. 0,2,4\n", o->cmd);
+    fprintf(stderr, "tilegemm %s: --split-k takes up to 8 values 0..256, e.g. 0,2,4\n", o->cmd);
     return 0;
 }
 
@@ -211,14 +236,28 @@ static int parse_count(const options *o, const char *opt, const char *value, int
  * took none, -1 on a usage error (printed). */
 static int parse_option(options *o, const char *a, const char *v)
 {
-    static const char *const suites[] = {"squares", "awkward", "transposes", "all", "quick"};
+    static const char *const suites[] = {"squares", "awkward", "transposes", "random", "all",
+                                         "quick"};
     if (strcmp(a, "--suite") == 0) {
-        for (int i = 0; v && i < 5; ++i)
+        for (int i = 0; v && i < 6; ++i)
             if (strcmp(v, suites[i]) == 0)
                 return o->suite = v, 1;
-        fprintf(stderr, "tilegemm %s: --suite takes squares, awkward, transposes, all or "
-                        "quick\n", o->cmd);
+        fprintf(stderr, "tilegemm %s: --suite takes squares, awkward, transposes, random, all "
+                        "or quick\n", o->cmd);
         return -1;
+    }
+    if (strcmp(a, "--count") == 0)
+        return parse_count(o, a, v, 0, &o->count) ? 1 : -1;
+    if (strcmp(a, "--seed") == 0) {
+        char *end = NULL;
+        errno = 0;
+        const unsigned long long seed = v ? strtoull(v, &end, 0) : 0;
+        if (!v || errno || end == v || *end) {
+            fprintf(stderr, "tilegemm %s: --seed needs an unsigned integer\n", o->cmd);
+            return -1;
+        }
+        o->seed = seed;
+        return 1;
     }
     if (strcmp(a, "--algo") == 0)
         return v && parse_algos(v, o) ? 1 : (v ? -1 : (fprintf(stderr, "tilegemm %s: --algo "
@@ -286,6 +325,8 @@ int bench_parse_options(int argc, char **argv, options *o, int *exit_code)
     o->cmd = argc > 0 && argv[0] ? argv[0] : "bench";
     bench_cmd = o->cmd;
     o->layout = TG_ROW_MAJOR;
+    o->seed = BENCH_DEFAULT_SEED;
+    o->count = BENCH_DEFAULT_COUNT;
     o->math = TG_MATH_FP32;
     o->trans[0][0] = o->trans[0][1] = TG_NO_TRANS;
     o->ntrans = 1;
@@ -328,7 +369,7 @@ int bench_parse_options(int argc, char **argv, options *o, int *exit_code)
     /* Shapes are expanded later, once the mode (GPU or CPU) picks the suite's shapes; keep
      * the positional ones here in argument order. */
     for (int s = 0; s < nshapes; ++s)
-        add_shape(o, shapes[s][0], shapes[s][1], shapes[s][2]);
+        add_shape(o, "custom", shapes[s][0], shapes[s][1], shapes[s][2]);
     free(shapes);
     if (!o->algos_explicit)
         for (const char *const *a = tg_algos(); *a; ++a)
@@ -370,22 +411,25 @@ void bench_add_suite(options *o, const char *suite, int gpu)
     const int all = strcmp(suite, "all") == 0;
     if (strcmp(suite, "quick") == 0) {
         if (gpu) {
-            add_shape(o, 1024, 1024, 1024);
-            add_shape(o, 2048, 2048, 2048);
+            add_shape(o, "quick", 1024, 1024, 1024);
+            add_shape(o, "quick", 2048, 2048, 2048);
         } else {
-            add_shape(o, 256, 256, 256);
-            add_shape(o, 512, 512, 512);
-            add_shape(o, 1024, 1024, 1024);
+            add_shape(o, "quick", 256, 256, 256);
+            add_shape(o, "quick", 512, 512, 512);
+            add_shape(o, "quick", 1024, 1024, 1024);
         }
     }
     if (all || strcmp(suite, "squares") == 0)
         for (size_t i = 0; i < sizeof squares / sizeof squares[0]; ++i)
-            add_shape(o, squares[i], squares[i], squares[i]);
+            add_shape(o, "squares", squares[i], squares[i], squares[i]);
     if (all || strcmp(suite, "awkward") == 0)
         for (size_t i = 0; i < sizeof awkward / sizeof awkward[0]; ++i)
-            add_shape(o, awkward[i][0], awkward[i][1], awkward[i][2]);
+            add_shape(o, "awkward", awkward[i][0], awkward[i][1], awkward[i][2]);
     if (all || strcmp(suite, "transposes") == 0)
         for (int t = 0; t < 4; ++t)
-            bench_add_case(o, 4096, 4096, 4096, (t & 2) ? TG_TRANS : TG_NO_TRANS,
-                           (t & 1) ? TG_TRANS : TG_NO_TRANS);
+            bench_add_case(o, &(bench_case){4096, 4096, 4096, (t & 2) ? TG_TRANS : TG_NO_TRANS,
+                                            (t & 1) ? TG_TRANS : TG_NO_TRANS, o->layout,
+                                            "transposes"});
+    if (all || strcmp(suite, "random") == 0)
+        bench_add_random(o, o->seed, o->count);
 }

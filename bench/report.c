@@ -60,6 +60,57 @@ void bench_print_row(const result *r, int gpu)
     fflush(stdout);
 }
 
+static int timed_against_cublas(const result *r)
+{
+    return isfinite(r->ratio) && r->ratio > 0 && strcmp(r->status, "MISMATCH") != 0 &&
+           strcmp(r->status, "ERROR") != 0;
+}
+
+/* auto's ratios to cuBLAS per suite: geometric mean, the share at >= 0.9x and >= 1.0x, the
+ * worst, and the planner's host time per call. */
+static void print_auto_by_suite(void)
+{
+    const char *seen[16];
+    int nseen = 0;
+    for (int i = 0; i < bench_nresults && nseen < 16; ++i) {
+        const result *r = &bench_results[i];
+        if (strcmp(r->algo, "auto") != 0)
+            continue;
+        int known = 0;
+        for (int j = 0; j < nseen; ++j)
+            known |= strcmp(seen[j], r->c.suite) == 0;
+        if (!known)
+            seen[nseen++] = r->c.suite;
+    }
+    for (int s = 0; s < nseen; ++s) {
+        double logsum = 0.0, worst = INFINITY, plan_ns = 0.0;
+        int count = 0, at_09 = 0, at_10 = 0, planned = 0;
+        char worst_shape[64] = "";
+        for (int i = 0; i < bench_nresults; ++i) {
+            const result *r = &bench_results[i];
+            if (strcmp(r->algo, "auto") != 0 || strcmp(r->c.suite, seen[s]) != 0)
+                continue;
+            if (isfinite(r->plan_ns))
+                plan_ns += r->plan_ns, planned++;
+            if (!timed_against_cublas(r))
+                continue;
+            logsum += log(r->ratio);
+            at_09 += r->ratio >= 0.9;
+            at_10 += r->ratio >= 1.0;
+            if (r->ratio < worst) {
+                worst = r->ratio;
+                bench_shape_text(&r->c, worst_shape, sizeof worst_shape);
+            }
+            count++;
+        }
+        if (count)
+            printf("\nauto on %s: %d cases, geo-mean %.3fx, %.0f%% at >= 0.9x, %.0f%% at >= "
+                   "1.0x, worst %.2fx (%s); planner %.0f ns a call",
+                   seen[s], count, exp(logsum / count), 100.0 * at_09 / count,
+                   100.0 * at_10 / count, worst, worst_shape, planned ? plan_ns / planned : NAN);
+    }
+}
+
 /* Geometric mean of the ratio to cuBLAS per algo (GPU), or the best rate (CPU). */
 void bench_print_summary(const run_info *info)
 {
@@ -85,13 +136,13 @@ void bench_print_summary(const run_info *info)
             int count = 0;
             for (int j = i; j < bench_nresults; ++j) {
                 const result *r = &bench_results[j];
-                if (strcmp(r->algo, algo) == 0 && isfinite(r->ratio) && r->ratio > 0 &&
-                    strcmp(r->status, "MISMATCH") != 0 && strcmp(r->status, "ERROR") != 0)
+                if (strcmp(r->algo, algo) == 0 && timed_against_cublas(r))
                     logsum += log(r->ratio), count++;
             }
             if (count)
                 printf(" %s %.2fx", algo, exp(logsum / count));
         }
+        print_auto_by_suite();
     } else {
         double best = 0.0;
         int at = -1;
@@ -294,6 +345,7 @@ static void write_result(FILE *f, const result *r)
             (long long)r->c.k);
     json_text_field(f, "trans", bench_trans_name(r->c.ta, r->c.tb));
     json_text_field(f, "layout", bench_layout_name(r->layout));
+    json_text_field(f, "suite", r->c.suite);
     json_text_field(f, "algo", r->algo);
     json_text_field(f, "math", r->math);
     json_text_field(f, "ran", r->chosen);
@@ -312,6 +364,7 @@ static void write_result(FILE *f, const result *r)
     json_field(f, "ratio_tf32", r->ratio_tf32, "%.4f");
     json_field(f, "worst_scaled_error", r->error.worst_scaled, "%.4g");
     json_field(f, "rms_rel_error", r->error.rms, "%.4g");
+    json_field(f, "plan_ns", r->plan_ns, "%.1f");
     fprintf(f, ", \"error_samples\": %lld, \"rotate_sets\": %d", (long long)r->error.samples,
             r->sets);
     json_text_field(f, "status", r->status);
@@ -374,6 +427,8 @@ int bench_write_json(const char *path, const run_info *info, const options *o,
     json_string(f, info->command);
     fprintf(f, ",\n  \"suite\": ");
     json_string(f, suite_text);
+    fprintf(f, ",\n  \"random_seed\": %llu,\n  \"random_count\": %d", (unsigned long long)o->seed,
+            o->count);
     fprintf(f, ",\n  \"math\": \"%s\",\n", tg_math_name(o->math));
     write_environment(f, info);
     fprintf(f, "  \"repeats\": %d,\n  \"warmup\": %d,\n", o->repeats, o->warmup);

@@ -24,7 +24,7 @@ static int arith_of(const char *label)
     return -1;
 }
 
-static const result *fastest(const bench_case *c, tg_layout layout, tg_math mode)
+static const result *fastest(const bench_case *c, tg_math mode)
 {
     const result *best = NULL;
     for (int j = 0; j < bench_nresults; ++j) {
@@ -32,7 +32,7 @@ static const result *fastest(const bench_case *c, tg_layout layout, tg_math mode
         const int arith = arith_of(r->algo);
         const int passed = strcmp(r->status, "OK") == 0 ||
                            (mode == TG_MATH_TF32 && strcmp(r->status, "LOWPREC") == 0);
-        if (memcmp(&r->c, c, sizeof *c) != 0 || r->layout != layout || !passed || arith < 0 ||
+        if (memcmp(&r->c, c, sizeof *c) != 0 || !passed || arith < 0 ||
             !tg_math_allows(mode, (tg_arith)arith) || !isfinite(r->flops_per_s))
             continue;
         if (!best || r->flops_per_s > best->flops_per_s)
@@ -60,12 +60,12 @@ int bench_write_tuning(const char *path, const run_info *info, const options *o)
         /* The planner's normalized problem is row-major: a column-major call becomes
          * C^T = op(B)^T op(A)^T, so m and n swap and so do the operands' roles.  Its first
          * factor is stored along k exactly when that factor is not transposed. */
-        const int row = o->layout == TG_ROW_MAJOR;
+        const int row = c->layout == TG_ROW_MAJOR;
         const long long pm = row ? c->m : c->n, pn = row ? c->n : c->m;
         const int a_k = (row ? c->ta : c->tb) == TG_NO_TRANS;
         const int b_n = (row ? c->tb : c->ta) == TG_NO_TRANS;
         for (int mode = TG_MATH_FP32; mode <= TG_MATH_TF32; ++mode) {
-            const result *best = fastest(c, o->layout, (tg_math)mode);
+            const result *best = fastest(c, (tg_math)mode);
             if (!best)
                 continue;
             fprintf(f, "%d\t%lld\t%lld\t%lld\t%d\t%d\t%.*s\t%d\t%s\t%.3f\t%.3f\n",

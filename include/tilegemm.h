@@ -161,6 +161,14 @@ TG_API int tg_math_allows(tg_math mode, tg_arith arith);
  * call yet).  Lets a caller see which rung `auto` chose. */
 TG_API const char *tg_last_algo(const tg_handle *handle);
 
+/* What tg_sgemm would run for this call with device operands on the handle's GPU: *algo, a
+ * rung name from tg_algos(), and *split_k, the slices of k it would be cut into (1: none).
+ * Follows the handle's settings (algo, math mode, split-K); nothing is read or launched, so a
+ * call costs the planner's host time alone.  TG_ERROR_NOT_SUPPORTED where there is no GPU. */
+TG_API tg_status tg_choose_algo(tg_handle *handle, tg_layout layout, tg_op transa, tg_op transb,
+                                int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+                                int64_t ldc, const char **algo, int *split_k);
+
 /* What the handle's last successful tg_explain planned, in the same terms as tg_last_algo. */
 TG_API const char *tg_explained_algo(const tg_handle *handle);
 
@@ -169,7 +177,9 @@ TG_API const char *tg_explained_algo(const tg_handle *handle);
 TG_API int64_t tg_min_ld(tg_layout layout, tg_op op, int64_t rows, int64_t cols);
 
 /* Split-K for single products: 0 lets the planner decide (the default), 1 never splits, and
- * n >= 2 cuts k into n slices run as a batch and summed (see tg_explain).  For tuning. */
+ * n in 2..TG_MAX_SPLIT_K cuts k into n slices run as a batch and summed in a fixed order, so
+ * results repeat bit for bit (see tg_explain).  For tuning. */
+#define TG_MAX_SPLIT_K 256
 TG_API tg_status tg_set_split_k(tg_handle *handle, int slices);
 
 TG_API tg_status tg_sgemm(tg_handle *handle, tg_layout layout, tg_op transa, tg_op transb,

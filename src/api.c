@@ -175,9 +175,9 @@ tg_status tg_set_backend(tg_handle *h, tg_backend backend)
 tg_status tg_set_split_k(tg_handle *h, int slices)
 {
     REQUIRE_HANDLE(h);
-    if (slices < 0 || slices > 64)
+    if (slices < 0 || slices > TG_MAX_SPLIT_K)
         return tg_fail(h, TG_ERROR_INVALID_ARGUMENT, 2,
-                       "slices = %d is not 0 (auto), 1 (never) or 2..64", slices);
+                       "slices = %d is not 0 (auto), 1 (never) or 2..%d", slices, TG_MAX_SPLIT_K);
     h->split_k = slices;
     return TG_SUCCESS;
 }
@@ -363,6 +363,36 @@ tg_status tg_sgemm_strided_batched(tg_handle *h, tg_layout layout, tg_op transa,
                           .C = C, .ldc = ldc, .stride_c = stride_c,
                           .batch = batch_count, .batched = 1};
     return run(h, &call);
+}
+
+tg_status tg_choose_algo(tg_handle *h, tg_layout layout, tg_op transa, tg_op transb, int64_t m,
+                         int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
+                         const char **algo, int *split_k)
+{
+    REQUIRE_HANDLE(h);
+    if (!algo || !split_k)
+        return tg_fail(h, TG_ERROR_INVALID_ARGUMENT, 0, "%s is NULL", algo ? "split_k" : "algo");
+    /* Operands as cudaMalloc returns them: aligned, never read. */
+    static _Alignas(256) float device_placeholder[1];
+    float *const x = device_placeholder;
+    const tg_call call = {.layout = layout, .transa = transa, .transb = transb, .m = m, .n = n,
+                          .k = k, .alpha = 1.0f, .beta = 0.0f, .A = x, .lda = lda, .B = x,
+                          .ldb = ldb, .C = x, .ldc = ldc, .batch = 1, .batched = 0};
+    tg_status s = tg_validate(&call, &h->error);
+    if (s != TG_SUCCESS)
+        return s;
+    *algo = "none";
+    *split_k = 1;
+    if (tg_is_quick_return(&call))
+        return TG_SUCCESS;
+    tg_problem p;
+    tg_plan plan;
+    tg_normalize(&call, &p);
+    if ((s = tg_plan_device_rung(h, &p, &plan)) != TG_SUCCESS)
+        return s;
+    *algo = ran_name(plan.rung);
+    *split_k = plan.split_k;
+    return TG_SUCCESS;
 }
 
 tg_status tg_explain(tg_handle *h, tg_layout layout, tg_op transa, tg_op transb, int64_t m,

@@ -103,6 +103,35 @@ typedef struct tg_plan {
 /* explain = 1 also writes the reasons into plan->why (tg_explain); calls skip that work. */
 tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan, int explain);
 
+/* The rung and split-K tg_make_plan would pick for p with device operands (no text). */
+tg_status tg_plan_device_rung(tg_handle *h, const tg_problem *p, tg_plan *plan);
+
+/* What the rung choice depends on, besides the math mode and the problem. */
+typedef struct tg_device_props {
+    int compute_capability; /* major * 10 + minor */
+    int sm_count;
+} tg_device_props;
+
+/* A rung choice and the evidence for it. */
+typedef struct tg_choice {
+    int rung;                 /* registry index */
+    int split_k;              /* slices of k, 1: not split */
+    double seconds;           /* the cost model's prediction; 0 when it did not decide */
+    int runner_up;            /* the model's best other rung, -1 when none */
+    int runner_up_split;
+    double runner_up_seconds;
+    const struct tg_tuned *tuned; /* the tuned row followed, NULL when the model decided */
+} tg_choice;
+
+/* The rung and split-K for p: a pure function of the GPU's properties, the math mode, a
+ * forced rung (-1: auto) or split (0: choose) and the normalized problem, so the CPU tests
+ * can ask what auto would run on an H100.  In order: a tuned row for exactly this call (same
+ * GPU, math mode, shape and orientation); else the cost model's fastest (rung, slices) among
+ * the rungs auto may use (cost_model.h); else the highest rung auto may use.  Returns 0 when
+ * no rung can run p. */
+int tg_choose(const tg_device_props *dev, tg_math math, int forced_rung, int forced_split,
+              const tg_problem *p, tg_choice *out);
+
 /* Records an error on the handle (the per-thread record when h is NULL) and returns status. */
 #define tg_fail(h, status, arg, ...) tg_record(tg_error_of(h), (status), (arg), __VA_ARGS__)
 static inline tg_error *tg_error_of(tg_handle *h) { return h ? &h->error : tg_orphan_error(); }

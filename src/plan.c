@@ -9,13 +9,11 @@
  *   - any operand in device or managed memory: CUDA, on the handle's stream;
  *   - all operands on the host: the CPU when the work (m*n*k*batch) is under the handle's
  *     threshold or there is no product to compute (alpha or k is 0), CUDA otherwise;
- *   - on CUDA, `auto` takes the tuned table's rung for the nearest measured shape on this
- *     compute capability and math mode (tuning.h); else the first rung of the preference list
- *     for the shape (preferred_rungs, from the H100 measurements in bench/results/) that the
- *     registry admits to auto, the math mode allows and the problem suits; else the highest
- *     such rung of the ladder;
- *   - a single product whose tiles leave SMs idle and whose k is long is split along k
- *     (split_k.h), whichever rung runs it.
+ *   - on CUDA, tg_choose picks the rung and the split-K slices: the tuned table's row for
+ *     exactly this call (tuning.h), else the cost model's fastest (rung, slices) among the
+ *     rungs the registry admits to auto, the math mode allows and the problem suits
+ *     (cost_model.h), else the highest such rung.  A single product may be cut into up to
+ *     256 slices of k, each at least 128 long (256 on 3xTF32 rungs), summed in a fixed order.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,7 +22,7 @@
 #include "cuda/backend.h"
 #include "cuda/registry.h"
 #include "internal.h"
-#include "split_k.h"
+#include "cost_model.h"
 #include "tuning.h"
 
 static void note(tg_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -46,18 +44,22 @@ static const char *memory_name(tg_memory kind)
     return kind == TG_MEMORY_DEVICE ? "device" : kind == TG_MEMORY_MANAGED ? "managed" : "host";
 }
 
-/* The shortest k auto sends to 3xTF32.  Measured on the H100 (bench/accuracy, 1024 x 1024 x k,
- * uniform, wide-range and cancelling data): from k = 256 on its RMS error is no larger than the
- * FFMA rungs' (at k = 64, 1.8 times theirs, at 16, 1.7 to 2.8 times: the dropped small * small
- * term does not shrink with k as rounding in long sums grows). */
+/* The shortest k auto sends to 3xTF32, per slice when split.  Measured on the H100
+ * (bench/accuracy, 1024 x 1024 x k, uniform, wide-range and cancelling data): from k = 256 on
+ * its RMS error is no larger than the FFMA rungs' (at k = 64, 1.8 times theirs, at 16, 1.7 to
+ * 2.8 times: the dropped small * small term does not shrink with k as rounding in long sums
+ * grows). */
 #define TG_3XTF32_MIN_K 256
+/* Split-K: the shortest slice worth a partial product, and the most workspace it may take. */
+#define TG_SPLIT_MIN_SLICE 128
+#define TG_SPLIT_MAX_BYTES (256.0 * 1024 * 1024)
 
-/* Why rung i cannot run p on this handle's GPU (NULL when it can). */
-static const char *rung_refuses(const tg_handle *h, int i, const tg_problem *p)
+/* Why rung i cannot run p on a GPU of compute capability cc (NULL when it can). */
+static const char *rung_refuses(int cc, int i, const tg_problem *p)
 {
     static _Thread_local char reason[96];
     const tg_rung *rung = tg_rungs[i];
-    if (h->compute_capability < rung->min_cc) {
+    if (cc < rung->min_cc) {
         snprintf(reason, sizeof reason, "needs compute capability %d.%d or higher",
                  rung->min_cc / 10, rung->min_cc % 10);
         return reason;
@@ -65,123 +67,188 @@ static const char *rung_refuses(const tg_handle *h, int i, const tg_problem *p)
     return rung->unsupported(p);
 }
 
-/* Why auto may not pick rung i for p (NULL when it may). */
-static const char *auto_refuses(const tg_handle *h, int i, const tg_problem *p)
+/* Why auto may not pick rung i for p in this math mode (NULL when it may). */
+static const char *auto_refuses(const tg_device_props *dev, tg_math math, int i,
+                                const tg_problem *p)
 {
     if (i < 0)
         return "this build has no such rung";
     if (!tg_rungs[i]->in_auto)
         return "not yet admitted to auto (runs only when forced)";
-    if (!tg_math_allows(h->math, tg_rungs[i]->arith))
-        return h->math == TG_MATH_STRICT_FMA ? "not FP32 FMA arithmetic (math mode strict)"
-                                             : "TF32 arithmetic, below FP32 accuracy (math "
-                                               "mode fp32)";
+    if (!tg_math_allows(math, tg_rungs[i]->arith))
+        return math == TG_MATH_STRICT_FMA ? "not FP32 FMA arithmetic (math mode strict)"
+                                          : "TF32 arithmetic, below FP32 accuracy (math mode "
+                                            "fp32)";
     if (tg_rungs[i]->arith == TG_ARITH_3XTF32 && p->k < TG_3XTF32_MIN_K)
         return "k is under 256, where the 3xTF32 split's error exceeds the FFMA rungs' rounding "
                "error (measured)";
-    return rung_refuses(h, i, p);
+    return rung_refuses(dev->compute_capability, i, p);
 }
 
-/* Where the tuned table has no row near the call: the rungs measured fastest on the H100
- * (bench/results/) for this kind of shape, best first.  Products of fewer than about one wave
- * of 128 x 128 tiles run on the small-tile FFMA rung, which fills the SMs; larger ones on tensor
- * cores where the math mode allows (3xTF32 from k = 256 on, see auto_refuses), else on the
- * large-tile FFMA rungs.  Names this build lacks, or auto may not use, are passed over. */
-static const char *const *preferred_rungs(const tg_handle *h, const tg_problem *p)
+/* Whether p may be cut into `slices` slices of k on rung i: a single product, slices no
+ * shorter than TG_SPLIT_MIN_SLICE (TG_3XTF32_MIN_K on 3xTF32 rungs), bounded workspace. */
+static int split_allowed(int i, const tg_problem *p, int slices)
 {
-    static const char *const small[] = {"warptile64", "warptile128_l2", NULL};
-    static const char *const large[] = {"wgmma3xtf32", "wgmmatf32", "mma3xtf32", "mmatf32",
-                                        "ffma128x256", "warptile128_l2", NULL};
-    static const char *const large_tf32[] = {"wgmmatf32", "mmatf32", "wgmma3xtf32",
-                                             "mma3xtf32", "ffma128x256", "warptile128_l2", NULL};
-    const double tiles = (double)((p->m + 127) / 128) * (double)((p->n + 127) / 128) *
-                         (double)p->batch;
-    if (tiles < (h->sm_count > 0 ? h->sm_count : 132))
-        return small;
-    return h->math == TG_MATH_TF32 ? large_tf32 : large;
+    if (slices == 1)
+        return 1;
+    const int64_t slice = (p->k + slices - 1) / slices;
+    const int64_t shortest =
+        tg_rungs[i]->arith == TG_ARITH_3XTF32 ? TG_3XTF32_MIN_K : TG_SPLIT_MIN_SLICE;
+    return p->batch == 1 && slice >= shortest &&
+           4.0 * (double)slices * (double)p->m * (double)p->n <= TG_SPLIT_MAX_BYTES;
+}
+
+/* The slice counts the model weighs: enough to take a product of few tiles to several waves. */
+static const int kSplitCandidates[] = {2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
+
+/* Keeps (rung, slices, seconds) if it beats the best or, on another rung, the runner-up. */
+static void consider(tg_choice *c, int rung, int slices, double seconds)
+{
+    if (c->rung < 0 || seconds < c->seconds) {
+        if (c->rung >= 0 && c->rung != rung) {
+            c->runner_up = c->rung;
+            c->runner_up_split = c->split_k;
+            c->runner_up_seconds = c->seconds;
+        }
+        c->rung = rung;
+        c->split_k = slices;
+        c->seconds = seconds;
+    } else if (rung != c->rung && (c->runner_up < 0 || seconds < c->runner_up_seconds)) {
+        c->runner_up = rung;
+        c->runner_up_split = slices;
+        c->runner_up_seconds = seconds;
+    }
+}
+
+/* Why the chooser may not weigh rung i: a forced rung is the only one, with its own limits
+ * alone; otherwise auto's rules. */
+static const char *choice_refuses(const tg_device_props *dev, tg_math math, int forced_rung,
+                                  int i, const tg_problem *p)
+{
+    if (forced_rung >= 0)
+        return i == forced_rung ? rung_refuses(dev->compute_capability, i, p) : "not forced";
+    return auto_refuses(dev, math, i, p);
+}
+
+int tg_choose(const tg_device_props *dev, tg_math math, int forced_rung, int forced_split,
+              const tg_problem *p, tg_choice *out)
+{
+    *out = (tg_choice){.rung = -1, .split_k = 1, .runner_up = -1, .runner_up_split = 1};
+    /* 1. A row of the tuned table for exactly this call: what was measured fastest. */
+    const tg_tuned *tuned =
+        forced_rung >= 0 ? NULL
+                         : tg_tuning_lookup(tg_tuning_table, tg_tuning_count,
+                                            dev->compute_capability, (int)math, p);
+    if (tuned) {
+        const int i = tg_find_rung(tuned->algo);
+        const int slices = forced_split ? forced_split : tuned->split_k ? tuned->split_k : 1;
+        if (!auto_refuses(dev, math, i, p) && (forced_split || split_allowed(i, p, slices))) {
+            out->rung = i;
+            out->split_k = slices;
+            out->tuned = tuned;
+            return 1;
+        }
+    }
+    /* 2. The cost model: every rung auto may use, with the slice counts worth weighing. */
+    const tg_model_device *model = tg_model_device_for(dev->compute_capability);
+    const int sms = dev->sm_count > 0 ? dev->sm_count : 1;
+    for (int i = 0; i < tg_rung_count; ++i) {
+        const tg_model_rung *row = tg_model_rung_for(model, tg_rungs[i]->name, p);
+        if (!row || choice_refuses(dev, math, forced_rung, i, p))
+            continue;
+        const tg_rung *r = tg_rungs[i];
+        if (forced_split) { /* obeyed as given: tg_set_split_k is for tuning */
+            consider(out, i, forced_split,
+                     tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p,
+                                      forced_split));
+            continue;
+        }
+        consider(out, i, 1, tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, 1));
+        /* Splitting pays only while the tiles leave SMs idle: weigh slice counts up to the
+         * one that makes about two waves. */
+        const double tiles = (double)((p->m + r->block_rows - 1) / r->block_rows) *
+                             (double)((p->n + r->block_cols - 1) / r->block_cols) *
+                             (double)p->batch;
+        const double most = 2.0 * sms * row->occupancy / tiles;
+        for (size_t s = 0; s < sizeof kSplitCandidates / sizeof kSplitCandidates[0] &&
+                           kSplitCandidates[s] <= most && split_allowed(i, p, kSplitCandidates[s]);
+             ++s)
+            consider(out, i, kSplitCandidates[s],
+                     tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p,
+                                      kSplitCandidates[s]));
+    }
+    if (out->rung >= 0)
+        return 1;
+    /* 3. No model row: the forced rung, else the highest rung auto may use. */
+    for (int i = tg_rung_count - 1; i >= 0; --i)
+        if (!choice_refuses(dev, math, forced_rung, i, p)) {
+            out->rung = i;
+            out->split_k = forced_split ? forced_split : 1;
+            return 1;
+        }
+    return 0;
+}
+
+static tg_device_props device_of(const tg_handle *h)
+{
+    return (tg_device_props){.compute_capability = h->compute_capability,
+                             .sm_count = h->sm_count};
+}
+
+static void note_split(tg_plan *plan, int slices)
+{
+    if (slices > 1)
+        note(plan, "split-K: %d slices along k, summed in a fixed order by a reduction kernel "
+                   "(bit-reproducible)\n", slices);
 }
 
 static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
-{
-    if (h->algo >= 0) {
-        const tg_rung *rung = tg_rungs[h->algo];
-        const char *reason = rung_refuses(h, h->algo, p);
-        if (reason)
-            return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "algo \"%s\" cannot run this call: %s",
-                           rung->name, reason);
-        plan->rung = h->algo;
-        note(plan, "rung: %s (level %d), forced by tg_set_algo: %s\n", rung->name, rung->level,
-             rung->summary);
-        return TG_SUCCESS;
-    }
-    note(plan, "math mode: %s\n", tg_math_name(h->math));
-    const int cc = h->compute_capability;
-    const tg_tuned *tuned = tg_tuning_lookup(tg_tuning_table, tg_tuning_count, cc,
-                                             (int)h->math, p);
-    if (tuned) {
-        const int i = tg_find_rung(tuned->algo);
-        const char *reason = auto_refuses(h, i, p);
-        if (!reason) {
-            plan->rung = i;
-            plan->tuned_split_k = tuned->split_k;
-            note(plan,
-                 "rung: %s (level %d), the fastest measured on sm_%d for %lldx%lldx%lld, the "
-                 "nearest tuned shape (%.1f TFLOP/s there): %s\n",
-                 tg_rungs[i]->name, tg_rungs[i]->level, cc, (long long)tuned->m,
-                 (long long)tuned->n, (long long)tuned->k, tuned->tflops, tg_rungs[i]->summary);
-            return TG_SUCCESS;
-        }
-        note(plan, "tuned table names %s for this shape, not used: %s\n", tuned->algo, reason);
-    }
-    const char *const *preferred = preferred_rungs(h, p);
-    for (; *preferred; ++preferred) {
-        const int i = tg_find_rung(*preferred);
-        if (auto_refuses(h, i, p))
-            continue;
-        plan->rung = i;
-        note(plan, "rung: %s (level %d), preferred for this shape (measured): %s\n",
-             tg_rungs[i]->name, tg_rungs[i]->level, tg_rungs[i]->summary);
-        return TG_SUCCESS;
-    }
-    for (int i = tg_rung_count - 1; i >= 0; --i) {
-        const char *reason = auto_refuses(h, i, p);
-        if (reason) {
-            note(plan, "skipped %s: %s\n", tg_rungs[i]->name, reason);
-            continue;
-        }
-        plan->rung = i;
-        note(plan, "rung: %s (level %d), the highest rung that supports this call: %s\n",
-             tg_rungs[i]->name, tg_rungs[i]->level, tg_rungs[i]->summary);
-        return TG_SUCCESS;
-    }
-    return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "no CUDA rung supports this call");
-}
-
-/* Split-K: forced by tg_set_split_k, else the tuned table's, else the rule of split_k.h. */
-static tg_status choose_split_k(tg_handle *h, const tg_problem *p, tg_plan *plan)
 {
     if (h->split_k > 1 && p->batch != 1)
         return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
                        "split-K (%d slices, tg_set_split_k) needs a single product, not a "
                        "batch of %lld",
                        h->split_k, (long long)p->batch);
-    const int requested = h->split_k ? h->split_k : p->batch == 1 ? plan->tuned_split_k : 0;
-    if (requested >= 1) {
-        plan->split_k = requested;
-        if (requested > 1)
-            note(plan, "split-K: %d slices along k, %s\n", requested,
-                 h->split_k ? "forced by tg_set_split_k" : "as tuned");
+    const tg_device_props dev = device_of(h);
+    tg_choice c;
+    if (h->algo >= 0) {
+        const tg_rung *rung = tg_rungs[h->algo];
+        const char *reason = rung_refuses(h->compute_capability, h->algo, p);
+        if (reason)
+            return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "algo \"%s\" cannot run this call: %s",
+                           rung->name, reason);
+        if (!tg_choose(&dev, h->math, h->algo, h->split_k, p, &c))
+            return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "algo \"%s\" cannot run this call",
+                           rung->name);
+        plan->rung = c.rung;
+        plan->split_k = c.split_k;
+        note(plan, "rung: %s (level %d), forced by tg_set_algo: %s\n", rung->name, rung->level,
+             rung->summary);
+        note_split(plan, plan->split_k);
         return TG_SUCCESS;
     }
-    const tg_rung *rung = tg_rungs[plan->rung];
-    const int sms = h->sm_count;
-    plan->split_k = tg_split_k_slices(p, rung->block_rows, rung->block_cols, sms);
-    if (plan->split_k > 1)
-        note(plan,
-             "split-K: %d slices along k, because %lld x %lld in %d x %d tiles leaves most of "
-             "the %d SMs idle; the partial products are summed by a reduction kernel\n",
-             plan->split_k, (long long)p->m, (long long)p->n, rung->block_rows,
-             rung->block_cols, sms);
+    note(plan, "math mode: %s\n", tg_math_name(h->math));
+    if (!tg_choose(&dev, h->math, -1, h->split_k, p, &c))
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "no CUDA rung supports this call");
+    plan->rung = c.rung;
+    plan->split_k = c.split_k;
+    const tg_rung *rung = tg_rungs[c.rung];
+    if (c.tuned)
+        note(plan, "rung: %s (level %d), measured fastest on sm_%d for exactly this shape and "
+                   "orientation (tuned table, %.1f TFLOP/s there): %s\n",
+             rung->name, rung->level, h->compute_capability, c.tuned->tflops, rung->summary);
+    else if (c.seconds > 0.0) {
+        note(plan, "rung: %s (level %d), the cost model's fastest: predicted %.1f us%s: %s\n",
+             rung->name, rung->level, c.seconds * 1e6,
+             c.split_k > 1 ? " with split-K" : "", rung->summary);
+        if (c.runner_up >= 0)
+            note(plan, "runner-up: %s%s, predicted %.1f us\n", tg_rungs[c.runner_up]->name,
+                 c.runner_up_split > 1 ? " with split-K" : "", c.runner_up_seconds * 1e6);
+    } else
+        note(plan, "rung: %s (level %d), the highest rung that supports this call (no cost "
+                   "model for sm_%d): %s\n",
+             rung->name, rung->level, h->compute_capability, rung->summary);
+    note_split(plan, plan->split_k);
     return TG_SUCCESS;
 }
 
@@ -271,8 +338,15 @@ tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan, int exp
         note(plan, "kernel: scale C by beta (alpha or k is 0, A and B are not read)\n");
         return TG_SUCCESS;
     }
-    tg_status s = choose_rung(h, p, plan);
-    if (s != TG_SUCCESS)
-        return s;
-    return choose_split_k(h, p, plan);
+    return choose_rung(h, p, plan);
+}
+
+tg_status tg_plan_device_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->backend = TG_BACKEND_CUDA;
+    plan->split_k = 1;
+    if (tg_cuda_device_count() == 0)
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "there is no GPU to plan for");
+    return choose_rung(h, p, plan);
 }

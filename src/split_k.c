@@ -1,29 +1,8 @@
 /* Split-K decomposition; see split_k.h. */
 #include "split_k.h"
 
-/* Slices shorter than this spend more on the reduction than they save. */
-#define TG_SPLIT_K_MIN_SLICE 256
-#define TG_SPLIT_K_MAX_SLICES 16
 /* A slice's k is rounded to this, so every rung's k loop sees whole phases but the last. */
 #define TG_SPLIT_K_ALIGN 16
-
-int tg_split_k_slices(const tg_problem *p, int block_rows, int block_cols, int sm_count)
-{
-    if (p->batch != 1 || sm_count <= 0)
-        return 1;
-    const int64_t tiles = ((p->m + block_rows - 1) / block_rows) *
-                          ((p->n + block_cols - 1) / block_cols);
-    if (tiles >= sm_count)
-        return 1;
-    /* Enough slices to give every SM about one tile, as far as k allows. */
-    int64_t slices = sm_count / tiles;
-    const int64_t by_k = p->k / TG_SPLIT_K_MIN_SLICE;
-    if (slices > by_k)
-        slices = by_k;
-    if (slices > TG_SPLIT_K_MAX_SLICES)
-        slices = TG_SPLIT_K_MAX_SLICES;
-    return slices >= 2 ? (int)slices : 1;
-}
 
 static int64_t slice_length(const tg_problem *p, int slices)
 {

@@ -21,11 +21,6 @@ typedef struct tg_split_k {
     int64_t partials;    /* full.batch + (tail.k > 0): m x n partial products in workspace */
 } tg_split_k;
 
-/* How many slices to cut p into for a GPU of sm_count SMs, when one block covers
- * block_rows x block_cols of C; 1 means do not split.  Splits only single products whose
- * tiles fill less than the GPU and whose slices keep at least 256 of k each. */
-int tg_split_k_slices(const tg_problem *p, int block_rows, int block_cols, int sm_count);
-
 /* The slices of p (batch 1) into `slices` parts writing to workspace, which must hold
  * tg_split_k_workspace(p, slices) floats. */
 void tg_split_k_make(const tg_problem *p, int slices, float *workspace, tg_split_k *out);

@@ -29,9 +29,9 @@ typedef struct tg_tuned {
 extern const tg_tuned tg_tuning_table[];
 extern const int tg_tuning_count;
 
-/* The row measured nearest to p (in log2 of m, n and k) on a GPU of this compute capability,
- * for this math mode, with the same operand orientation and within a factor of 2 of each
- * dimension; else NULL. */
+/* The row measured for exactly p's shape and operand orientation on a GPU of this compute
+ * capability, for this math mode; else NULL.  Shapes between rows are the cost model's
+ * (cost_model.h): a row is evidence for its own shape only. */
 const tg_tuned *tg_tuning_lookup(const tg_tuned *table, int count, int cc, int math,
                                  const tg_problem *p);
 

@@ -87,19 +87,5 @@ int main(void)
             check_split(layout, ops[o >> 1], ops[o & 1], 33, 5, 512, 2, 1.0f, -0.5f, seed++);
             check_split(layout, ops[o >> 1], ops[o & 1], 17, 19, 4097, 16, -1.0f, 1.0f, seed++);
         }
-    /* The slice count: only single products that leave SMs idle, with k to spare. */
-    tg_problem p = {.m = 4096, .n = 4096, .k = 4096, .batch = 1};
-    EXPECT(tg_split_k_slices(&p, 128, 128, 132) == 1, "4096^3 fills the GPU: no split");
-    p = (tg_problem){.m = 127, .n = 8191, .k = 1023, .batch = 1};
-    EXPECT(tg_split_k_slices(&p, 128, 128, 132) == 2, "127x8191x1023: 64 tiles, 2 slices");
-    p = (tg_problem){.m = 1024, .n = 1024, .k = 65536, .batch = 1};
-    EXPECT(tg_split_k_slices(&p, 128, 128, 132) == 2, "1024x1024x65536: 64 tiles, 2 slices");
-    p = (tg_problem){.m = 128, .n = 128, .k = 65536, .batch = 1};
-    EXPECT(tg_split_k_slices(&p, 128, 128, 132) == 16, "one tile, long k: capped at 16");
-    p = (tg_problem){.m = 128, .n = 128, .k = 600, .batch = 1};
-    EXPECT(tg_split_k_slices(&p, 128, 128, 132) == 2, "k = 600 allows 2 slices of >= 256");
-    p = (tg_problem){.m = 128, .n = 128, .k = 65536, .batch = 2};
-    EXPECT(tg_split_k_slices(&p, 128, 128, 132) == 1, "batches are not split");
-    EXPECT(tg_split_k_slices(&p, 128, 128, 0) == 1, "no GPU, no split");
     return tg_test_result("test_split_k");
 }

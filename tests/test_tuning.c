@@ -1,5 +1,6 @@
-/* The tuned-table lookup: nearest measured shape, same GPU and operand orientation, within a
- * factor of 2 in every dimension; and the embedded table is well formed. */
+/* The tuned-table lookup: exactly the measured shape, same GPU, math mode and operand
+ * orientation (shapes between rows are the cost model's); and the embedded table is well
+ * formed. */
 #include <string.h>
 
 #include "testing.h"
@@ -40,9 +41,11 @@ static const char *lookup(int cc, int64_t m, int64_t n, int64_t k, int a_k, int 
 int main(void)
 {
     EXPECT_ALGO("warptile128", 90, 4096, 4096, 4096, 1, 1);  /* exact */
-    EXPECT_ALGO("warptile128", 90, 3000, 5000, 4096, 1, 1);  /* within 2x */
-    EXPECT_ALGO("blocktile64", 90, 1000, 1000, 1000, 1, 1);  /* nearer the 1024^3 row */
-    EXPECT_ALGO("warptile128", 90, 1024, 1024, 40000, 1, 1); /* the long-k row */
+    EXPECT_ALGO("(none)", 90, 4096, 4096, 4095, 1, 1);       /* one off in k: not this row */
+    EXPECT_ALGO("(none)", 90, 4097, 4096, 4096, 1, 1);       /* nor in m */
+    EXPECT_ALGO("(none)", 90, 4096, 2048, 4096, 1, 1);       /* nor 2x away in n */
+    EXPECT_ALGO("blocktile64", 90, 1024, 1024, 1024, 1, 1);
+    EXPECT_ALGO("warptile128", 90, 1024, 1024, 65536, 1, 1); /* the long-k row */
     EXPECT_ALGO("blocktile128", 90, 4096, 4096, 4096, 0, 1); /* orientation is part of the key */
     EXPECT_ALGO("tiled32", 80, 4096, 4096, 4096, 1, 1);      /* and so is the GPU */
     EXPECT_ALGO("(none)", 75, 4096, 4096, 4096, 1, 1);

@@ -167,7 +167,7 @@ static void test_handles(void)
     EXPECT(tg_set_split_k(h, -1) == TG_ERROR_INVALID_ARGUMENT &&
                strstr(tg_last_error(h), "slices = -1") != NULL,
            "split-K -1: %s", tg_last_error(h));
-    EXPECT(tg_set_split_k(h, 65) == TG_ERROR_INVALID_ARGUMENT, "split-K 65");
+    EXPECT(tg_set_split_k(h, TG_MAX_SPLIT_K + 1) == TG_ERROR_INVALID_ARGUMENT, "split-K past the most");
     EXPECT(tg_set_split_k(h, 4) == TG_SUCCESS && tg_set_split_k(h, 0) == TG_SUCCESS,
            "split-K 4 then auto: %s", tg_last_error(h));
     const char *const *algos = tg_algos();

@@ -483,6 +483,7 @@ void tg_check_case(tg_handle *h, const tg_case *c_in, uint64_t seed, tg_case_res
     if (r->status == TG_SUCCESS)
         r->status = tg_synchronize(h);
     if (r->status != TG_SUCCESS) {
+        r->refused = r->status == TG_ERROR_NOT_SUPPORTED && strcmp(tg_get_algo(h), "auto") != 0;
         snprintf(r->detail, sizeof r->detail, "%s: %s", tg_status_string(r->status),
                  tg_last_error(h));
         goto done;

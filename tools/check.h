@@ -72,6 +72,9 @@ typedef struct tg_case_result {
     int64_t moved_inputs;  /* elements of A or B (padding included) that changed */
     int harness;           /* 1 when the check itself could not run (memory, copies): not the
                             * library's failure */
+    int refused;           /* 1 when the forced rung's constraints refuse the call
+                            * (TG_ERROR_NOT_SUPPORTED, e.g. gemv8 with m and n over 8): neither
+                            * a pass nor a failure */
     int passed;
     char detail[600];      /* why it failed */
 } tg_case_result;

@@ -105,11 +105,27 @@ static int cmd_info(int argc, char **argv)
     return 0;
 }
 
+/* `algos --tsv`: what scripts read (bench/fit_model.py): name, block tile, arithmetic. */
+static int print_algos_tsv(void)
+{
+    printf("# name\tblock_rows\tblock_cols\tarith\tin_auto\n");
+    for (int i = 0; i < tg_algo_count(); ++i) {
+        tg_algo_info a;
+        tg_algo_info_get(i, &a);
+        printf("%s\t%d\t%d\t%s\t%d\n", a.name, a.block_rows, a.block_cols,
+               tg_arith_name(a.arith), a.in_auto);
+    }
+    return 0;
+}
+
 static int cmd_algos(int argc, char **argv)
 {
-    const int early = no_options("algos", "the rungs of this build: name, level, arithmetic, "
-                                 "whether auto may pick it, lowest compute capability, summary",
-                                 argc, argv);
+    if (argc == 2 && !strcmp(argv[1], "--tsv"))
+        return print_algos_tsv();
+    const int early = no_options("algos [--tsv]", "the rungs of this build: name, level, "
+                                 "arithmetic, whether auto may pick it, lowest compute "
+                                 "capability, summary; --tsv: name, block tile, arithmetic, "
+                                 "tab-separated for scripts", argc, argv);
     if (early >= 0)
         return early;
     printf("%-14s %4s %-6s %-4s %-6s  %s\n", "name", "rung", "arith", "auto", "min cc",

@@ -51,6 +51,7 @@ static const scalars kScalars[] = {{1.0f, 0.0f}, {1.5f, -0.5f}, {0.0f, 2.0f}, {-
 /* Results of one rung on one distribution. */
 typedef struct tally {
     int cases, failures, harness; /* harness: cases the check itself could not run */
+    int refused;                  /* cases the rung's constraints refuse (not counted in cases) */
     double worst, rms, strict_rms; /* worst scaled error, largest RMS of the rung and strict */
 } tally;
 
@@ -69,6 +70,10 @@ static void run_case(tg_handle *h, tg_handle *strict, const tg_case *c, rung_run
     tg_case_result r, s;
     tally *t = &run->by_data[c->small_ints ? TG_DIST_UNIFORM : c->distribution];
     tg_check_case(h, c, seed, &r);
+    if (r.refused) {
+        t->refused++;
+        return;
+    }
     if (strict && r.rms >= 0) {
         tg_check_case(strict, c, seed, &s);
         tg_check_against_strict(c, &r, &s);
@@ -399,9 +404,19 @@ int tg_verify_main(int argc, char **argv)
             run_case(h, strict, &one, run, 1);
         else
             sweep(h, strict, run, quick, gpu && strcmp(names[i], "cpu") != 0, data);
+        int cases = 0, refused = 0;
         for (int d = 0; d < TG_DIST_COUNT; ++d) {
             failures += run->by_data[d].failures;
             harness += run->by_data[d].harness;
+            cases += run->by_data[d].cases;
+            refused += run->by_data[d].refused;
+        }
+        if (refused && !cases) { /* a rung must run some of the sweep */
+            fprintf(stderr, "FAIL %s: its constraints refused every case\n", names[i]);
+            run->by_data[0].failures++;
+            failures++;
+        } else if (refused) {
+            printf("%s: %d case(s) outside its constraints, not run\n", names[i], refused);
         }
         tg_destroy(h);
         tg_destroy(strict);

@@ -182,16 +182,32 @@ tg_status launch_scale(tg_handle *h, const tg_problem &p)
     return TG_SUCCESS;
 }
 
-/* Split-K's last step: C = alpha * (sum of the partial products) + beta * C. */
+/* Split-K's last step: C = alpha * (sum of the partial products) + beta * C.  A block takes 32
+ * consecutive elements (threadIdx.x, so each partial is read in 128-byte lines); its
+ * kReduceLanes rows of threads (threadIdx.y) sum the slices y, y + kReduceLanes, ... in order,
+ * and row 0 adds the rows' sums in order: hundreds of slices are summed in parallel, always in
+ * the same order, so a result is bit-for-bit the same on every run. */
+constexpr int kReduceLanes = 8;
+
 __global__ void reduce_split_k(const tg_problem p, const float *partials, int64_t count)
 {
+    __shared__ float row_sums[kReduceLanes][32];
     const int64_t per_item = p.m * p.n;
-    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < per_item;
-         e += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t base = blockIdx.x * (int64_t)32; base < per_item; base += gridDim.x * (int64_t)32) {
+        const int64_t e = base + threadIdx.x;
         float sum = 0.0f;
-        for (int64_t s = 0; s < count; ++s)
-            sum += partials[s * per_item + e];
-        store_result(p.C + (e / p.n) * p.ldc + e % p.n, sum, p.alpha, p.beta);
+        if (e < per_item)
+            for (int64_t s = threadIdx.y; s < count; s += kReduceLanes)
+                sum += partials[s * per_item + e];
+        row_sums[threadIdx.y][threadIdx.x] = sum;
+        __syncthreads();
+        if (threadIdx.y == 0 && e < per_item) {
+            float total = row_sums[0][threadIdx.x];
+            for (int y = 1; y < kReduceLanes; ++y)
+                total += row_sums[y][threadIdx.x];
+            store_result(p.C + (e / p.n) * p.ldc + e % p.n, total, p.alpha, p.beta);
+        }
+        __syncthreads();
     }
 }
 
@@ -241,8 +257,7 @@ tg_status launch_split_k(tg_handle *h, const tg_rung &rung, const tg_problem &p,
         return s;
     if (split.tail.k > 0 && (s = launch_rung(h, rung, split.tail)) != TG_SUCCESS)
         return s;
-    const int threads = 256;
-    reduce_split_k<<<blocks_for(p.m * p.n, threads), threads, 0, stream_of(h)>>>(
+    reduce_split_k<<<blocks_for(p.m * p.n, 32), dim3(32, kReduceLanes), 0, stream_of(h)>>>(
         p, workspace, split.partials);
     TG_CUDA_CHECK(h, cudaGetLastError());
     /* The workspace is busy until here: the next split-K, on any stream, waits for it. */

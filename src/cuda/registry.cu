@@ -22,6 +22,15 @@ extern const tg_rung tg_rung_mma3xtf32;
 extern const tg_rung tg_rung_mmatf32;
 extern const tg_rung tg_rung_wgmma3xtf32;
 extern const tg_rung tg_rung_wgmmatf32;
+extern const tg_rung tg_rung_skinny128x16;
+extern const tg_rung tg_rung_skinny128x32;
+extern const tg_rung tg_rung_skinny16x128;
+extern const tg_rung tg_rung_skinny32x128;
+extern const tg_rung tg_rung_skinny64x32;
+extern const tg_rung tg_rung_skinny32x64;
+extern const tg_rung tg_rung_skinny32x32;
+extern const tg_rung tg_rung_gemv8;
+extern const tg_rung tg_rung_shortk128;
 
 const tg_rung *const tg_rungs[] = {&tg_rung_naive, &tg_rung_tiled16, &tg_rung_tiled32,
                                     &tg_rung_blocktile64, &tg_rung_blocktile128,
@@ -30,7 +39,11 @@ const tg_rung *const tg_rungs[] = {&tg_rung_naive, &tg_rung_tiled16, &tg_rung_ti
                                     &tg_rung_ffma128x128, &tg_rung_ffma128x256,
                                     &tg_rung_ffma256x128_k16, &tg_rung_ffma256x128_s4,
                                     &tg_rung_ffma256x128, &tg_rung_mma3xtf32, &tg_rung_mmatf32,
-                                    &tg_rung_wgmma3xtf32, &tg_rung_wgmmatf32};
+                                    &tg_rung_wgmma3xtf32, &tg_rung_wgmmatf32,
+                                    &tg_rung_skinny128x16, &tg_rung_skinny128x32,
+                                    &tg_rung_skinny16x128, &tg_rung_skinny32x128,
+                                    &tg_rung_skinny64x32, &tg_rung_skinny32x64,
+                                    &tg_rung_skinny32x32, &tg_rung_gemv8, &tg_rung_shortk128};
 const int tg_rung_count = (int)(sizeof tg_rungs / sizeof tg_rungs[0]);
 
 int tg_find_rung(const char *name)

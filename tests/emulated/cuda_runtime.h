@@ -4,10 +4,13 @@
  * kernel copies include <cuda_runtime.h> and find this file first on the include path.
  *
  * Execution model: a launch runs its blocks one after another; a block runs its threads as
- * fibers (ucontext) on the calling thread, each until it reaches __syncthreads() or returns, in
- * thread order, then the next round.  So a thread always runs as far as it can before anyone
- * else moves: a missing barrier makes a thread read shared data that the others have not
- * written yet (or have already overwritten), deterministically rather than by chance.
+ * fibers on the calling thread, each until it reaches __syncthreads() or returns, in thread
+ * order, then the next round.  So a thread always runs as far as it can before anyone else
+ * moves: a missing barrier makes a thread read shared data that the others have not written
+ * yet (or have already overwritten), deterministically rather than by chance.  Fibers switch
+ * by a few instructions on x86-64 (emu_switch: the callee-saved registers and the stack
+ * pointer; ucontext's swapcontext makes a system call per switch, which was most of a
+ * tensor-core rung's time), by ucontext elsewhere and under the sanitizers, which follow it.
  * Alternate blocks run their threads in reverse order, to catch the race the other way round.
  *   __shared__        static: one copy per kernel instantiation, shared by the block's threads
  *                     (and left over from the previous block, as stale data)
@@ -90,6 +93,7 @@ constexpr int warpSize = 32;
 /* ---- device intrinsics that have a plain meaning on one thread ---------------------------- */
 
 template <class T> inline T __ldg(const T *p) { return *p; }
+template <class T> inline void __stcs(T *p, T v) { *p = v; } /* a streaming store */
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
@@ -159,15 +163,44 @@ template <class P> inline void check_alignment(const void *ptr)
 
 constexpr size_t kStackBytes = 128 * 1024;
 
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if defined(__has_feature)
+#if !__has_feature(address_sanitizer) && !__has_feature(thread_sanitizer)
+#define EMU_FAST_SWITCH 1
+#endif
+#else
+#define EMU_FAST_SWITCH 1
+#endif
+#endif
+
+#ifdef EMU_FAST_SWITCH
+/* Saves the callee-saved registers on this stack and its pointer in *save, then continues on
+ * the stack `load` (saved the same way, or prepared by start_stack) and returns there. */
+[[gnu::naked, gnu::noinline, gnu::noipa]] inline void emu_switch(void ** /*save*/, void * /*load*/)
+{
+    __asm__("pushq %rbp\n\tpushq %rbx\n\tpushq %r12\n\tpushq %r13\n\tpushq %r14\n\t"
+            "pushq %r15\n\tmovq %rsp, (%rdi)\n\tmovq %rsi, %rsp\n\tpopq %r15\n\t"
+            "popq %r14\n\tpopq %r13\n\tpopq %r12\n\tpopq %rbx\n\tpopq %rbp\n\tret");
+}
+#endif
+
 struct Fiber {
+#ifdef EMU_FAST_SWITCH
+    void *sp;
+#else
     ucontext_t ctx;
+#endif
     std::unique_ptr<char[]> stack;
     bool done;
     bool spinning; /* yielded while waiting on a named barrier, not at __syncthreads */
 };
 
 struct Block {
+#ifdef EMU_FAST_SWITCH
+    void *scheduler;
+#else
     ucontext_t scheduler;
+#endif
     std::vector<Fiber> fibers;
     Fiber *current = nullptr;
     void (*body)(void *) = nullptr;
@@ -183,11 +216,61 @@ inline dim3 blockDim, gridDim;
 
 namespace emu {
 
+#ifdef EMU_FAST_SWITCH
+[[noreturn]] inline void fiber_entry()
+{
+    block.body(block.body_arg);
+    block.current->done = true;
+    void *finished;
+    emu_switch(&finished, block.scheduler); /* never resumed */
+    __builtin_unreachable();
+}
+
+/* A fresh fiber's stack as emu_switch leaves a suspended one: six saved registers (zero), then
+ * fiber_entry as the return address, entered with the stack aligned as after a call. */
+inline void start_stack(Fiber &f)
+{
+    uintptr_t top = (reinterpret_cast<uintptr_t>(f.stack.get()) + kStackBytes) & ~(uintptr_t)15;
+    void **sp = reinterpret_cast<void **>(top - 8); /* fiber_entry's own return address */
+    *sp = nullptr;
+    *--sp = reinterpret_cast<void *>(&fiber_entry);
+    for (int r = 0; r < 6; ++r)
+        *--sp = nullptr;
+    f.sp = sp;
+}
+
+/* The scheduler runs fiber f until it yields or finishes. */
+inline void resume(Fiber &f) { emu_switch(&block.scheduler, f.sp); }
+/* The running fiber f gives the scheduler its turn. */
+inline void yield(Fiber &f) { emu_switch(&f.sp, block.scheduler); }
+#else
 inline void fiber_entry()
 {
     block.body(block.body_arg);
     block.current->done = true; /* returns to the scheduler through uc_link */
 }
+
+inline void start_stack(Fiber &f)
+{
+    if (getcontext(&f.ctx) != 0)
+        fail("getcontext failed", nullptr);
+    f.ctx.uc_stack.ss_sp = f.stack.get();
+    f.ctx.uc_stack.ss_size = kStackBytes;
+    f.ctx.uc_link = &block.scheduler;
+    makecontext(&f.ctx, fiber_entry, 0);
+}
+
+inline void resume(Fiber &f)
+{
+    if (swapcontext(&block.scheduler, &f.ctx) != 0)
+        fail("swapcontext failed", nullptr);
+}
+inline void yield(Fiber &f)
+{
+    if (swapcontext(&f.ctx, &block.scheduler) != 0)
+        fail("swapcontext failed", nullptr);
+}
+#endif
 
 /* Runs one block: every thread as a fiber, round by round between barriers. */
 inline void run_block(unsigned threads, bool reverse)
@@ -199,12 +282,7 @@ inline void run_block(unsigned threads, bool reverse)
         Fiber &f = block.fibers[t];
         if (!f.stack)
             f.stack.reset(new char[kStackBytes]);
-        if (getcontext(&f.ctx) != 0)
-            fail("getcontext failed", nullptr);
-        f.ctx.uc_stack.ss_sp = f.stack.get();
-        f.ctx.uc_stack.ss_size = kStackBytes;
-        f.ctx.uc_link = &block.scheduler;
-        makecontext(&f.ctx, fiber_entry, 0);
+        start_stack(f);
         f.done = false;
         f.spinning = false;
     }
@@ -222,8 +300,7 @@ inline void run_block(unsigned threads, bool reverse)
                 continue;
             threadIdx = uint3{t % b.x, t / b.x % b.y, t / (b.x * b.y)};
             block.current = &f;
-            if (swapcontext(&block.scheduler, &f.ctx) != 0)
-                fail("swapcontext failed", nullptr);
+            resume(f);
             if (f.done)
                 ++exited, --live;
             else if (f.spinning)
@@ -247,8 +324,7 @@ inline void __syncthreads()
     emu::Fiber *f = emu::block.current;
     if (!f)
         emu::fail("__syncthreads outside a kernel", nullptr);
-    if (swapcontext(&f->ctx, &emu::block.scheduler) != 0)
-        emu::fail("swapcontext failed", nullptr);
+    emu::yield(*f);
     __asm__ __volatile__("" ::: "memory"); /* shared memory changed under us */
 }
 
@@ -259,8 +335,7 @@ inline void emu_spin()
     if (!f)
         emu::fail("named barrier outside a kernel", nullptr);
     f->spinning = true;
-    if (swapcontext(&f->ctx, &emu::block.scheduler) != 0)
-        emu::fail("swapcontext failed", nullptr);
+    emu::yield(*f);
     __asm__ __volatile__("" ::: "memory");
 }
 

@@ -10,8 +10,12 @@
  * registry (tg_rungs, so a new rung is tested as soon as it is listed there) and runs each
  * rung's launcher, its dispatch included, over a sweep: the 4 transpose combinations and
  * general strides, shapes that miss every tile, aligned and misaligned pointers with odd
- * leading dimensions, beta = 0 over NaN-poisoned C and beta != 0, batches with a shared A, and
- * small-integer inputs whose result must match bit for bit.  Each case is checked against the
+ * leading dimensions, beta = 0 over NaN-poisoned C and beta != 0, batches with a shared A,
+ * small-integer inputs whose result must match bit for bit, Inf and NaN, values that TF32
+ * reads as subnormal (the tensor core flushes them), and one long sum (k = 256 of positive
+ * values) whose RMS error is held to the README's criterion, max(sqrt(k + 2) 2^-24, 1.5 x the
+ * RMS error of the FFMA order, one fmaf after another along k), or for TF32 rungs to TF32's
+ * 2^-10 + sqrt(k + 2) 2^-24.  Each case is checked against the
  * float64 reference (tg_ref_gemm_f64, tg_scaled_error <= 1), and C's padding, the guards around
  * every buffer, and A and B must come back unchanged.  Every buffer ends just before an
  * inaccessible 4 MiB fence, so a read or write past the end of a matrix faults, and the fault is
@@ -31,14 +35,21 @@
  * conflicts, coalescing or memory-model subtleties, and it cannot run warp intrinsics
  * (__shfl_sync and friends fail the build with a message) or inline PTX (likewise: a kernel
  * header using inline PTX gets an emulated twin of the same name in tests/emulated/overrides/,
- * which the rewrite copies instead of the original).  The GPU tests remain test_gpu_rungs and
- * `tilegemm verify`, which skip where there is no GPU.
+ * which the rewrite copies instead of the original).  The tensor-core twins compute as the
+ * H100's tensor core does, bit for bit (tensor_core_model.h: TF32 inputs truncated, subnormals
+ * flushed, each instruction's sum aligned and truncated), so a rung that lets the tensor core
+ * accumulate too long, or feeds it values it flushes, fails here as on the GPU.  The GPU tests
+ * remain test_gpu_rungs and `tilegemm verify`, which skip where there is no GPU.
  *
  * Usage: test_emulated_rungs [--rung NAME] [--quick] [--case N] [--verbose]
- *   --rung NAME  only that rung          --quick    fewer and smaller shapes
- *   --case N     only case N of the sweep (as printed on failure), to reproduce it
- *   --verbose    one line per case
- * Exit status 0 when every case passed, 1 otherwise.
+ *        test_emulated_rungs --list | --model-check
+ *   --rung NAME    only that rung          --quick    fewer and smaller shapes
+ *   --case N       only case N of the sweep (as printed on failure), to reproduce it
+ *   --verbose      one line per case
+ *   --list         the registry's rungs, one a line (CMake makes a CTest case of each)
+ *   --model-check  the tensor-core model on crafted cases where it differs from IEEE FP32
+ * Exit status 0 when every case passed, 1 otherwise.  Every case's data comes from a fixed
+ * seed (its case number), so a failure reproduces with the command it prints.
  */
 #include <cfloat>
 #include <chrono>
@@ -59,6 +70,7 @@
 
 #include "cpu/cpu.h"
 #include "cuda/registry.h"
+#include "tensor_core_model.h"
 
 namespace {
 
@@ -95,6 +107,17 @@ Alignment alignment(Align a, int x)
     return {true, true, true};
 }
 
+/* The values of A, B and C (always non-zero, so that a dropped term shows). */
+enum Data {
+    kUniform,  /* uniform in [-1, 1] */
+    kInts,     /* small integers: the result must be exact */
+    kSpecial,  /* Inf, -Inf and NaN sprinkled through A, B and C */
+    kTiny,     /* A under 2^-100 (a third of it subnormal), B as large as to make every
+                  product near 2^-20: normal products from operands that TF32 reads as
+                  subnormal, or whose small part it does */
+    kLongSum,  /* positive, in (0, 1]: the RMS error of a long sum against the FFMA order's */
+};
+
 struct Case {
     Shape s;
     Layout layout;
@@ -102,8 +125,7 @@ struct Case {
     float alpha, beta;
     int64_t batch;
     bool share_a; /* stride_a = 0 */
-    bool ints;    /* small integers: the result must be exact */
-    bool special = false; /* Inf, -Inf and NaN sprinkled through A, B and C */
+    Data data = kUniform;
 };
 
 const char *layout_name(Layout l)
@@ -119,13 +141,18 @@ const char *align_name(Align a)
     return names[a];
 }
 
+const char *data_name(Data d)
+{
+    static const char *names[] = {"", " exact", " Inf/NaN", " tiny", " long-sum"};
+    return names[d];
+}
+
 std::string describe(const Case &c)
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%" PRId64 "x%" PRId64 "x%" PRId64 " %s %s alpha %g beta %g batch %" PRId64 "%s%s",
              c.s.m, c.s.n, c.s.k, layout_name(c.layout), align_name(c.align), (double)c.alpha,
-             (double)c.beta, c.batch, c.share_a ? " shared-A" : "",
-             c.ints ? " exact" : c.special ? " Inf/NaN" : "");
+             (double)c.beta, c.batch, c.share_a ? " shared-A" : "", data_name(c.data));
     return buf;
 }
 
@@ -147,35 +174,56 @@ std::vector<Case> sweep(const tg_rung &r, bool quick)
             for (Align a : {kAligned, kMisaligned})
                 for (float beta : {0.0f, -0.75f})
                     cases.push_back({s, (Layout)l, a, beta == 0.0f ? 1.25f : -1.5f, beta, 1,
-                                     false, false});
+                                     false});
+    /* Thin outputs (a side of 1 to 33) and k from 1 to 1100, for the rungs made for them
+     * (rung 8): the skinny tiles' edges, gemv8's two forms and its chunks of k, shortk128's
+     * k <= 32 (it refuses the rest) */
+    if (!quick && r.level == 8) {
+        const Shape thin[] = {{9, 300, 7},   {300, 9, 33}, {1, 200, 33}, {200, 1, 1},
+                              {7, 150, 300}, {150, 7, 520}, {33, 70, 1}, {3, 5, 1100}};
+        for (int l = kNN; l <= kTT; ++l)
+            for (const Shape &s : thin)
+                for (Align a : {kAligned, kMisaligned})
+                    cases.push_back({s, (Layout)l, a, a == kAligned ? 1.25f : -1.5f,
+                                     a == kAligned ? 0.0f : -0.75f, 1, false});
+        cases.push_back({{9, 70, 300}, kNT, kMisaligned, 1.0f, 0.5f, 3, false});
+        cases.push_back({{70, 5, 40}, kTN, kAligned, 1.0f, 0.0f, 2, true});
+        cases.push_back({{6, 90, 31}, kGeneral, kMisaligned, 2.0f, 1.0f, 2, false});
+    }
     /* vectors legal for the operands but not for C, and for one operand only */
     const Shape mid = quick ? Shape{33, 7, 65} : Shape{129, 130, 17};
     for (int l = kNN; l <= kTT; ++l) {
-        cases.push_back({mid, (Layout)l, kOnlyC, 1.0f, 0.5f, 1, false, false});
-        cases.push_back({mid, (Layout)l, kOnlyB, 1.0f, 0.0f, 1, false, false});
-        cases.push_back({mid, (Layout)l, kPointers, 1.0f, 1.0f, 1, false, false});
-        cases.push_back({mid, (Layout)l, kBatchStrides, 0.5f, 0.0f, 2, false, false});
+        cases.push_back({mid, (Layout)l, kOnlyC, 1.0f, 0.5f, 1, false});
+        cases.push_back({mid, (Layout)l, kOnlyB, 1.0f, 0.0f, 1, false});
+        cases.push_back({mid, (Layout)l, kPointers, 1.0f, 1.0f, 1, false});
+        cases.push_back({mid, (Layout)l, kBatchStrides, 0.5f, 0.0f, 2, false});
     }
     /* general strides: neither stride of op(A) or op(B) is 1 */
-    cases.push_back({{37, 70, 19}, kGeneral, kAligned, 1.0f, 0.25f, 1, false, false});
-    cases.push_back({{37, 70, 19}, kGeneral, kMisaligned, 2.0f, 0.0f, 1, false, false});
+    cases.push_back({{37, 70, 19}, kGeneral, kAligned, 1.0f, 0.25f, 1, false});
+    cases.push_back({{37, 70, 19}, kGeneral, kMisaligned, 2.0f, 0.0f, 1, false});
     /* batches, with a shared A (stride_a = 0) */
-    cases.push_back({{33, 35, 9}, kNN, kAligned, 1.0f, 0.5f, 3, true, false});
-    cases.push_back({{70, 66, 20}, kTT, kMisaligned, -1.0f, 0.0f, 3, false, false});
+    cases.push_back({{33, 35, 9}, kNN, kAligned, 1.0f, 0.5f, 3, true});
+    cases.push_back({{70, 66, 20}, kTT, kMisaligned, -1.0f, 0.0f, 3, false});
     /* exact: small integers, every product and sum exact in float */
     for (int l = kNN; l <= kTT; ++l)
         cases.push_back({quick ? Shape{33, 7, 65} : Shape{129, 130, 17}, (Layout)l,
                          l % 2 ? kMisaligned : kAligned, 1.25f, -0.75f, l == kNN ? 2 : 1, false,
-                         true});
+                         kInts});
     /* special values: NaN and Inf in A, B and C follow IEEE arithmetic as the reference BLAS
      * does (Inf * 0 is NaN, Inf - Inf is NaN); beta = 0 still never reads C */
     for (int l = kNN; l <= kTT; ++l)
         for (float beta : {0.0f, 1.0f}) {
-            Case c{mid, (Layout)l, l % 2 ? kMisaligned : kAligned, 1.5f, beta, l == kTT ? 2 : 1,
-                   false, false};
-            c.special = true;
-            cases.push_back(c);
+            cases.push_back({mid, (Layout)l, l % 2 ? kMisaligned : kAligned, 1.5f, beta,
+                             l == kTT ? 2 : 1, false, kSpecial});
         }
+    /* operands that TF32 reads as subnormal: the tensor-core rungs must treat them as
+     * special (the FMA rungs compute them as any other) */
+    cases.push_back({{33, 7, 65}, kNN, kAligned, 1.0f, 0.0f, 1, false, kTiny});
+    cases.push_back({{33, 7, 65}, kTN, kMisaligned, 1.0f, 0.5f, 1, false, kTiny});
+    /* A long sum, one block of outputs: on the tensor cores its RMS error is what the
+     * promotion of partial sums into FP32 registers keeps down (positive values, so that the
+     * tensor core's truncations add up rather than cancel). */
+    cases.push_back({{128, 128, 256}, kNN, kAligned, 1.0f, 0.0f, 1, false, kLongSum});
     return cases;
 }
 
@@ -265,7 +313,47 @@ struct Result {
     bool ok;
     double error;
     std::string why;
+    double rms = -1.0; /* long sums only */
 };
+
+/* The RMS over C of |c - ref| / bound (bound: sum |alpha a b|, as `tilegemm verify` measures
+ * it), for the rung's result C and for the FFMA order (one fmaf after another along k, as
+ * every FFMA rung's thread sums), and the README's limit for the rung's arithmetic.  For
+ * problems with beta = 0. */
+struct RmsCheck {
+    double rms, ffma, limit;
+};
+RmsCheck rms_check(const tg_problem &p, tg_arith arith, const float *A, const float *B,
+                   const float *C, const std::vector<double> &ref,
+                   const std::vector<double> &bound)
+{
+    if (p.beta != 0.0f) {
+        fprintf(stderr, "internal: rms_check takes beta = 0\n");
+        exit(1);
+    }
+    double sum_sq = 0.0, ffma_sq = 0.0;
+    long outputs = 0;
+    for (int64_t b = 0; b < p.batch; ++b)
+        for (int64_t i = 0; i < p.m; ++i)
+            for (int64_t j = 0; j < p.n; ++j) {
+                const size_t at = (size_t)((b * p.m + i) * p.n + j);
+                float acc = 0.0f;
+                for (int64_t q = 0; q < p.k; ++q)
+                    acc = std::fma(A[b * p.stride_a + i * p.a_rs + q * p.a_cs],
+                                   B[b * p.stride_b + q * p.b_rs + j * p.b_cs], acc);
+                const float ffma = p.alpha * acc;
+                const double scale = bound[at] > 0.0 ? bound[at] : 1.0;
+                const double e = ((double)C[b * p.stride_c + i * p.ldc + j] - ref[at]) / scale;
+                const double f = ((double)ffma - ref[at]) / scale;
+                sum_sq += e * e, ffma_sq += f * f, ++outputs;
+            }
+    RmsCheck r;
+    r.rms = std::sqrt(sum_sq / (double)outputs);
+    r.ffma = std::sqrt(ffma_sq / (double)outputs);
+    const double fp32 = std::sqrt((double)p.k + 2.0) * 0x1.0p-24;
+    r.limit = arith == TG_ARITH_TF32 ? 0x1.0p-10 + fp32 : std::fmax(fp32, 1.5 * r.ffma);
+    return r;
+}
 
 Result run_case(const tg_rung &r, const Case &c, unsigned seed)
 {
@@ -299,18 +387,31 @@ Result run_case(const tg_rung &r, const Case &c, unsigned seed)
     Buffer C(2, "C", (c.batch - 1) * p.stride_c + span_c, al_c.pointer ? 0 : 1, sentinel);
 
     std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+    std::uniform_real_distribution<float> real(-1.0f, 1.0f), positive(0.0f, 1.0f);
     std::uniform_int_distribution<int> small(-3, 3);
     std::uniform_int_distribution<int> pick(0, 63);
-    auto value = [&] {
-        if (c.special) {
+    enum Operand { kA, kB, kC };
+    /* kTiny: op(A)(i, q) = u 2^-s(q) and op(B)(q, j) = v 2^(s(q) - 20), s(q) in [100, 137) */
+    auto tiny_scale = [](int64_t q) { return 100 + (int)(q * 7 % 37); };
+    auto value = [&](Operand x, int64_t q) {
+        if (c.data == kSpecial) {
             const int which = pick(rng);
             if (which == 0) return INFINITY;
             if (which == 1) return -INFINITY;
             if (which == 2) return nan;
         }
         for (;;) { /* operands are non-zero, so a dropped term always shows */
-            const float v = c.ints ? (float)small(rng) : real(rng);
+            float v = 0.0f;
+            switch (c.data) {
+            case kInts: v = (float)small(rng); break;
+            case kLongSum: v = positive(rng); break;
+            case kTiny:
+                v = std::ldexp(real(rng), x == kA   ? -tiny_scale(q)
+                                          : x == kB ? tiny_scale(q) - 20
+                                                    : -20);
+                break;
+            default: v = real(rng); break;
+            }
             if (v != 0.0f)
                 return v;
         }
@@ -318,17 +419,17 @@ Result run_case(const tg_rung &r, const Case &c, unsigned seed)
     for (int64_t b = 0; b < items_a; ++b)
         for (int64_t i = 0; i < m; ++i)
             for (int64_t q = 0; q < k; ++q)
-                A.view[b * p.stride_a + i * p.a_rs + q * p.a_cs] = value();
+                A.view[b * p.stride_a + i * p.a_rs + q * p.a_cs] = value(kA, q);
     for (int64_t b = 0; b < c.batch; ++b)
         for (int64_t q = 0; q < k; ++q)
             for (int64_t j = 0; j < n; ++j)
-                B.view[b * p.stride_b + q * p.b_rs + j * p.b_cs] = value();
+                B.view[b * p.stride_b + q * p.b_rs + j * p.b_cs] = value(kB, q);
     std::vector<char> inside(C.total, 0);
     for (int64_t b = 0; b < c.batch; ++b)
         for (int64_t i = 0; i < m; ++i)
             for (int64_t j = 0; j < n; ++j) {
                 float *e = &C.view[b * p.stride_c + i * p.ldc + j];
-                *e = c.beta == 0.0f ? nan : value();
+                *e = c.beta == 0.0f ? nan : value(kC, 0);
                 inside[(size_t)(e - C.base)] = 1;
             }
     p.A = A.view, p.B = B.view, p.C = C.view;
@@ -359,7 +460,7 @@ Result run_case(const tg_rung &r, const Case &c, unsigned seed)
         fail("launch returned " + std::to_string(rc));
     if (emu::divergent_barriers != divergent0)
         fail("__syncthreads reached by only some threads of a block");
-    if (c.special) {
+    if (c.data == kSpecial) {
         /* NaN where the reference has NaN, the same infinity where it has one, the rest
          * scaled as usual (on a copy with the special outputs set to the reference's). */
         long mismatched = 0;
@@ -391,8 +492,18 @@ Result run_case(const tg_rung &r, const Case &c, unsigned seed)
         char buf[64];
         snprintf(buf, sizeof buf, "scaled error %.3g", res.error);
         fail(buf);
-    } else if (c.ints && res.error != 0.0) {
+    } else if (c.data == kInts && res.error != 0.0) {
         fail("small-integer case not exact");
+    }
+    if (c.data == kLongSum) {
+        const RmsCheck rms = rms_check(p, r.arith, A.view, B.view, C.view, ref, bound);
+        res.rms = rms.rms;
+        if (!(rms.rms <= rms.limit)) {
+            char buf[160];
+            snprintf(buf, sizeof buf, "RMS relative error %.3g above %.3g (the FFMA order's: %.3g)",
+                     rms.rms, rms.limit, rms.ffma);
+            fail(buf);
+        }
     }
     long changed = 0;
     int64_t first = -1;
@@ -420,10 +531,67 @@ Result run_case(const tg_rung &r, const Case &c, unsigned seed)
 struct Summary {
     const char *name;
     int cases = 0, passed = 0, failed = 0, refused = 0;
-    double worst = 0.0;
+    double worst = 0.0, rms = -1.0; /* rms: the long sum's */
     long vectors = 0;
     double seconds = 0.0;
 };
+
+/*
+ * The tensor-core model on crafted cases, each with the H100's answer and whether it differs
+ * from IEEE FP32's (the exact c + sum of products rounded once to nearest): the accumulation
+ * cases show truncation where round-to-nearest rounds up.
+ */
+int model_check()
+{
+    struct Crafted {
+        const char *what;
+        float a[8], b[8];
+        float c;
+        float tensor_core; /* what the H100 returns */
+        bool differs;      /* from the exact result rounded to nearest FP32 */
+    };
+    const float q = 0x1.8p-13f; /* q e = 1.5 x 2^-26 = 0.1875 ulp(1): under the last extra bit */
+    const float e = 0x1p-13f;
+    const Crafted cases[] = {
+        {"the sum is truncated to 24 bits: 1 + 0.75 ulp is 1", {0x1.8p-12f}, {0x1p-12f}, 1.0f,
+         1.0f, true},
+        {"truncation is toward zero: -1 - 0.75 ulp is -1", {0x1.8p-12f}, {-0x1p-12f}, -1.0f,
+         -1.0f, true},
+        {"products are aligned to the largest exponent with 2 bits beyond FP32's, the rest "
+         "cut off: 1 + 8 x 0.1875 ulp is 1",
+         {q, q, q, q, q, q, q, q}, {e, e, e, e, e, e, e, e}, 1.0f, 1.0f, true},
+        {"what the 2 extra bits hold is summed: 1 + 4 x 0.25 ulp is 1 + 1 ulp",
+         {0x1p-12f, 0x1p-12f, 0x1p-12f, 0x1p-12f}, {e, e, e, e}, 1.0f, 0x1.000002p0f, false},
+        {"inputs lose their low 13 bits, truncated: (1 + 2^-11 + 2^-12) x 1 is 1",
+         {0x1.0018p0f}, {1.0f}, 0.0f, 1.0f, true},
+        {"a subnormal input is read as zero: 2^-127 x 2^100 is 0", {0x1p-127f}, {0x1p100f}, 0.0f,
+         0.0f, true},
+        {"a subnormal result is flushed: 2^-70 x 2^-60 is 0", {0x1p-70f}, {0x1p-60f}, 0.0f, 0.0f,
+         true},
+        {"the accumulator is read whole: 2^-127 + 2^-100 x 2^-26 is 1.5 x 2^-126",
+         {0x1p-100f}, {0x1p-26f}, 0x1p-127f, 0x1.8p-126f, false},
+        {"Inf x 0 is NaN", {INFINITY}, {0.0f}, 1.0f, NAN, false},
+    };
+    int failed = 0;
+    for (const Crafted &t : cases) {
+        double exact = (double)t.c; /* exact for these cases */
+        for (int i = 0; i < 8; ++i)
+            exact += (double)t.a[i] * (double)t.b[i];
+        const float nearest = (float)exact;
+        const float got = tc_model::block_fma(t.a, t.b, 8, t.c);
+        auto same = [](float x, float y) {
+            return std::isnan(x) ? std::isnan(y) : std::memcmp(&x, &y, sizeof x) == 0;
+        };
+        const bool ok = same(got, t.tensor_core) && !same(got, nearest) == t.differs;
+        printf("%-4s %s: %a (round to nearest: %a)\n", ok ? "ok" : "FAIL", t.what, (double)got,
+               (double)nearest);
+        failed += !ok;
+    }
+    printf(failed ? "test_emulated_rungs --model-check: %d case(s) failed\n"
+                  : "test_emulated_rungs --model-check: all passed\n",
+           failed);
+    return failed ? 1 : 0;
+}
 
 } // namespace
 
@@ -441,8 +609,17 @@ int main(int argc, char **argv)
             quick = true;
         } else if (!strcmp(argv[i], "--verbose")) {
             verbose = true;
+        } else if (!strcmp(argv[i], "--list")) {
+            for (int r = 0; r < tg_rung_count; ++r)
+                printf("%s\n", tg_rungs[r]->name);
+            return tg_rung_count > 0 ? 0 : 1;
+        } else if (!strcmp(argv[i], "--model-check")) {
+            return model_check();
         } else {
-            fprintf(stderr, "usage: %s [--rung NAME] [--quick] [--case N] [--verbose]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--rung NAME] [--quick] [--case N] [--verbose] | --list | "
+                    "--model-check\n",
+                    argv[0]);
             return 1;
         }
     }
@@ -486,6 +663,8 @@ int main(int argc, char **argv)
                 ++s.passed;
             if (res.error > s.worst || std::isnan(res.error))
                 s.worst = res.error;
+            if (res.rms >= 0.0)
+                s.rms = res.rms;
             if (!res.ok || verbose)
                 printf("%-4s %s  (error %.3g)%s%s\n", res.ok ? "ok" : "FAIL", what.c_str(),
                        res.error, res.why.empty() ? "" : "  ", res.why.c_str());
@@ -505,17 +684,20 @@ int main(int argc, char **argv)
     }
 
     int failed = 0;
-    printf("\n%-16s %6s %6s %8s %12s %10s %8s  %s\n", "rung", "cases", "passed", "refused",
-           "worst error", "vector ops", "seconds", "result");
+    printf("\n%-18s %6s %6s %8s %12s %9s %10s %8s  %s\n", "rung", "cases", "passed", "refused",
+           "worst error", "long RMS", "vector ops", "seconds", "result");
     for (const Summary &s : table) {
         const bool none = s.passed == 0 && only_case < 0;
-        printf("%-16s %6d %6d %8d %12.4f %10ld %8.2f  %s\n", s.name, s.cases, s.passed,
-               s.refused, s.worst, s.vectors, s.seconds,
+        char rms[16] = "-";
+        if (s.rms >= 0.0)
+            snprintf(rms, sizeof rms, "%.3g", s.rms);
+        printf("%-18s %6d %6d %8d %12.4f %9s %10ld %8.2f  %s\n", s.name, s.cases, s.passed,
+               s.refused, s.worst, rms, s.vectors, s.seconds,
                s.failed ? "FAIL" : none ? "FAIL (refused every case)" : "PASS");
         failed += s.failed + (none ? 1 : 0);
     }
-    printf("(worst error: scaled against the float64 reference, <= 1 passes; vector ops: checked "
-           "8/16-byte casts)\n");
+    printf("(worst error: scaled against the float64 reference, <= 1 passes; long RMS: the long "
+           "sum's RMS relative error; vector ops: checked 8/16-byte casts)\n");
     if (failed) {
         printf("test_emulated_rungs: %d case(s) failed\n", failed);
         return 1;

@@ -73,18 +73,6 @@
 
 namespace {
 
-/* Reads a fragment of N floats, N / 4 runs of 4 consecutive floats STRIDE floats apart, by
- * N / 4 16-byte shared loads; s is 16-byte aligned. */
-template <int N, int STRIDE>
-__device__ __forceinline__ void load_fragment(float (&f)[N], const float *s)
-{
-#pragma unroll
-    for (int g = 0; g < N / 4; ++g) {
-        const float4 v = *reinterpret_cast<const float4 *>(s + g * STRIDE);
-        f[g * 4 + 0] = v.x, f[g * 4 + 1] = v.y, f[g * 4 + 2] = v.z, f[g * 4 + 3] = v.w;
-    }
-}
-
 /*
  * A_K_CONTIG: op(A) is contiguous along k (a_cs == 1), else along m (a_rs == 1, or general
  * strides).  B_N_CONTIG: op(B) contiguous along n (b_cs == 1), else along k.  A_VEC / B_VEC:

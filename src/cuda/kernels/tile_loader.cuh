@@ -1,6 +1,7 @@
 /*
- * The k-major cp.async tile loader of the FFMA rungs (k04_warptile.cu, k05_ffma.cu), and the
- * dispatch that picks its instantiation from how op(A) and op(B) sit in memory.
+ * The k-major cp.async tile loader of the FFMA rungs (k04_warptile.cu, k05_ffma.cu,
+ * k08_skinny.cu), and the dispatch that picks its instantiation from how op(A) and op(B) sit in
+ * memory.
  *
  *   AsyncTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC>
  *       copies one operand's ROWS x BK tile into shared memory stored k-major,
@@ -11,6 +12,8 @@
  *       op(B) along n when b_cs == 1, else along k (b_rs == 1, or general strides); 16-byte
  *       copies only along m or n, the direction of the shared rows, and only where
  *       vectors_allowed (common.cuh) says so
+ *   load_fragment<N, STRIDE>(f, s)
+ *       a thread's N floats of a k step from a shared tile, as runs of 4 by LDS.128
  */
 #ifndef TG_KERNELS_TILE_LOADER_CUH
 #define TG_KERNELS_TILE_LOADER_CUH
@@ -50,9 +53,9 @@ struct AsyncTileLoader {
                                 (THREADS / 32) % (BK / 8) == 0 && ROWS % (THREADS / BK) == 0),
                   "along k, each warp copies 8 k x 4 rows: BK a multiple of 8, and the threads "
                   "must cover whole groups of 4 rows over the full depth");
-    static_assert(!K_CONTIG || kPitch % 32 == 4,
-                  "along k, a shared pitch of 4 mod 32 floats puts a warp's 8 k x 4 rows in 32 "
-                  "different banks");
+    static_assert(!K_CONTIG || kPitch % 8 == 4,
+                  "along k, a shared pitch of an odd number of 16-byte chunks (4 mod 8 floats) "
+                  "puts a warp's 8 k x 4 rows in 32 different banks");
 
     const float *src; /* copy 0's first float in the current phase */
     int outer_in;     /* how many of the tile's rows from copy 0's on lie inside the matrix,
@@ -146,6 +149,18 @@ int launch_for_copies(const tg_problem *p, cudaStream_t stream)
         return launch_for_copies_b<LAUNCH, TileCopy::kOuterVec>(p, stream, cb);
     default:
         return launch_for_copies_b<LAUNCH, TileCopy::kOuterScalar>(p, stream, cb);
+    }
+}
+
+/* Reads a fragment of N floats, N / 4 runs of 4 consecutive floats STRIDE floats apart, by
+ * N / 4 16-byte shared loads; s is 16-byte aligned. */
+template <int N, int STRIDE>
+__device__ __forceinline__ void load_fragment(float (&f)[N], const float *s)
+{
+#pragma unroll
+    for (int g = 0; g < N / 4; ++g) {
+        const float4 v = *reinterpret_cast<const float4 *>(s + g * STRIDE);
+        f[g * 4 + 0] = v.x, f[g * 4 + 1] = v.y, f[g * 4 + 2] = v.z, f[g * 4 + 3] = v.w;
     }
 }
 

@@ -8,10 +8,12 @@
  *   mma_tf32_16x8x8
  *                the warp-wide product, from the fragment layouts of the PTX ISA: every lane
  *                deposits its fragments in its warp's exchange, and after all 32 have, each
- *                lane forms its own four outputs.  The tensor core reads only the top 19 bits
- *                of a and b, so the twin drops the low 13 bits too: a kernel that feeds unsplit
- *                FP32 values loses their precision here as it would on the GPU.  The products
- *                are summed in double, then added to d in float.
+ *                lane forms its own four outputs, each as the H100's tensor core does
+ *                (tensor_core_model.h: the top 19 bits of a and b read, subnormal inputs and
+ *                outputs flushed, the 8 products and d aligned and truncated, the sum
+ *                truncated to FP32), so a kernel that feeds unsplit FP32 values loses their
+ *                precision here as on the GPU, and one that lets the tensor core accumulate
+ *                too long gathers its truncation errors.
  *
  * Lanes run as fibers, not in lockstep, so the exchange waits with the block's barrier (twice:
  * all deposits before any read, all reads before the next deposit).  A kernel must therefore
@@ -26,6 +28,8 @@
 
 #include <cstring>
 #include <vector>
+
+#include "tensor_core_model.h"
 
 namespace emu_mma {
 
@@ -47,9 +51,6 @@ inline uint32_t float_to_bits(float f)
     std::memcpy(&u, &f, sizeof u);
     return u;
 }
-
-/* What the tensor core reads of an operand: its top 19 bits. */
-inline double tensor_input(float x) { return (double)bits_to_float(float_to_bits(x) & ~0x1fffu); }
 
 } // namespace emu_mma
 
@@ -79,11 +80,12 @@ __device__ __forceinline__ void mma_tf32_16x8x8(float (&d)[4], const float (&a)[
     float out[4];
     for (int e = 0; e < 4; ++e) {
         const unsigned r = g + 8 * (e / 2), c = 2 * t + e % 2;
-        double sum = 0.0;
-        for (unsigned k = 0; k < 8; ++k)
-            sum += emu_mma::tensor_input(w.a[(r % 8) * 4 + k % 4][r / 8 + 2 * (k / 4)]) *
-                   emu_mma::tensor_input(w.b[c * 4 + k % 4][k / 4]);
-        out[e] = d[e] + (float)sum;
+        float row[8], col[8];
+        for (unsigned k = 0; k < 8; ++k) {
+            row[k] = w.a[(r % 8) * 4 + k % 4][r / 8 + 2 * (k / 4)];
+            col[k] = w.b[c * 4 + k % 4][k / 4];
+        }
+        out[e] = tc_model::block_fma(row, col, 8, d[e]);
     }
     __syncthreads(); /* every lane has read the exchange */
     for (int e = 0; e < 4; ++e)

@@ -9,10 +9,11 @@
  * slice lies at start + (r / 8) * stride + (r % 8) * 128 + 4k, with the 16-byte chunk bits
  * (4-6) of that address XORed with its bits 7-9.  So the kernel's stores into the swizzled
  * tiles and its descriptors are checked against one reading of the layout.  Each thread forms
- * its own accumulator entries (both operands come from shared memory, so no exchange between
- * threads is needed), reading shared memory when it issues the product; the tensor core's
- * truncation to 19 bits is applied, products summed in double and added in float.
- * fence, commit and wait do nothing: the products complete at once.
+ * its own accumulator entries, reading shared memory when it issues the product, each as the
+ * H100's tensor core does (tensor_core_model.h: the top 19 bits of the operands read,
+ * subnormal inputs and outputs flushed, the 8 products and the accumulator aligned and
+ * truncated, the sum truncated to FP32).  fence, commit and wait do nothing: the products
+ * complete at once.
  */
 #ifndef TG_KERNELS_WGMMA_TF32_CUH
 #define TG_KERNELS_WGMMA_TF32_CUH
@@ -22,6 +23,8 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+
+#include "tensor_core_model.h"
 
 namespace emu_wgmma {
 
@@ -39,11 +42,8 @@ inline float element(uint64_t desc, int row, int k)
     const uint32_t stride = (uint32_t)((desc >> 32) & 0x3fff) << 4;
     uint32_t addr = start + (uint32_t)(row / 8) * stride + (uint32_t)(row % 8) * 128 + 4u * k;
     addr ^= ((addr >> 7) & 7u) << 4;
-    uint32_t bits;
-    std::memcpy(&bits, shared_base() + addr, sizeof bits);
-    bits &= ~0x1fffu; /* the tensor core reads the top 19 bits */
     float f;
-    std::memcpy(&f, &bits, sizeof f);
+    std::memcpy(&f, shared_base() + addr, sizeof f);
     return f;
 }
 
@@ -109,21 +109,16 @@ __device__ __forceinline__ void wgmma_64x128x8_ra(float (&d)[64], const float (&
     const unsigned w = tid / 32 % 4, g = tid % 32 / 4, t = tid % 4;
     auto a_at = [&](int r, int k) { /* A(r, k) from the lane and register that hold it */
         const int lane = r / 16 * 32 + r % 8 * 4 + k % 4, reg = r % 16 / 8 + 2 * (k / 4);
-        uint32_t bits;
-        std::memcpy(&bits, &G.a[lane][reg], sizeof bits);
-        bits &= ~0x1fffu;
-        float f;
-        std::memcpy(&f, &bits, sizeof f);
-        return f;
+        return G.a[lane][reg];
     };
     float out[64];
     for (int j = 0; j < 16; ++j)
         for (int e = 0; e < 4; ++e) {
             const int r = (int)(16 * w + g + 8 * (e / 2)), c = (int)(8 * j + 2 * t + e % 2);
-            double sum = 0.0;
+            float row[8], col[8];
             for (int k = 0; k < 8; ++k)
-                sum += (double)a_at(r, k) * (double)emu_wgmma::element(b, c, k);
-            out[4 * j + e] = (accumulate ? d[4 * j + e] : 0.0f) + (float)sum;
+                row[k] = a_at(r, k), col[k] = emu_wgmma::element(b, c, k);
+            out[4 * j + e] = tc_model::block_fma(row, col, 8, accumulate ? d[4 * j + e] : 0.0f);
         }
     G.barrier.wait(G.barrier.arrive(128)); /* every lane has read the exchange */
     for (int i = 0; i < 64; ++i)

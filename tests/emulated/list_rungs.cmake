@@ -1,0 +1,15 @@
+# Writes OUT, a CMake file setting tg_emulated_rungs to the rungs that EXE --list names
+# (emulated_tests.cmake makes a CTest case of each).  Run after each build of the test:
+#   cmake -DEXE=<test_emulated_rungs> -DOUT=<file> -P list_rungs.cmake
+execute_process(COMMAND "${EXE}" --list OUTPUT_VARIABLE rungs RESULT_VARIABLE status)
+if(NOT status EQUAL 0 OR rungs STREQUAL "")
+  message(FATAL_ERROR "${EXE} --list failed (${status})")
+endif()
+string(STRIP "${rungs}" rungs)
+string(REPLACE "\n" ";" rungs "${rungs}")
+set(text "# Written by list_rungs.cmake after each build of test_emulated_rungs.\n")
+string(APPEND text "set(tg_emulated_rungs")
+foreach(rung IN LISTS rungs)
+  string(APPEND text " [==[${rung}]==]")
+endforeach()
+file(WRITE "${OUT}" "${text})\n")

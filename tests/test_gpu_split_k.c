@@ -1,0 +1,107 @@
+/* Split-K is bit-reproducible: the same call, 10 times, gives the same bits, whether auto
+ * splits it (small outputs with long k) or the slices are forced, on FFMA and tensor-core
+ * rungs.  The partial products are summed in a fixed order (backend.cu, reduce_split_k), never
+ * by atomics.  Each result is also checked against float64 so that a stable wrong answer fails.
+ * Skips (77) without a GPU. */
+#include <math.h>
+#include <stdint.h>
+
+#include "sampled.h"
+#include "rng.h"
+#include "testing.h"
+
+#ifdef TG_HAVE_CUDA
+enum { kRepeats = 10 };
+
+typedef struct split_case {
+    int64_t m, n, k;
+    const char *algo; /* "auto" or a rung */
+    int slices;       /* 0: the planner's */
+    tg_math math;
+} split_case;
+
+static const split_case kCases[] = {
+    {32, 32, 100000, "auto", 0, TG_MATH_FP32},   {32, 32, 100000, "auto", 0, TG_MATH_STRICT_FMA},
+    {12, 156, 32461, "auto", 0, TG_MATH_FP32},   {234, 13, 23999, "auto", 0, TG_MATH_STRICT_FMA},
+    {256, 256, 16384, "auto", 0, TG_MATH_FP32},  {777, 777, 12000, "auto", 0, TG_MATH_FP32},
+    {100, 90, 30000, "warptile64", 200, TG_MATH_FP32},
+    {128, 128, 32768, "wgmma3xtf32", 64, TG_MATH_FP32},
+    {64, 64, 65536, "skinny32x32", 128, TG_MATH_FP32},
+};
+
+static int run_case(tg_handle *h, const split_case *c, uint64_t *seed)
+{
+    const size_t a_n = (size_t)(c->m * c->k), b_n = (size_t)(c->k * c->n), c_n = (size_t)(c->m * c->n);
+    float *host = malloc((a_n + b_n + 2 * c_n) * sizeof(float));
+    float *dev = NULL;
+    if (!host || cudaMalloc((void **)&dev, (a_n + b_n + c_n) * sizeof(float)) != cudaSuccess) {
+        free(host);
+        EXPECT(0, "allocating %lldx%lldx%lld", (long long)c->m, (long long)c->n, (long long)c->k);
+        return 0;
+    }
+    float *A = host, *B = host + a_n, *first = B + b_n, *again = first + c_n;
+    for (size_t i = 0; i < a_n + b_n; ++i) /* wide-ranged and cancelling */
+        host[i] = (float)(tg_random_unit(seed) * ldexp(1.0, (int)(tg_splitmix64(seed) % 9) - 4));
+    cudaMemcpy(dev, host, (a_n + b_n) * sizeof(float), cudaMemcpyHostToDevice);
+    float *dA = dev, *dB = dev + a_n, *dC = dB + b_n;
+    int identical = 1;
+    const char *ran = "";
+    tg_status s = tg_set_algo(h, c->algo);
+    if (s == TG_SUCCESS)
+        s = tg_set_split_k(h, c->slices);
+    if (s == TG_SUCCESS)
+        s = tg_set_math(h, c->math);
+    for (int r = 0; r < kRepeats && s == TG_SUCCESS; ++r) {
+        cudaMemset(dC, 0xff, c_n * sizeof(float)); /* NaN: an unwritten element shows */
+        s = tg_sgemm(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, c->m, c->n, c->k, 1.0f, dA, c->k,
+                     dB, c->n, 0.0f, dC, c->n);
+        if (s == TG_SUCCESS && tg_synchronize(h) == TG_SUCCESS) {
+            ran = tg_last_algo(h);
+            cudaMemcpy(r ? again : first, dC, c_n * sizeof(float), cudaMemcpyDeviceToHost);
+            if (r)
+                identical &= memcmp(first, again, c_n * sizeof(float)) == 0;
+        }
+    }
+    char explain[2048] = "";
+    tg_explain(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, c->m, c->n, c->k, dA, c->k, dB, c->n, dC,
+               c->n, explain, sizeof explain);
+    const int split = strstr(explain, "split-K") != NULL;
+    EXPECT(s == TG_SUCCESS, "%s %lldx%lldx%lld: %s", c->algo, (long long)c->m, (long long)c->n,
+           (long long)c->k, tg_last_error(h));
+    EXPECT(identical, "%s (ran %s) %lldx%lldx%lld: results differ between runs", c->algo, ran,
+           (long long)c->m, (long long)c->n, (long long)c->k);
+    EXPECT(split, "%s %lldx%lldx%lld was not split:\n%s", c->algo, (long long)c->m,
+           (long long)c->n, (long long)c->k, explain);
+    /* Against float64, sampled: reproducible must also mean right. */
+    const tg_dense_gemm g = {.layout = TG_ROW_MAJOR, .transa = TG_NO_TRANS, .transb = TG_NO_TRANS,
+                             .m = c->m, .n = c->n, .k = c->k, .alpha = 1.0f, .beta = 0.0f,
+                             .A = A, .lda = c->k, .B = B, .ldb = c->n, .ldc = c->n};
+    tg_sampled_error e;
+    tg_sample_error(&g, first, 512, 0x73706c6974ull, &e);
+    EXPECT(e.worst_scaled <= 1.0, "%s (ran %s) %lldx%lldx%lld: worst scaled error %.3g", c->algo,
+           ran, (long long)c->m, (long long)c->n, (long long)c->k, e.worst_scaled);
+    printf("  %-12s %-6s %6lldx%-5lldx%-6lld ran %-12s %s, worst scaled error %.3g\n", c->algo,
+           tg_math_name(c->math), (long long)c->m, (long long)c->n, (long long)c->k, ran,
+           identical ? "bit-identical x10" : "DIFFERS", e.worst_scaled);
+    cudaFree(dev);
+    free(host);
+    return 1;
+}
+#endif
+
+int main(void)
+{
+    const int need = tg_test_need_gpu("test_gpu_split_k");
+    if (need)
+        return need;
+#ifdef TG_HAVE_CUDA
+    tg_handle *h = NULL;
+    if (tg_create(&h) != TG_SUCCESS)
+        return fprintf(stderr, "tg_create: %s\n", tg_last_error(NULL)), 1;
+    uint64_t seed = 0x5eedull;
+    for (size_t i = 0; i < sizeof kCases / sizeof kCases[0]; ++i)
+        run_case(h, &kCases[i], &seed);
+    tg_destroy(h);
+#endif
+    return tg_test_result("test_gpu_split_k");
+}

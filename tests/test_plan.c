@@ -1,0 +1,160 @@
+/* The rung choice as a contract, on the CPU: what `auto` would run on an H100 (132 SMs,
+ * compute capability 9.0) for a few hundred seeded random calls of every layout and
+ * transpose, in each math mode.  tg_choose is a pure function of the GPU's properties, the
+ * math mode and the problem, so no GPU is needed to hold it to:
+ *   - strict names only FFMA rungs; fp32 never TF32; tf32 only where the mode is tf32;
+ *   - the chosen rung can run the call and auto may use it (admitted, compute capability,
+ *     3xTF32 only from k = 256 on, per slice);
+ *   - split-K only for single products, slices of at least 128 of k (256 on 3xTF32), workspace
+ *     bounded, bit-reproducible order (the backend's reduction);
+ *   - a tuned row for exactly the call is followed;
+ *   - otherwise the choice is the cost model's fastest unsplit rung or faster (split). */
+#include <math.h>
+#include <stdint.h>
+
+#include "cost_model.h"
+#include "cuda/registry.h"
+#include "internal.h"
+#include "rng.h"
+#include "testing.h"
+#include "tuning.h"
+
+static const tg_device_props kH100 = {.compute_capability = 90, .sm_count = 132};
+
+static tg_problem random_problem(uint64_t *seed, int64_t *m, int64_t *n, int64_t *k)
+{
+    int64_t d[3];
+    for (int j = 0; j < 3; ++j)
+        d[j] = (int64_t)llround(exp(log(1.0) + (log(65536.0) - log(1.0)) * 0.5 *
+                                                   (tg_random_unit(seed) + 1.0)));
+    const uint64_t pick = tg_splitmix64(seed);
+    const tg_call call = {.layout = pick & 4 ? TG_COL_MAJOR : TG_ROW_MAJOR,
+                          .transa = pick & 1 ? TG_TRANS : TG_NO_TRANS,
+                          .transb = pick & 2 ? TG_TRANS : TG_NO_TRANS,
+                          .m = d[0], .n = d[1], .k = d[2], .alpha = 1.0f, .beta = pick & 8 ? 0.5f : 0.0f,
+                          .A = (const float *)256, .B = (const float *)512, .C = (float *)1024,
+                          .batch = 1};
+    tg_call c = call;
+    c.lda = tg_min_ld(c.layout, c.transa, c.m, c.k);
+    c.ldb = tg_min_ld(c.layout, c.transb, c.k, c.n);
+    c.ldc = tg_min_ld(c.layout, TG_NO_TRANS, c.m, c.n);
+    tg_problem p;
+    tg_normalize(&c, &p);
+    *m = d[0], *n = d[1], *k = d[2];
+    return p;
+}
+
+static void check_contract(tg_math math, const tg_problem *p, const tg_choice *c,
+                           const char *what)
+{
+    const tg_rung *r = tg_rungs[c->rung];
+    const tg_arith arith = r->arith;
+    EXPECT(tg_math_allows(math, arith), "%s: %s (%s) in math mode %s", what, r->name,
+           tg_arith_name(arith), tg_math_name(math));
+    if (math == TG_MATH_STRICT_FMA)
+        EXPECT(arith == TG_ARITH_FFMA, "%s: strict ran %s", what, r->name);
+    if (math != TG_MATH_TF32)
+        EXPECT(arith != TG_ARITH_TF32, "%s: TF32 rung %s outside tf32 mode", what, r->name);
+    EXPECT(r->in_auto, "%s: %s is not admitted to auto", what, r->name);
+    EXPECT(r->unsupported(p) == NULL, "%s: %s cannot run it: %s", what, r->name,
+           r->unsupported(p));
+    EXPECT(kH100.compute_capability >= r->min_cc, "%s: %s needs cc %d", what, r->name, r->min_cc);
+    EXPECT(c->split_k >= 1 && c->split_k <= TG_MAX_SPLIT_K, "%s: %d slices", what, c->split_k);
+    const int64_t slice = (p->k + c->split_k - 1) / c->split_k;
+    if (arith == TG_ARITH_3XTF32)
+        EXPECT(slice >= 256, "%s: 3xTF32 on a slice of k = %lld", what, (long long)slice);
+    if (c->split_k > 1) {
+        EXPECT(p->batch == 1, "%s: a batch split", what);
+        EXPECT(slice >= 128, "%s: a slice of k = %lld", what, (long long)slice);
+        EXPECT(4.0 * c->split_k * (double)p->m * (double)p->n <= 256.0 * 1024 * 1024,
+               "%s: %d slices of %lld x %lld", what, c->split_k, (long long)p->m,
+               (long long)p->n);
+    }
+}
+
+/* No tuned row: nothing the model ranks unsplit may be predicted faster than the choice. */
+static void check_model_argmin(tg_math math, const tg_problem *p, const tg_choice *c,
+                               const char *what)
+{
+    const tg_model_device *dev = tg_model_device_for(kH100.compute_capability);
+    EXPECT(dev != NULL, "%s: no cost model for sm_90", what);
+    if (!dev)
+        return;
+    EXPECT(c->seconds > 0.0, "%s: the model did not decide", what);
+    for (int i = 0; i < tg_rung_count; ++i) {
+        const tg_rung *r = tg_rungs[i];
+        const tg_model_rung *row = tg_model_rung_for(dev, r->name, p);
+        if (!row || !r->in_auto || !tg_math_allows(math, r->arith) || r->unsupported(p) ||
+            (r->arith == TG_ARITH_3XTF32 && p->k < 256))
+            continue;
+        const double t = tg_model_seconds(dev, row, r->block_rows, r->block_cols,
+                                          kH100.sm_count, p, 1);
+        EXPECT(c->seconds <= t * (1.0 + 1e-12), "%s: chose %s at %.3g s, %s predicted %.3g s",
+               what, tg_rungs[c->rung]->name, c->seconds, r->name, t);
+    }
+}
+
+int main(void)
+{
+    if (tg_rung_count == 0) {
+        printf("test_plan: this build has no CUDA rungs (no nvcc): skipped\n");
+        return TG_TEST_SKIP;
+    }
+    uint64_t seed = 0x706c616eull;
+    int splits = 0, tensor = 0;
+    for (int i = 0; i < 400; ++i) {
+        int64_t m, n, k;
+        const tg_problem p = random_problem(&seed, &m, &n, &k);
+        for (int mode = TG_MATH_FP32; mode <= TG_MATH_TF32; ++mode) {
+            char what[160];
+            snprintf(what, sizeof what, "case %d, %lldx%lldx%lld (normalized), math %s", i,
+                     (long long)p.m, (long long)p.n, (long long)p.k, tg_math_name((tg_math)mode));
+            tg_choice c;
+            EXPECT(tg_choose(&kH100, (tg_math)mode, -1, 0, &p, &c), "%s: no choice", what);
+            if (c.rung < 0)
+                continue;
+            check_contract((tg_math)mode, &p, &c, what);
+            if (!c.tuned)
+                check_model_argmin((tg_math)mode, &p, &c, what);
+            splits += c.split_k > 1;
+            tensor += tg_rungs[c.rung]->arith != TG_ARITH_FFMA;
+        }
+    }
+    /* The sample reaches the cases the rules are about. */
+    EXPECT(splits > 0, "no random call was split");
+    EXPECT(tensor > 0, "no random call ran on tensor cores");
+
+    /* A tuned row is followed for exactly its call (and, by tg_tuning_lookup, only then). */
+    int followed = 0;
+    for (int i = 0; i < tg_tuning_count; ++i) {
+        const tg_tuned *t = &tg_tuning_table[i];
+        if (t->cc != kH100.compute_capability)
+            continue;
+        const tg_problem p = {.m = t->m, .n = t->n, .k = t->k, .a_rs = t->a_k_contiguous ? t->k : 1,
+                              .a_cs = t->a_k_contiguous ? 1 : t->m,
+                              .b_rs = t->b_n_contiguous ? t->n : 1,
+                              .b_cs = t->b_n_contiguous ? 1 : t->k, .ldc = t->n, .batch = 1,
+                              .alpha = 1.0f, .A = (const float *)256, .B = (const float *)512,
+                              .C = (float *)1024};
+        tg_choice c;
+        const int rung = tg_find_rung(t->algo);
+        if (rung < 0 || !tg_rungs[rung]->in_auto)
+            continue;
+        EXPECT(tg_choose(&kH100, (tg_math)t->math, -1, 0, &p, &c) && c.tuned == t &&
+                   c.rung == rung,
+               "tuned row %d (%lldx%lldx%lld %s) not followed: ran %s", i, (long long)t->m,
+               (long long)t->n, (long long)t->k, t->algo, c.rung >= 0 ? tg_rungs[c.rung]->name : "-");
+        followed++;
+    }
+    printf("test_plan: 400 random calls x 3 modes (%d split, %d on tensor cores), %d tuned rows\n",
+           splits, tensor, followed);
+
+    /* The shapes that need many slices: 32x32x100000 fills the SMs. */
+    const tg_problem thin = {.m = 32, .n = 32, .k = 100000, .a_rs = 100000, .a_cs = 1,
+                             .b_rs = 32, .b_cs = 1, .ldc = 32, .batch = 1, .alpha = 1.0f,
+                             .A = (const float *)256, .B = (const float *)512, .C = (float *)1024};
+    tg_choice c;
+    EXPECT(tg_choose(&kH100, TG_MATH_STRICT_FMA, -1, 0, &thin, &c) && c.split_k >= 32,
+           "32x32x100000 split into %d slices, wanted enough blocks for 132 SMs", c.split_k);
+    return tg_test_result("test_plan");
+}
