@@ -85,7 +85,7 @@ apt_ready() {
     sudo="sudo -n"
   fi
   # Short timeouts: an offline machine answers within seconds instead of retrying.
-  timeout 60 $sudo apt-get update -qq -o Acquire::Retries=0 -o Acquire::http::Timeout=10 \
+  timeout 30 $sudo apt-get update -qq -o Acquire::Retries=0 -o Acquire::http::Timeout=10 \
     -o Acquire::https::Timeout=10 >"$tmp/apt.log" 2>&1 || return 1
   apt_state=ready
 }
@@ -187,7 +187,7 @@ if have "$python"; then
 fi
 if ((${#modules[@]})) && install_allowed; then
   say "pip install ${modules[*]}"
-  PIP_DISABLE_PIP_VERSION_CHECK=1 timeout 120 "$python" -m pip install -q --retries 0 \
+  PIP_DISABLE_PIP_VERSION_CHECK=1 timeout 60 "$python" -m pip install -q --retries 0 \
     --timeout 15 "${modules[@]}" >"$tmp/pip.log" 2>&1 ||
     { [ "$(command -v "$python")" = /usr/bin/python3 ] && apt_install "${modules[@]/#/python3-}"; } || true
 fi

@@ -72,21 +72,31 @@ gpu=$(nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,nohead
   head -n 1)
 gpu=${gpu:-no GPU visible}
 
-# A fresh clone: a new user's checkout, with no build directory.
+# A fresh clone: a new user's checkout, with no build directory, made without a network.  A
+# clean git work tree is cloned as it is.  Otherwise (uncommitted changes, or a copy of a tree
+# without its .git, as a device machine may get) the tree's files that .gitignore does not
+# exclude are committed to a scratch repository first, and that is cloned.
 src=$work/tilegemm
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && [ -z "$(git status --porcelain)" ]; then
+snapshot=$work/snapshot
+git_in() { git -c user.name=first_run_check -c user.email=first_run_check@localhost "$@"; }
+if ! command -v git >/dev/null; then
+  mkdir -p "$src"
+  tar --exclude='./build*' --exclude='./device-out' --exclude='__pycache__' --exclude='./.git' \
+    -cf - . | tar -xf - -C "$src"
+  how="copy of the tree (no git here), build directories left out"
+elif [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$here" ] && [ -z "$(git status --porcelain)" ]; then
   git clone -q --no-hardlinks . "$src"
   how="git clone of $(git rev-parse --short HEAD)"
-elif git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  mkdir -p "$src"
-  git ls-files -z -co --exclude-standard | grep -zv "^${top#"$here"/}/" |
-    tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$src"
-  how="copy of the tracked and unignored files of $(git rev-parse --short HEAD) with uncommitted changes"
 else
-  mkdir -p "$src"
-  tar --exclude='./build*' --exclude='./device-out' --exclude="./${top#"$here"/}" \
-    --exclude='__pycache__' --exclude='./.git' -cf - . | tar -xf - -C "$src"
-  how="copy of a tree that is no git work tree, build directories left out"
+  if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$here" ]; then
+    how="git clone of $(git rev-parse --short HEAD) with its uncommitted changes committed"
+  else
+    how="git clone of the tree as found (it has no .git), ignored files left out"
+  fi
+  git init -q "$snapshot"
+  git_in --git-dir="$snapshot/.git" --work-tree="$here" add -A . &&
+    git_in --git-dir="$snapshot/.git" --work-tree="$here" commit -qm "the tree as found" &&
+    git clone -q "$snapshot" "$src" || { echo "first_run_check: cannot make a clone" >&2; exit 1; }
 fi
 echo "first_run_check: $how, in $src" >&2
 
@@ -123,5 +133,6 @@ if ((cold)); then
   report
 fi
 
+report
 cat "$top/table.txt"
 rm -rf "$logs"
