@@ -9,8 +9,9 @@
 #   TG_CUDA_ARCH=native           the GPU visible now, an error where there is none
 #   TG_CUDA_ARCH=<list>           as CMAKE_CUDA_ARCHITECTURES takes it, e.g. 90a or 80;90a
 #
-# Sets CMAKE_CUDA_ARCHITECTURES, TG_CUDA_CODE (the code in words, e.g. "sm_90a") and
-# TG_CUDA_ORIGIN (why), which tg_gpu_code() and `tilegemm info` report.
+# Sets CMAKE_CUDA_ARCHITECTURES, TG_CUDA_CODE (the code in nvcc's words, e.g. "sm_90a") and
+# TG_CUDA_DESCRIPTION (the code and why, e.g. "built natively for sm_90a (...)"), which
+# tg_gpu_code() and `tilegemm info` report.
 
 # The CMake architecture of a compute capability ("9.0" -> 90a: wgmma exists only in sm_90a).
 function(tg_arch_of_cc cc out)
@@ -75,8 +76,10 @@ endfunction()
 if(CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 13.0)
   # CUDA 13 dropped code generation below compute capability 7.5.
   set(TG_PORTABLE_ARCHS 75-real 80-real 90a-real 90-virtual)
+  set(tg_portable_min 7.5)
 else()
   set(TG_PORTABLE_ARCHS 70-real 80-real 90a-real 90-virtual)
+  set(tg_portable_min 7.0)
 endif()
 tg_describe_archs("${TG_PORTABLE_ARCHS}" tg_portable_text)
 
@@ -104,16 +107,18 @@ endif()
 if(tg_found_archs)
   # Real code only: a native build runs on the GPU it was made for, and says so elsewhere.
   list(TRANSFORM tg_found_archs APPEND "-real" OUTPUT_VARIABLE CMAKE_CUDA_ARCHITECTURES)
-  set(TG_CUDA_ORIGIN "native: for the GPU found at configure time")
   tg_describe_archs("${CMAKE_CUDA_ARCHITECTURES}" TG_CUDA_CODE)
+  set(TG_CUDA_DESCRIPTION "built natively for ${TG_CUDA_CODE} (the GPU found at configure time; "
+                          "-DTG_CUDA_ARCH=all builds for any GPU)")
   string(REPLACE ";" ", " tg_found_names "${tg_found_names}")
   message(STATUS "tilegemm: building GPU code for the GPU found here (${tg_found_names}): "
                  "${TG_CUDA_CODE}.  For a library that runs on any GPU (${tg_portable_text}), "
                  "configure with -DTG_CUDA_ARCH=all")
 elseif(NOT TG_CUDA_ARCH OR TG_CUDA_ARCH STREQUAL "all")
   set(CMAKE_CUDA_ARCHITECTURES ${TG_PORTABLE_ARCHS})
-  set(TG_CUDA_ORIGIN "portable: for any GPU")
   set(TG_CUDA_CODE "${tg_portable_text}")
+  set(TG_CUDA_DESCRIPTION "portable: ${TG_CUDA_CODE} (any GPU from compute capability "
+                          "${tg_portable_min} on)")
   if(TG_CUDA_ARCH)
     message(STATUS "tilegemm: building portable GPU code (TG_CUDA_ARCH=all): ${TG_CUDA_CODE}")
   else()
@@ -123,8 +128,8 @@ elseif(NOT TG_CUDA_ARCH OR TG_CUDA_ARCH STREQUAL "all")
   endif()
 else()
   set(CMAKE_CUDA_ARCHITECTURES ${TG_CUDA_ARCH})
-  set(TG_CUDA_ORIGIN "as TG_CUDA_ARCH named")
   tg_describe_archs("${TG_CUDA_ARCH}" TG_CUDA_CODE)
+  set(TG_CUDA_DESCRIPTION "${TG_CUDA_CODE} (TG_CUDA_ARCH=${TG_CUDA_ARCH})")
   message(STATUS "tilegemm: building GPU code for TG_CUDA_ARCH=${TG_CUDA_ARCH}: ${TG_CUDA_CODE}"
                  "  (-DTG_CUDA_ARCH=all: portable; empty: the GPU found here)")
 endif()

@@ -159,16 +159,16 @@ tg_status require_gpu_code(tg_handle *h)
     const int cc = h->compute_capability;
     if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction)
         return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
-                       "GPU %d (compute capability %d.%d) cannot run this build of tilegemm, "
-                       "whose GPU code is %s: rebuild it on this machine (an empty TG_CUDA_ARCH "
+                       "GPU %d (compute capability %d.%d) cannot run this build of tilegemm "
+                       "(GPU code: %s): rebuild it on this machine (an empty TG_CUDA_ARCH "
                        "builds for the GPU found), with -DTG_CUDA_ARCH=%d%s, or with "
                        "-DTG_CUDA_ARCH=all for any GPU",
                        h->device, cc / 10, cc % 10, tg_cuda_code(), cc, cc == 90 ? "a" : "");
     if (e == cudaErrorUnsupportedPtxVersion)
         return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
                        "GPU %d (compute capability %d.%d) has no binary code in this build of "
-                       "tilegemm (%s), and its driver is older than the CUDA toolkit that made "
-                       "the PTX: update the driver, or rebuild with -DTG_CUDA_ARCH=%d%s",
+                       "tilegemm (GPU code: %s), and its driver is older than the CUDA toolkit "
+                       "that made the PTX: update the driver, or rebuild with -DTG_CUDA_ARCH=%d%s",
                        h->device, cc / 10, cc % 10, tg_cuda_code(), cc, cc == 90 ? "a" : "");
     return tg_fail(h, TG_ERROR_CUDA, 0, "cudaFuncGetAttributes(scale_c) failed: %s (%s) in %s",
                    cudaGetErrorName(e), cudaGetErrorString(e), __func__);
