@@ -9,13 +9,14 @@
 #     --tune    first time the candidate rungs on the suite and write tuning/sm_<cc>.tsv, then
 #               rebuild (the table is embedded) and time `auto` in the fp32 and strict modes
 #   scripts/device_check.sh --readme [--cold-builds]
-#     --readme       the README's two commands as a new user meets them: a fresh clone (or a
-#                    copy, where the tree is not a clean git work tree), then scripts/run.sh and
-#                    scripts/test.sh exactly as written, with apt-get and pip cut off
+#     --readme       the README's two commands as a new user meets them: a fresh clone, made
+#                    without a network, then scripts/run.sh and scripts/test.sh exactly as
+#                    written, with apt-get and pip cut off and TILEGEMM_REQUIRE_GPU=1
 #     --cold-builds  cold builds of everything, -j<cores>: for the GPU found here (the
 #                    default) and the portable list (TG_CUDA_ARCH=all)
 #     Both write their times to first-run.json and a table to table.txt under $OUT, and
-#     their logs into 0-logs.tgz; nothing else runs.
+#     their logs into 0-logs.tgz; nothing else runs.  Within a 10-minute call, run them as two
+#     calls (--readme, then --cold-builds), with DEADLINE set.
 # Environment, to fit a time-limited machine:
 #   TG_CUDA_ARCH      architectures to build (default: the build's own, sm_90a included)
 #   CTEST_REGEX       tests to run (default: all); CTEST_TIMEOUT caps them, in seconds

@@ -4,16 +4,17 @@
 #
 #   scripts/first_run_check.sh [OUT_DIR] [README 0|1] [COLD_BUILDS 0|1]
 #
-#   README       a fresh clone of this tree (a copy of its tracked and unignored files where it
-#                has uncommitted changes or is no git work tree) in a temporary directory, then
-#                scripts/run.sh and scripts/test.sh in it, exactly as written, timed, with
-#                apt-get and pip cut off (a stub apt-get that fails as an offline mirror does,
-#                PIP_NO_INDEX) and TILEGEMM_REQUIRE_GPU=1 (a skipped GPU test fails)
+#   README       a fresh clone of this tree, made without a network (of a scratch commit of its
+#                unignored files where it has uncommitted changes or no .git), in a temporary
+#                directory, then scripts/run.sh and scripts/test.sh in it, exactly as written,
+#                timed, with apt-get and pip cut off (a stub apt-get that fails as an offline
+#                mirror does, PIP_NO_INDEX) and TILEGEMM_REQUIRE_GPU=1 (a skipped GPU test fails)
 #   COLD_BUILDS  a cold build of everything with -j<cores> in a new build directory: for the
 #                GPU found here (the default) and for the portable list (TG_CUDA_ARCH=all)
 # Writes OUT_DIR/first-run.json (times, exit codes, the CTest summary), OUT_DIR/table.txt
 # (printed last) and OUT_DIR/0-logs.tgz, updated after every step, so that a run cut short
-# still reports what it did.  DEADLINE (seconds): steps that would start later are skipped.
+# still reports what it did.  DEADLINE (seconds from the start): a step still running then is
+# stopped (rc 124), and later ones are skipped.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 here=$(pwd)
