@@ -10,7 +10,7 @@
 #   TG_CUDA_ARCH=<list>           as CMAKE_CUDA_ARCHITECTURES takes it, e.g. 90a or 80;90a
 #
 # Sets CMAKE_CUDA_ARCHITECTURES, TG_CUDA_CODE (the code in nvcc's words, e.g. "sm_90a") and
-# TG_CUDA_DESCRIPTION (the code and why, e.g. "built natively for sm_90a (...)"), which
+# TG_CUDA_DESCRIPTION (the code and why, e.g. "built natively for sm_90a, ..."), which
 # tg_gpu_code() and `tilegemm info` report.
 
 # The CMake architecture of a compute capability ("9.0" -> 90a: wgmma exists only in sm_90a).
@@ -108,8 +108,9 @@ if(tg_found_archs)
   # Real code only: a native build runs on the GPU it was made for, and says so elsewhere.
   list(TRANSFORM tg_found_archs APPEND "-real" OUTPUT_VARIABLE CMAKE_CUDA_ARCHITECTURES)
   tg_describe_archs("${CMAKE_CUDA_ARCHITECTURES}" TG_CUDA_CODE)
-  set(TG_CUDA_DESCRIPTION "built natively for ${TG_CUDA_CODE} (the GPU found at configure time; "
-                          "-DTG_CUDA_ARCH=all builds for any GPU)")
+  # One string, no semicolon: it becomes a -D of backend.cu.
+  string(CONCAT TG_CUDA_DESCRIPTION "built natively for ${TG_CUDA_CODE}, the GPU found at "
+                "configure time (-DTG_CUDA_ARCH=all builds for any GPU)")
   string(REPLACE ";" ", " tg_found_names "${tg_found_names}")
   message(STATUS "tilegemm: building GPU code for the GPU found here (${tg_found_names}): "
                  "${TG_CUDA_CODE}.  For a library that runs on any GPU (${tg_portable_text}), "
@@ -117,8 +118,8 @@ if(tg_found_archs)
 elseif(NOT TG_CUDA_ARCH OR TG_CUDA_ARCH STREQUAL "all")
   set(CMAKE_CUDA_ARCHITECTURES ${TG_PORTABLE_ARCHS})
   set(TG_CUDA_CODE "${tg_portable_text}")
-  set(TG_CUDA_DESCRIPTION "portable: ${TG_CUDA_CODE} (any GPU from compute capability "
-                          "${tg_portable_min} on)")
+  string(CONCAT TG_CUDA_DESCRIPTION "portable: ${TG_CUDA_CODE} (any GPU from compute "
+                "capability ${tg_portable_min} on)")
   if(TG_CUDA_ARCH)
     message(STATUS "tilegemm: building portable GPU code (TG_CUDA_ARCH=all): ${TG_CUDA_CODE}")
   else()
@@ -129,7 +130,8 @@ elseif(NOT TG_CUDA_ARCH OR TG_CUDA_ARCH STREQUAL "all")
 else()
   set(CMAKE_CUDA_ARCHITECTURES ${TG_CUDA_ARCH})
   tg_describe_archs("${TG_CUDA_ARCH}" TG_CUDA_CODE)
-  set(TG_CUDA_DESCRIPTION "${TG_CUDA_CODE} (TG_CUDA_ARCH=${TG_CUDA_ARCH})")
+  string(REPLACE ";" " " tg_arch_words "${TG_CUDA_ARCH}")
+  set(TG_CUDA_DESCRIPTION "${TG_CUDA_CODE} (TG_CUDA_ARCH=${tg_arch_words})")
   message(STATUS "tilegemm: building GPU code for TG_CUDA_ARCH=${TG_CUDA_ARCH}: ${TG_CUDA_CODE}"
                  "  (-DTG_CUDA_ARCH=all: portable; empty: the GPU found here)")
 endif()

@@ -15,8 +15,8 @@ extern "C" {
 /* Number of usable GPUs (0 without a driver or device); asked once per process. */
 int tg_cuda_device_count(void);
 
-/* The GPU code this build carries and why, for tg_gpu_code (e.g. "built natively for sm_90a
- * (...)"). */
+/* The GPU code this build carries and why, for tg_gpu_code (e.g. "built natively for sm_90a,
+ * ..."). */
 const char *tg_cuda_code(void);
 
 /* What kind of memory ptr is; host for anything the CUDA runtime does not know. */
