@@ -6,9 +6,12 @@
 
 The sweeps are `tilegemm bench` JSON files of rungs run unsplit (`--split-k 1`), on the random
 suite of a tuning seed (scripts/device_plan_sweep.sh).  For every rung and operand orientation
-(op(A) along k or not, op(B) along n or not) it picks the blocks resident per SM and the k step
-that fit best, and the wave and k-step costs by weighted least squares on the compute-bound
-runs; the GPU's launch cost and streaming bandwidth come from all runs.  --check prints how the
+(op(A) along k or not, op(B) along n or not) it fits the wave and k-step costs by weighted least
+squares on the compute-bound runs, with the blocks resident per SM and the k step that fit the
+rung's runs best, and a k step no faster than the rung's best measured rate allows (a class
+measured on few or small shapes must not promise more); the GPU's launch cost and streaming
+bandwidth come from all runs.  --cross-validate fits on half the shapes and checks on the
+other half, both ways: what to expect on shapes the fit never saw.  --check prints how the
 model's choice would fare on another sweep (the judged seed): the measured time of the rung it
 picks over the fastest measured, per shape.  Pure Python: no packages needed.
 """
@@ -16,10 +19,16 @@ import argparse
 import json
 import math
 import sys
+import zlib
 
 OCCUPANCIES = (1, 2, 3, 4)
 K_STEPS = (8, 16, 32, 64)
 MIN_CLASS_SAMPLES = 12  # fewer runs in an orientation class: fit the rung on all classes
+PEAK_MARGIN = 1.1  # a full wave may run this much faster than the rung was ever measured
+C_RATE_MARGIN = 1.3  # writes of C may beat the streaming rate, read and write mixed, by this
+MEMORY_BOUND = 0.8  # runs whose bytes take longer than this share of their time are the memory's, not the rung's
+
+
 
 
 def ceil_div(a, b):
@@ -37,9 +46,15 @@ def normalized(r):
 
 
 def load(paths):
-    """Runs of rungs with their measured microseconds, keyed by rung name."""
+    """Runs of rungs with their measured microseconds.  A rung's runs come from the last sweep
+    that has it: a rung measured again after a change replaces its old data."""
     device, tiles, runs = None, {}, []
-    for path in paths:
+    newest = {}
+    for index, path in enumerate(paths):
+        with open(path) as f:
+            for r in json.load(f)["results"]:
+                newest[r["algo"].split("/")[0]] = index
+    for index, path in enumerate(paths):
         with open(path) as f:
             doc = json.load(f)
         device = device or doc["device"]
@@ -47,6 +62,8 @@ def load(paths):
             if r["status"] not in ("OK", "LOWPREC") or r.get("median_ms") is None:
                 continue
             algo = r["algo"].split("/")[0]
+            if newest[algo] != index:
+                continue
             split = int(r["algo"].split("/k")[1]) if "/k" in r["algo"] else r.get("split_k", 0)
             m, n, k, a_k, b_n = normalized(r)
             runs.append({"algo": algo, "split": split, "m": m, "n": n, "k": k, "a_k": a_k,
@@ -57,23 +74,41 @@ def load(paths):
     return device, runs
 
 
+SPLIT_K_ALIGN = 4  # src/split_k.h
+
+
+def split_lengths(k, slices):
+    """(slice_k, full slices, tail) as src/split_k.h cuts k."""
+    if slices <= 1:
+        return k, 1, 0
+    slice_k = max(k // slices // SPLIT_K_ALIGN * SPLIT_K_ALIGN, SPLIT_K_ALIGN)
+    return slice_k, k // slice_k, k % slice_k
+
+
 def bytes_moved(x, slices=1):
     c_passes = slices if slices > 1 else 1
     return 4.0 * (x["m"] * x["k"] + x["k"] * x["n"] + c_passes * x["m"] * x["n"])
 
 
 def predict(dev, row, tile, sms, x, slices=1):
-    """Microseconds, as tg_model_seconds computes them."""
+    """Microseconds, as tg_model_seconds computes them, less the staged bytes of rung 9's
+    planes (the planner adds them, tg_staged_bytes; the fit sees them in the measured times)."""
     bm, bn = tile
-    tiles = ceil_div(x["m"], bm) * ceil_div(x["n"], bn) * slices
-    waves = ceil_div(tiles, sms * row["occupancy"])
-    ksteps = ceil_div(ceil_div(x["k"], slices), row["bk"])
-    compute = waves * (row["wave_us"] + row["kstep_us"] * ksteps)
+    slice_k, full, tail = split_lengths(x["k"], slices)
+    partials = full + (tail > 0)
+    per_slice = ceil_div(x["m"], bm) * ceil_div(x["n"], bn)
+    per_wave = sms * row["occupancy"]
+    waves = ceil_div(per_slice * full, per_wave)
+    compute = waves * (row["wave_us"] + row["kstep_us"] * ceil_div(slice_k, row["bk"]))
     per_us = dev["dram_gbs"] * 1e3
-    memory = bytes_moved(x, slices) / per_us
+    c_bytes = 4.0 * x["m"] * x["n"] * partials
+    memory = (bytes_moved(x, partials) - c_bytes) / per_us + c_bytes / (row.get("c_gbs", dev["dram_gbs"]) * 1e3)
     us = dev["launch_us"] + max(compute, memory)
+    if tail > 0:
+        us += dev["launch_us"] + ceil_div(per_slice, per_wave) * (
+            row["wave_us"] + row["kstep_us"] * ceil_div(tail, row["bk"]))
     if slices > 1:
-        us += dev["launch_us"] + 4.0 * x["m"] * x["n"] * (slices + 1) / per_us
+        us += dev["launch_us"] + 4.0 * x["m"] * x["n"] * (partials + 1) / per_us
     return us
 
 
@@ -84,54 +119,96 @@ def fit_device(runs):
     return {"launch_us": round(launch, 2), "dram_gbs": round(rates[int(0.97 * (len(rates) - 1))])}
 
 
-def fit_rung(dev, tile, sms, runs):
-    """Best (occupancy, bk, wave_us, kstep_us) for these runs, by log-error."""
+def fit_rung(dev, tile, sms, runs, shapes=None, kstep_floor=None):
+    """Best (occupancy, bk, wave_us, kstep_us) for these runs, by log-error.
+
+    shapes: the (occupancy, bk) pairs to try (default: all).  kstep_floor(occupancy, bk): the
+    shortest k step the rung's measured peak allows; a fit below it is refitted with the k step
+    held there, so a class measured on few or small shapes cannot promise more than the rung
+    ever ran at."""
     best = None
-    for occ in OCCUPANCIES:
-        for bk in K_STEPS:
-            # Weighted least squares on the compute-bound runs: y = a * waves + b * waves * ksteps.
-            s = [[0.0, 0.0], [0.0, 0.0]]
-            t = [0.0, 0.0]
-            for x in runs:
-                y = x["us"] - dev["launch_us"]
-                if y <= 0 or bytes_moved(x) / (dev["dram_gbs"] * 1e3) > 0.8 * y:
-                    continue
-                waves = ceil_div(ceil_div(x["m"], tile[0]) * ceil_div(x["n"], tile[1]), sms * occ)
-                f = (waves, waves * ceil_div(x["k"], bk))
-                w = 1.0 / (y * y)
-                for i in range(2):
-                    t[i] += w * f[i] * y
-                    for j in range(2):
-                        s[i][j] += w * f[i] * f[j]
-            det = s[0][0] * s[1][1] - s[0][1] * s[1][0]
-            if det <= 0:
+    for occ, bk in shapes or [(o, k) for o in OCCUPANCIES for k in K_STEPS]:
+        # Weighted least squares on the compute-bound runs: y = a * waves + b * waves * ksteps.
+        s = [[0.0, 0.0], [0.0, 0.0]]
+        t = [0.0, 0.0]
+        used = []
+        for x in runs:
+            y = x["us"] - dev["launch_us"]
+            if y <= 0 or bytes_moved(x) / (dev["dram_gbs"] * 1e3) > MEMORY_BOUND * y:
                 continue
-            a = (t[0] * s[1][1] - t[1] * s[0][1]) / det
-            b = (s[0][0] * t[1] - s[1][0] * t[0]) / det
-            if b <= 0:
-                continue
-            if a < 0:  # no fixed cost below zero: refit the slope alone
-                a, b = 0.0, t[1] / s[1][1]
-            row = {"occupancy": occ, "bk": bk, "wave_us": a, "kstep_us": b}
-            err = sum(math.log(predict(dev, row, tile, sms, x) / x["us"]) ** 2 for x in runs)
-            if best is None or err < best[0]:
-                best = (err, row)
+            waves = ceil_div(ceil_div(x["m"], tile[0]) * ceil_div(x["n"], tile[1]), sms * occ)
+            f = (waves, waves * ceil_div(x["k"], bk))
+            used.append((f, y))
+            w = 1.0 / (y * y)
+            for i in range(2):
+                t[i] += w * f[i] * y
+                for j in range(2):
+                    s[i][j] += w * f[i] * f[j]
+        det = s[0][0] * s[1][1] - s[0][1] * s[1][0]
+        if det <= 0:
+            continue
+        a = (t[0] * s[1][1] - t[1] * s[0][1]) / det
+        b = (s[0][0] * t[1] - s[1][0] * t[0]) / det
+        floor = kstep_floor(occ, bk) if kstep_floor else 0.0
+        if b < floor:  # hold the k step at the rung's peak and refit the wave cost
+            b = floor
+            a = sum((y - b * f[1]) * f[0] / (y * y) for f, y in used) / s[0][0]
+        if b <= 0:
+            continue
+        if a < 0:  # no fixed cost below zero: refit the slope alone
+            a, b = 0.0, max(t[1] / s[1][1], floor)
+        row = {"occupancy": occ, "bk": bk, "wave_us": a, "kstep_us": b}
+        err = sum(math.log(predict(dev, row, tile, sms, x) / x["us"]) ** 2 for x in runs)
+        if best is None or err < best[0]:
+            best = (err, row)
     return best
 
 
+def fit_c_rate(dev, row, tile, sms, runs):
+    """The rate at which the rung writes C, GB/s: the median over its runs that the stores
+    dominate (the fitted compute under half the time), of C's bytes over the time left after
+    reading A and B at the streaming rate.  The streaming rate when there are too few such runs."""
+    rates = []
+    for x in runs:
+        y = x["us"] - dev["launch_us"]
+        waves = ceil_div(ceil_div(x["m"], tile[0]) * ceil_div(x["n"], tile[1]), sms * row["occupancy"])
+        compute = waves * (row["wave_us"] + row["kstep_us"] * ceil_div(x["k"], row["bk"]))
+        c_bytes = 4.0 * x["m"] * x["n"]
+        left = y - (bytes_moved(x) - c_bytes) / (dev["dram_gbs"] * 1e3)
+        if compute < 0.5 * y and left > 0 and c_bytes >= 1 << 22:
+            rates.append(c_bytes / left / 1e3)
+    if len(rates) < 3:
+        return dev["dram_gbs"]
+    rate = sorted(rates)[len(rates) // 2]
+    return min(max(rate, 0.05 * dev["dram_gbs"]), C_RATE_MARGIN * dev["dram_gbs"])
+
+
 def fit(runs, tiles, sms):
+    """One (occupancy, bk) per rung from all its runs; wave and k-step costs per orientation
+    class, no faster per k step than the rung's best measured rate."""
     dev = fit_device(runs)
     rows = {}
     for algo in sorted({x["algo"] for x in runs if x["split"] == 1 and x["algo"] in tiles}):
         mine = [x for x in runs if x["algo"] == algo and x["split"] == 1]
-        pooled = fit_rung(dev, tiles[algo], sms, mine)
+        bm, bn = tiles[algo]
+        # The rung's peak, flop a us, from runs long enough in k for arithmetic to set the time:
+        # a rung that runs only short k (shortk128) has no peak to hold its k step to.
+        bound = [2.0 * x["m"] * x["n"] * x["k"] / x["us"] for x in mine if x["k"] >= 256]
+        peak = max(bound) if len(bound) >= MIN_CLASS_SAMPLES else None
+        floor = (lambda occ, bk: sms * occ * 2.0 * bm * bn * bk / (PEAK_MARGIN * peak)) if peak else None
+        pooled = fit_rung(dev, tiles[algo], sms, mine, kstep_floor=floor)
+        if not pooled:
+            continue
+        shape = [(pooled[1]["occupancy"], pooled[1]["bk"])]
         for a_k in (0, 1):
             for b_n in (0, 1):
                 cls = [x for x in mine if x["a_k"] == a_k and x["b_n"] == b_n]
-                got = fit_rung(dev, tiles[algo], sms, cls) if len(cls) >= MIN_CLASS_SAMPLES else None
-                chosen = (got or pooled)
-                if chosen:
-                    rows[(algo, a_k, b_n)] = chosen[1]
+                got = (fit_rung(dev, tiles[algo], sms, cls, shape, floor)
+                       if len(cls) >= MIN_CLASS_SAMPLES else None)
+                row = dict((got or pooled)[1])
+                row["c_gbs"] = fit_c_rate(dev, row, tiles[algo], sms,
+                                          cls if len(cls) >= MIN_CLASS_SAMPLES else mine)
+                rows[(algo, a_k, b_n)] = row
     return dev, rows
 
 
@@ -176,10 +253,10 @@ def write(path, device, dev, rows, cc, sources):
                 f"{', '.join(sources)}. Generated: do not edit.\n")
         f.write("# device\tcc\tlaunch_us\tdram_gbs\n")
         f.write(f"device\t{cc}\t{dev['launch_us']}\t{dev['dram_gbs']}\n")
-        f.write("# rung\tcc\talgo\ta_k_contiguous\tb_n_contiguous\toccupancy\tbk\twave_us\tkstep_us\n")
+        f.write("# rung\tcc\talgo\ta_k_contiguous\tb_n_contiguous\toccupancy\tbk\twave_us\tkstep_us\tc_gbs\n")
         for (algo, a_k, b_n), r in sorted(rows.items()):
             f.write(f"rung\t{cc}\t{algo}\t{a_k}\t{b_n}\t{r['occupancy']}\t{r['bk']}\t"
-                    f"{r['wave_us']:.4g}\t{r['kstep_us']:.4g}\n")
+                    f"{r['wave_us']:.4g}\t{r['kstep_us']:.4g}\t{r['c_gbs']:.0f}\n")
 
 
 def read_model(path):
@@ -192,7 +269,8 @@ def read_model(path):
             dev = {"launch_us": float(f[2]), "dram_gbs": float(f[3])}
         else:
             rows[(f[2], int(f[3]), int(f[4]))] = {"occupancy": int(f[5]), "bk": int(f[6]),
-                                                  "wave_us": float(f[7]), "kstep_us": float(f[8])}
+                                                  "wave_us": float(f[7]), "kstep_us": float(f[8]),
+                                                  "c_gbs": float(f[9])}
     return dev, rows
 
 
@@ -202,8 +280,10 @@ def main():
     ap.add_argument("-o", "--output", help="model file to write")
     ap.add_argument("--model", help="model file to read instead of fitting")
     ap.add_argument("--check", nargs="*", default=[], help="sweeps to judge the choice on")
+    ap.add_argument("--cross-validate", action="store_true",
+                    help="fit on half the shapes, check on the other half, both ways")
     ap.add_argument("--tiles", default="tuning/rung_tiles.tsv",
-                    help="block tile of each rung (tilegemm algos --tiles)")
+                    help="block tile of each rung: tilegemm algos --tsv > FILE")
     args = ap.parse_args()
     tiles = {}
     for line in open(args.tiles):
@@ -214,12 +294,19 @@ def main():
     tiles = {a: t[:2] for a, t in tiles.items()}
     device, runs = load(args.sweeps)
     sms, cc = device["sm_count"], device["compute_capability"].replace(".", "")
+    modes = {"fp32": lambda a: arith.get(a) in ("ffma", "3xtf32"), "strict": lambda a: arith.get(a) == "ffma"}
+    if args.cross_validate:
+        half = lambda x: zlib.crc32(repr(x["key"]).encode()) % 2
+        for fold in (0, 1):
+            dev, rows = fit([x for x in runs if half(x) == fold], tiles, sms)
+            for mode, ok in modes.items():
+                print(f"fitted on half {fold}, checked on the other, math {mode}:")
+                check(dev, rows, tiles, sms, [x for x in runs if half(x) != fold], ok)
     if args.model:
         dev, rows = read_model(args.model)
     else:
         dev, rows = fit(runs, tiles, sms)
     print(f"device: launch {dev['launch_us']} us, {dev['dram_gbs']} GB/s; {len(rows)} rung rows")
-    modes = {"fp32": lambda a: arith.get(a) in ("ffma", "3xtf32"), "strict": lambda a: arith.get(a) == "ffma"}
     for name, sweep in [("fitted", runs)] + [(p, load([p])[1]) for p in args.check]:
         for mode, ok in modes.items():
             print(f"{name}, math {mode}:")

@@ -249,11 +249,14 @@ static int run_cublas(gpu_ctx *g, const options *o, const bench_case *c, gpu_buf
 
 /* Host time of one planning call for this case (tg_choose_algo: validation, normalization and
  * the rung choice), the mean of many; NAN when it fails. */
-static double planner_ns(tg_handle *h, const bench_case *c, const gpu_bufs *d)
+static double planner_ns(tg_handle *h, const bench_case *c, const gpu_bufs *d, int *split_out)
 {
     enum { CALLS = 2000 };
     const char *algo = NULL;
     int split = 0;
+    if (tg_choose_algo(h, c->layout, c->ta, c->tb, c->m, c->n, c->k, d->lda, d->ldb, d->ldc,
+                       &algo, split_out) != TG_SUCCESS)
+        return NAN;
     const double start = tg_now_seconds();
     for (int i = 0; i < CALLS; ++i)
         if (tg_choose_algo(h, c->layout, c->ta, c->tb, c->m, c->n, c->k, d->lda, d->ldb, d->ldc,
@@ -287,8 +290,9 @@ static int run_tilegemm(gpu_ctx *g, const options *o, const bench_case *c, gpu_b
         return bench_record_failure(r, g->h, s);
     snprintf(r->chosen, sizeof r->chosen, "%s", tg_last_algo(g->h));
     r->arith = arith_named(r->chosen);
+    r->ran_split_k = split > 0 ? split : 0;
     if (is_auto)
-        r->plan_ns = planner_ns(g->h, c, b);
+        r->plan_ns = planner_ns(g->h, c, b, &r->ran_split_k);
     bench_check(r, b->host_a, b->host_b, b->host_c);
     const int passed = strcmp(r->status, "MISMATCH") != 0;
     if ((s = gpu_time(g, o, c, b, RUN_TILEGEMM, r)) != TG_SUCCESS)

@@ -75,7 +75,7 @@ const int tg_tuning_count = @TG_TUNING_COUNT@;
 # The cost model's rows (tuning/model_sm_<cc>.tsv, fitted by bench/fit_model.py from a sweep),
 # embedded as tg_model_devices and tg_model_rungs (src/cost_model.h).  Tab-separated rows:
 #   device cc launch_us dram_gbs
-#   rung   cc algo a_k_contiguous b_n_contiguous occupancy bk wave_us kstep_us
+#   rung   cc algo a_k_contiguous b_n_contiguous occupancy bk wave_us kstep_us c_gbs
 file(GLOB TG_MODEL_FILES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tuning/model_sm_*.tsv)
 set(TG_MODEL_DEVICE_ROWS "")
 set(TG_MODEL_RUNG_ROWS "")
@@ -102,7 +102,7 @@ foreach(model_file IN LISTS TG_MODEL_FILES)
       endforeach()
       string(APPEND TG_MODEL_DEVICE_ROWS "    {${cc}, ${launch}, ${gbs}},\n")
       math(EXPR TG_MODEL_DEVICE_COUNT "${TG_MODEL_DEVICE_COUNT} + 1")
-    elseif(kind STREQUAL "rung" AND field_count EQUAL 9)
+    elseif(kind STREQUAL "rung" AND field_count EQUAL 10)
       list(GET fields 1 cc)
       list(GET fields 2 algo)
       list(GET fields 3 a_k)
@@ -111,19 +111,20 @@ foreach(model_file IN LISTS TG_MODEL_FILES)
       list(GET fields 6 bk)
       list(GET fields 7 wave)
       list(GET fields 8 kstep)
+      list(GET fields 9 c_gbs)
       if(NOT algo MATCHES "^[A-Za-z0-9_]+$")
         message(FATAL_ERROR "${model_file}: \"${algo}\" is not a rung name in: ${line}")
       endif()
-      foreach(number IN ITEMS ${cc} ${a_k} ${b_n} ${occupancy} ${bk} ${wave} ${kstep})
+      foreach(number IN ITEMS ${cc} ${a_k} ${b_n} ${occupancy} ${bk} ${wave} ${kstep} ${c_gbs})
         if(NOT number MATCHES "${tg_number}")
           message(FATAL_ERROR "${model_file}: \"${number}\" is not a number in: ${line}")
         endif()
       endforeach()
       string(APPEND TG_MODEL_RUNG_ROWS
-             "    {${cc}, \"${algo}\", ${a_k}, ${b_n}, ${occupancy}, ${bk}, ${wave}, ${kstep}},\n")
+             "    {${cc}, \"${algo}\", ${a_k}, ${b_n}, ${occupancy}, ${bk}, ${wave}, ${kstep}, ${c_gbs}},\n")
       math(EXPR TG_MODEL_RUNG_COUNT "${TG_MODEL_RUNG_COUNT} + 1")
     else()
-      message(FATAL_ERROR "${model_file}: not a device row (4 fields) or a rung row (9): ${line}")
+      message(FATAL_ERROR "${model_file}: not a device row (4 fields) or a rung row (10): ${line}")
     endif()
   endforeach()
 endforeach()
@@ -138,7 +139,12 @@ const tg_model_device tg_model_devices[] = {
 };
 const int tg_model_device_count = @TG_MODEL_DEVICE_COUNT@;
 const tg_model_rung tg_model_rungs[] = {
-@TG_MODEL_RUNG_ROWS@    {0, "", 0, 0, 0, 0, 0, 0} /* end */
+@TG_MODEL_RUNG_ROWS@    {0, "", 0, 0, 0, 0, 0, 0, 0} /* end */
 };
 const int tg_model_rung_count = @TG_MODEL_RUNG_COUNT@;
 ]] @ONLY)
+
+# A table or model file rewritten (by `bench --tune` or bench/fit_model.py) re-runs this script
+# at the next build, so the library never embeds stale rows.
+set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+             ${TG_TUNING_FILES} ${TG_MODEL_FILES})

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything a GPU machine must confirm, in one call: a plain build, the test suite (GPU tests
 # run for real there, and a skip is a failure), `tilegemm verify` on the GPU rungs,
-# compute-sanitizer memcheck and racecheck, then the benchmark suite saved as JSON.
+# compute-sanitizer memcheck, racecheck, synccheck and initcheck, then the benchmark suite saved
+# as JSON.
 # Results go under ${OUT:-device-out} (the JSON, the tuned table, a summary, and every log
 # packed into 0-logs.tgz); a short table is printed last.
 #
@@ -110,7 +111,7 @@ status "verify --gpu-only" "$([ $? -eq 0 ] && echo PASS || echo "FAIL or cut (se
 
 if command -v compute-sanitizer >/dev/null 2>&1; then
   algos=${SANITIZE_ALGOS:-$("$cli" algos | awk 'NR > 2 && $1 != "(this" && $1 != "auto" {print $1}' | paste -sd,)}
-  for tool in memcheck racecheck; do
+  for tool in memcheck racecheck synccheck initcheck; do
     for algo in ${algos//,/ }; do
       # A few cases off every tile size, each a single verify run: the sanitizers are slow.
       clean=1

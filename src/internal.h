@@ -18,14 +18,15 @@ extern "C" {
 typedef enum tg_slot {
     TG_SLOT_A = 0, TG_SLOT_B = 1, TG_SLOT_C = 2, /* host operands staged to the device */
     TG_SLOT_SPLIT_K = 3,                         /* split-K partial products */
-    TG_SLOT_COUNT = 4
+    TG_SLOT_RUNG = 4,                            /* a rung's own (tg_rung.workspace_bytes) */
+    TG_SLOT_COUNT = 5
 } tg_slot;
 
 /* Device buffers that host operands are staged through; grown on demand, kept for reuse. */
 typedef struct tg_workspace {
     void *buffer[TG_SLOT_COUNT]; /* indexed by tg_slot */
     size_t bytes[TG_SLOT_COUNT];
-    void *last_use;  /* cudaEvent_t recorded after the last asynchronous use (split-K) */
+    void *last_use;  /* cudaEvent_t recorded after the last asynchronous use (split-K, rung) */
 } tg_workspace;
 
 struct tg_handle {
@@ -122,6 +123,10 @@ typedef struct tg_choice {
     double runner_up_seconds;
     const struct tg_tuned *tuned; /* the tuned row followed, NULL when the model decided */
 } tg_choice;
+
+/* Bytes rung i moves through its workspace for p besides A, B and C (rung 9 writes its TF32
+ * planes and reads them again), for the cost model; 0 for rungs without workspace. */
+double tg_staged_bytes(int rung, const tg_problem *p);
 
 /* The rung and split-K for p: a pure function of the GPU's properties, the math mode, a
  * forced rung (-1: auto) or split (0: choose) and the normalized problem, so the CPU tests

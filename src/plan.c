@@ -15,6 +15,7 @@
  *     (cost_model.h), else the highest such rung.  A single product may be cut into up to
  *     256 slices of k, each at least 128 long (256 on 3xTF32 rungs), summed in a fixed order.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -85,21 +86,29 @@ static const char *auto_refuses(const tg_device_props *dev, tg_math math, int i,
     return rung_refuses(dev->compute_capability, i, p);
 }
 
-/* Whether p may be cut into `slices` slices of k on rung i: a single product, slices no
- * shorter than TG_SPLIT_MIN_SLICE (TG_3XTF32_MIN_K on 3xTF32 rungs), bounded workspace. */
-static int split_allowed(int i, const tg_problem *p, int slices)
+/* The most slices p may be cut into on rung i (1: none): a single product, slices no shorter
+ * than TG_SPLIT_MIN_SLICE (TG_3XTF32_MIN_K on 3xTF32 rungs), bounded workspace. */
+static int most_slices(int i, const tg_problem *p)
 {
-    if (slices == 1)
+    if (p->batch != 1)
         return 1;
-    const int64_t slice = (p->k + slices - 1) / slices;
     const int64_t shortest =
         tg_rungs[i]->arith == TG_ARITH_3XTF32 ? TG_3XTF32_MIN_K : TG_SPLIT_MIN_SLICE;
-    return p->batch == 1 && slice >= shortest &&
-           4.0 * (double)slices * (double)p->m * (double)p->n <= TG_SPLIT_MAX_BYTES;
+    const double by_workspace = TG_SPLIT_MAX_BYTES / (4.0 * (double)p->m * (double)p->n);
+    int64_t most = p->k / shortest;
+    most = most < TG_MAX_SPLIT_K ? most : TG_MAX_SPLIT_K;
+    most = (double)most < by_workspace ? most : (int64_t)by_workspace;
+    /* k / most rounds down to TG_SPLIT_K_ALIGN: step down until every full slice is long
+     * enough. */
+    while (most > 1 && tg_split_k_lengths_of(p->k, (int)most).slice_k < shortest)
+        --most;
+    return most > 1 ? (int)most : 1;
 }
 
-/* The slice counts the model weighs: enough to take a product of few tiles to several waves. */
-static const int kSplitCandidates[] = {2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
+static int split_allowed(int i, const tg_problem *p, int slices)
+{
+    return slices == 1 || slices <= most_slices(i, p);
+}
 
 /* Keeps (rung, slices, seconds) if it beats the best or, on another rung, the runner-up. */
 static void consider(tg_choice *c, int rung, int slices, double seconds)
@@ -130,53 +139,113 @@ static const char *choice_refuses(const tg_device_props *dev, tg_math math, int 
     return auto_refuses(dev, math, i, p);
 }
 
+/* The model's rows by registry index and orientation class (op(A) along k, op(B) along n),
+ * for each model device: looked up by name once, so a choice costs no string compares. */
+enum { kMaxModelDevices = 8, kMaxRungs = 64 };
+static const tg_model_rung *model_rows[kMaxModelDevices][kMaxRungs][4];
+static pthread_once_t model_rows_once = PTHREAD_ONCE_INIT;
+
+static void fill_model_rows(void)
+{
+    for (int d = 0; d < tg_model_device_count && d < kMaxModelDevices; ++d)
+        for (int i = 0; i < tg_rung_count && i < kMaxRungs; ++i)
+            for (int cls = 0; cls < 4; ++cls) {
+                const tg_problem oriented = {.a_cs = cls & 2 ? 1 : 2, .b_cs = cls & 1 ? 1 : 2};
+                model_rows[d][i][cls] =
+                    tg_model_rung_for(&tg_model_devices[d], tg_rungs[i]->name, &oriented);
+            }
+}
+
+static const tg_model_rung *model_row(const tg_model_device *model, int i, const tg_problem *p)
+{
+    const int d = (int)(model - tg_model_devices);
+    if (d < 0 || d >= kMaxModelDevices || i >= kMaxRungs)
+        return tg_model_rung_for(model, tg_rungs[i]->name, p);
+    pthread_once(&model_rows_once, fill_model_rows);
+    return model_rows[d][i][(p->a_cs == 1) * 2 + (p->b_cs == 1)];
+}
+
+double tg_staged_bytes(int i, const tg_problem *p)
+{
+    const tg_rung *r = tg_rungs[i];
+    if (!r->workspace_bytes)
+        return 0.0;
+    const double parts = r->arith == TG_ARITH_3XTF32 ? 2.0 : 1.0;
+    return 2.0 * parts * 4.0 * (double)(p->m + p->n) * (double)p->k * (double)p->batch;
+}
+
+/* Weighs rung i for p: unsplit, then (unless a split is forced) each slice count that takes
+ * its tiles to no more than about two waves.  Returns 0 when the model has no row for it. */
+static int weigh_rung(tg_choice *out, const tg_model_device *model, int sms, int i,
+                      int forced_split, const tg_problem *p)
+{
+    const tg_model_rung *row = model_row(model, i, p);
+    if (!row)
+        return 0;
+    const tg_rung *r = tg_rungs[i];
+    const double staged = tg_staged_bytes(i, p);
+    if (forced_split) { /* obeyed as given: tg_set_split_k is for tuning */
+        consider(out, i, forced_split,
+                 tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, forced_split,
+                                  staged));
+        return 1;
+    }
+    consider(out, i, 1,
+             tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, 1, staged));
+    const int most = most_slices(i, p);
+    if (most == 1)
+        return 1;
+    /* Within a wave count, more slices mean shorter k loops at the same number of waves, so
+     * the candidates are the most slices that fill one and two waves of the SMs, and half the
+     * first where the reduction's traffic matters more than the wave. */
+    const int64_t tiles = ((p->m + r->block_rows - 1) / r->block_rows) *
+                          ((p->n + r->block_cols - 1) / r->block_cols);
+    const int64_t wave = (int64_t)sms * row->occupancy;
+    const int64_t one = wave / tiles, two = 2 * wave / tiles;
+    const int64_t candidates[] = {one / 2, one, two};
+    int64_t last = 1;
+    for (size_t c = 0; c < sizeof candidates / sizeof candidates[0]; ++c) {
+        const int slices = (int)(candidates[c] < most ? candidates[c] : most);
+        if (slices <= last)
+            continue;
+        consider(out, i, slices,
+                 tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, slices,
+                                  staged));
+        last = slices;
+    }
+    return 1;
+}
+
 int tg_choose(const tg_device_props *dev, tg_math math, int forced_rung, int forced_split,
               const tg_problem *p, tg_choice *out)
 {
     *out = (tg_choice){.rung = -1, .split_k = 1, .runner_up = -1, .runner_up_split = 1};
-    /* 1. A row of the tuned table for exactly this call: what was measured fastest. */
+    const tg_model_device *model = tg_model_device_for(dev->compute_capability);
+    const int sms = dev->sm_count > 0 ? dev->sm_count : 1;
+    /* 1. A row of the tuned table for exactly this call: the rung measured fastest, with its
+     * slices; a row that let the planner split (0) gets the model's slices for that rung. */
     const tg_tuned *tuned =
         forced_rung >= 0 ? NULL
                          : tg_tuning_lookup(tg_tuning_table, tg_tuning_count,
                                             dev->compute_capability, (int)math, p);
     if (tuned) {
         const int i = tg_find_rung(tuned->algo);
-        const int slices = forced_split ? forced_split : tuned->split_k ? tuned->split_k : 1;
-        if (!auto_refuses(dev, math, i, p) && (forced_split || split_allowed(i, p, slices))) {
-            out->rung = i;
-            out->split_k = slices;
+        const int slices = forced_split ? forced_split : tuned->split_k;
+        if (!auto_refuses(dev, math, i, p) && (slices == 0 || forced_split ||
+                                               split_allowed(i, p, slices))) {
+            if (slices != 0 || !weigh_rung(out, model, sms, i, 0, p)) {
+                out->rung = i;
+                out->split_k = slices ? slices : 1;
+            }
+            out->runner_up = -1; /* the table decided, not a comparison of rungs */
             out->tuned = tuned;
             return 1;
         }
     }
     /* 2. The cost model: every rung auto may use, with the slice counts worth weighing. */
-    const tg_model_device *model = tg_model_device_for(dev->compute_capability);
-    const int sms = dev->sm_count > 0 ? dev->sm_count : 1;
-    for (int i = 0; i < tg_rung_count; ++i) {
-        const tg_model_rung *row = tg_model_rung_for(model, tg_rungs[i]->name, p);
-        if (!row || choice_refuses(dev, math, forced_rung, i, p))
-            continue;
-        const tg_rung *r = tg_rungs[i];
-        if (forced_split) { /* obeyed as given: tg_set_split_k is for tuning */
-            consider(out, i, forced_split,
-                     tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p,
-                                      forced_split));
-            continue;
-        }
-        consider(out, i, 1, tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, 1));
-        /* Splitting pays only while the tiles leave SMs idle: weigh slice counts up to the
-         * one that makes about two waves. */
-        const double tiles = (double)((p->m + r->block_rows - 1) / r->block_rows) *
-                             (double)((p->n + r->block_cols - 1) / r->block_cols) *
-                             (double)p->batch;
-        const double most = 2.0 * sms * row->occupancy / tiles;
-        for (size_t s = 0; s < sizeof kSplitCandidates / sizeof kSplitCandidates[0] &&
-                           kSplitCandidates[s] <= most && split_allowed(i, p, kSplitCandidates[s]);
-             ++s)
-            consider(out, i, kSplitCandidates[s],
-                     tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p,
-                                      kSplitCandidates[s]));
-    }
+    for (int i = 0; model && i < tg_rung_count; ++i)
+        if (!choice_refuses(dev, math, forced_rung, i, p))
+            weigh_rung(out, model, sms, i, forced_split, p);
     if (out->rung >= 0)
         return 1;
     /* 3. No model row: the forced rung, else the highest rung auto may use. */

@@ -1,26 +1,16 @@
 /* Split-K decomposition; see split_k.h. */
 #include "split_k.h"
 
-/* A slice's k is rounded to this, so every rung's k loop sees whole phases but the last. */
-#define TG_SPLIT_K_ALIGN 16
-
-static int64_t slice_length(const tg_problem *p, int slices)
-{
-    const int64_t even = (p->k + slices - 1) / slices;
-    return (even + TG_SPLIT_K_ALIGN - 1) / TG_SPLIT_K_ALIGN * TG_SPLIT_K_ALIGN;
-}
-
 int64_t tg_split_k_workspace(const tg_problem *p, int slices)
 {
-    const int64_t slice_k = slice_length(p, slices);
-    const int64_t partials = (p->k + slice_k - 1) / slice_k;
-    return partials * p->m * p->n;
+    const tg_split_k_lengths l = tg_split_k_lengths_of(p->k, slices);
+    return (l.full + (l.tail > 0)) * p->m * p->n;
 }
 
 void tg_split_k_make(const tg_problem *p, int slices, float *workspace, tg_split_k *out)
 {
-    const int64_t slice_k = slice_length(p, slices);
-    const int64_t full = p->k / slice_k;
+    const tg_split_k_lengths l = tg_split_k_lengths_of(p->k, slices);
+    const int64_t slice_k = l.slice_k, full = l.full;
     out->slice_k = slice_k;
 
     /* Slice s reads op(A)'s columns and op(B)'s rows s*slice_k onwards: a batch stride. */

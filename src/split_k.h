@@ -14,8 +14,30 @@
 extern "C" {
 #endif
 
+/* A slice's k is a multiple of this: batch strides along k stay 16-byte aligned wherever the
+ * operand's are, for the rungs' vector loads. */
+#define TG_SPLIT_K_ALIGN 4
+
+/* How k is cut: `full` slices of slice_k, run as one batched launch, then a tail of the rest
+ * in a second launch on the same stream, after the first.  slice_k is k / slices rounded
+ * down, not up: the tail is then under TG_SPLIT_K_ALIGN * slices long, where rounding up
+ * would leave a tail nearly a whole slice long that runs alone after the batch and doubles
+ * the time. */
+typedef struct tg_split_k_lengths {
+    int64_t slice_k, full, tail;
+} tg_split_k_lengths;
+
+static inline tg_split_k_lengths tg_split_k_lengths_of(int64_t k, int slices)
+{
+    int64_t slice_k = k / slices / TG_SPLIT_K_ALIGN * TG_SPLIT_K_ALIGN;
+    if (slice_k < TG_SPLIT_K_ALIGN)
+        slice_k = TG_SPLIT_K_ALIGN;
+    const tg_split_k_lengths l = {slice_k, k / slice_k, k % slice_k};
+    return l;
+}
+
 typedef struct tg_split_k {
-    int64_t slice_k;     /* k of each full slice, a multiple of 16 */
+    int64_t slice_k;     /* k of each full slice, a multiple of TG_SPLIT_K_ALIGN */
     tg_problem full;     /* the full slices as one batch; full.batch of them */
     tg_problem tail;     /* the remaining k % slice_k, or tail.k == 0 when there is none */
     int64_t partials;    /* full.batch + (tail.k > 0): m x n partial products in workspace */

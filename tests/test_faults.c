@@ -41,6 +41,7 @@ typedef struct config {
     int device;   /* operands in device memory */
     int split_k;  /* tg_set_split_k */
     int64_t m, n, k;
+    const char *algo; /* a forced rung (NULL: auto); skipped where the GPU cannot run it */
 } config;
 
 /* Row-major C = A B with small integers (exact in any order), C with a guard row after it. */
@@ -152,7 +153,8 @@ static tg_handle *fresh_handle(const config *c)
 {
     tg_handle *h = NULL;
     if (tg_create(&h) != TG_SUCCESS || tg_set_backend(h, c->backend) != TG_SUCCESS ||
-        tg_set_split_k(h, c->split_k) != TG_SUCCESS) {
+        tg_set_split_k(h, c->split_k) != TG_SUCCESS ||
+        (c->algo && tg_set_algo(h, c->algo) != TG_SUCCESS)) {
         EXPECT(0, "%s: handle set-up failed: %s", c->name, tg_last_error(h));
         tg_destroy(h);
         return NULL;
@@ -178,6 +180,12 @@ static void run_config(const config *c)
     tg_status s = call(h, c, &b);
     tg_fault_hook = NULL;
     tg_destroy(h);
+    if (c->algo && s == TG_ERROR_NOT_SUPPORTED) {
+        printf("%s: not run (this GPU cannot run %s)\n", c->name, c->algo);
+        free(got);
+        free_buffers(c, &b);
+        return;
+    }
     const int sites = g_hits < kMaxSites ? g_hits : kMaxSites;
     EXPECT(s == TG_SUCCESS, "%s: the call without faults failed", c->name);
     EXPECT(sites > 0, "%s: the call reached no allocation site or CUDA call", c->name);
@@ -243,6 +251,9 @@ int main(void)
             {"cuda device", TG_BACKEND_CUDA, 1, 1, 300, 200, 100},
             {"cuda device split-K", TG_BACKEND_CUDA, 1, 4, 64, 64, 2000},
             {"cuda host split-K", TG_BACKEND_CUDA, 0, 4, 64, 64, 2000},
+            /* a rung with its own device workspace (rung 9's TF32 planes) */
+            {"cuda device tma_wgmma3xtf32", TG_BACKEND_CUDA, 1, 1, 300, 200, 100,
+             "tma_wgmma3xtf32"},
         };
         for (size_t i = 0; i < sizeof gpu / sizeof *gpu; ++i)
             run_config(&gpu[i]);

@@ -89,8 +89,15 @@ static int run_case(tg_handle *h, const split_case *c, uint64_t *seed)
 }
 #endif
 
-int main(void)
+int main(int argc, char **argv)
 {
+    uint64_t seed = 0x5eedull;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 0);
+        else
+            return fprintf(stderr, "usage: test_gpu_split_k [--seed N]\n"), 2;
+    }
     const int need = tg_test_need_gpu("test_gpu_split_k");
     if (need)
         return need;
@@ -98,10 +105,15 @@ int main(void)
     tg_handle *h = NULL;
     if (tg_create(&h) != TG_SUCCESS)
         return fprintf(stderr, "tg_create: %s\n", tg_last_error(NULL)), 1;
-    uint64_t seed = 0x5eedull;
+    const uint64_t first_seed = seed;
+    printf("test_gpu_split_k --seed %#llx\n", (unsigned long long)seed);
     for (size_t i = 0; i < sizeof kCases / sizeof kCases[0]; ++i)
         run_case(h, &kCases[i], &seed);
     tg_destroy(h);
+    if (tg_test_failures)
+        fprintf(stderr, "reproduce: %s --seed %#llx\n", argv[0], (unsigned long long)first_seed);
+#else
+    (void)argv;
 #endif
     return tg_test_result("test_gpu_split_k");
 }

@@ -1,6 +1,6 @@
 /* The rung choice as a contract, on the CPU: what `auto` would run on an H100 (132 SMs,
- * compute capability 9.0) for a few hundred seeded random calls of every layout and
- * transpose, in each math mode.  tg_choose is a pure function of the GPU's properties, the
+ * compute capability 9.0) for a few hundred seeded random calls, single and batched, of every
+ * layout and transpose, in each math mode.  tg_choose is a pure function of the GPU's properties, the
  * math mode and the problem, so no GPU is needed to hold it to:
  *   - strict names only FFMA rungs; fp32 never TF32; tf32 only where the mode is tf32;
  *   - the chosen rung can run the call and auto may use it (admitted, compute capability,
@@ -35,6 +35,13 @@ static tg_problem random_problem(uint64_t *seed, int64_t *m, int64_t *n, int64_t
                           .A = (const float *)256, .B = (const float *)512, .C = (float *)1024,
                           .batch = 1};
     tg_call c = call;
+    if (pick & 16) { /* a strided batch of 2 to 8 dense items: never split along k */
+        c.batched = 1;
+        c.batch = 2 + (int64_t)((pick >> 8) % 7);
+        c.stride_a = c.m * c.k;
+        c.stride_b = c.k * c.n;
+        c.stride_c = c.m * c.n;
+    }
     c.lda = tg_min_ld(c.layout, c.transa, c.m, c.k);
     c.ldb = tg_min_ld(c.layout, c.transb, c.k, c.n);
     c.ldc = tg_min_ld(c.layout, TG_NO_TRANS, c.m, c.n);
@@ -88,19 +95,27 @@ static void check_model_argmin(tg_math math, const tg_problem *p, const tg_choic
             (r->arith == TG_ARITH_3XTF32 && p->k < 256))
             continue;
         const double t = tg_model_seconds(dev, row, r->block_rows, r->block_cols,
-                                          kH100.sm_count, p, 1);
+                                          kH100.sm_count, p, 1, tg_staged_bytes(i, p));
         EXPECT(c->seconds <= t * (1.0 + 1e-12), "%s: chose %s at %.3g s, %s predicted %.3g s",
                what, tg_rungs[c->rung]->name, c->seconds, r->name, t);
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    uint64_t seed = 0x706c616eull;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 0);
+        else
+            return fprintf(stderr, "usage: test_plan [--seed N]\n"), 2;
+    }
     if (tg_rung_count == 0) {
         printf("test_plan: this build has no CUDA rungs (no nvcc): skipped\n");
         return TG_TEST_SKIP;
     }
-    uint64_t seed = 0x706c616eull;
+    const uint64_t first_seed = seed;
+    printf("test_plan --seed %#llx\n", (unsigned long long)seed);
     int splits = 0, tensor = 0;
     for (int i = 0; i < 400; ++i) {
         int64_t m, n, k;
@@ -144,6 +159,24 @@ int main(void)
                    c.rung == rung,
                "tuned row %d (%lldx%lldx%lld %s) not followed: ran %s", i, (long long)t->m,
                (long long)t->n, (long long)t->k, t->algo, c.rung >= 0 ? tg_rungs[c.rung]->name : "-");
+        /* Its slices as measured; a row measured with the planner's slices (0) gets the
+         * model's slices for that rung: weighed (a prediction), and no slower than unsplit. */
+        if (t->split_k > 0)
+            EXPECT(c.split_k == t->split_k, "tuned row %d: %d slices, not its %d", i, c.split_k,
+                   t->split_k);
+        else {
+            const tg_model_device *dev = tg_model_device_for(kH100.compute_capability);
+            const tg_model_rung *row = tg_model_rung_for(dev, t->algo, &p);
+            const tg_rung *r = tg_rungs[rung];
+            if (row) {
+                const double unsplit = tg_model_seconds(dev, row, r->block_rows, r->block_cols,
+                                                        kH100.sm_count, &p, 1, tg_staged_bytes(rung, &p));
+                EXPECT(c.seconds > 0.0 && c.seconds <= unsplit * (1.0 + 1e-12),
+                       "tuned row %d (%lldx%lldx%lld %s): %d slices predicted %g s, unsplit %g s",
+                       i, (long long)t->m, (long long)t->n, (long long)t->k, t->algo, c.split_k,
+                       c.seconds, unsplit);
+            }
+        }
         followed++;
     }
     printf("test_plan: 400 random calls x 3 modes (%d split, %d on tensor cores), %d tuned rows\n",
@@ -156,5 +189,17 @@ int main(void)
     tg_choice c;
     EXPECT(tg_choose(&kH100, TG_MATH_STRICT_FMA, -1, 0, &thin, &c) && c.split_k >= 32,
            "32x32x100000 split into %d slices, wanted enough blocks for 132 SMs", c.split_k);
+    /* The same as a batch of 2: split-K is for single products only. */
+    tg_problem pair = thin;
+    pair.batch = 2;
+    pair.stride_a = 32 * 100000;
+    pair.stride_b = 100000 * 32;
+    pair.stride_c = 32 * 32;
+    for (int mode = TG_MATH_FP32; mode <= TG_MATH_TF32; ++mode)
+        EXPECT(tg_choose(&kH100, (tg_math)mode, -1, 0, &pair, &c) && c.split_k == 1,
+               "a batch of two 32x32x100000 products split into %d slices (math %s)", c.split_k,
+               tg_math_name((tg_math)mode));
+    if (tg_test_failures)
+        fprintf(stderr, "reproduce: %s --seed %#llx\n", argv[0], (unsigned long long)first_seed);
     return tg_test_result("test_plan");
 }

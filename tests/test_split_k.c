@@ -50,10 +50,15 @@ static void check_split(tg_layout layout, tg_op ta, tg_op tb, int64_t m, int64_t
     float *workspace = malloc(sizeof(float) * (size_t)tg_split_k_workspace(&p, slices));
     tg_split_k split;
     tg_split_k_make(&p, slices, workspace, &split);
-    EXPECT(split.slice_k % 16 == 0 && split.full.batch >= 1 &&
+    EXPECT(split.slice_k % TG_SPLIT_K_ALIGN == 0 && split.full.batch >= 1 &&
                split.full.batch * split.slice_k + split.tail.k == k,
            "slices of %lld: %lld x %lld + %lld", (long long)k, (long long)split.full.batch,
            (long long)split.slice_k, (long long)split.tail.k);
+    /* The tail runs after the batch, alone: it must be short, not most of a slice. */
+    EXPECT(split.full.batch >= slices && split.tail.k < (int64_t)TG_SPLIT_K_ALIGN * slices,
+           "%lld in %d slices: %lld x %lld, then a tail of %lld run after them", (long long)k,
+           slices, (long long)split.full.batch, (long long)split.slice_k,
+           (long long)split.tail.k);
     tg_ref_sgemm(&split.full);
     if (split.tail.k > 0)
         tg_ref_sgemm(&split.tail);

@@ -130,8 +130,16 @@ static void test_batched(tg_handle *h)
                tg_last_error(h));
         EXPECT(memcmp(before, big, sizeof big) == 0, "batched case %zu wrote C", i);
     }
+    /* stride_c = 0 is refused for what it is, every item writing one C, from a batch of 2 on
+     * (the overlap rule would refuse it too, with a message that does not say so). */
+    tg_status s = tg_sgemm_strided_batched(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, kM, kN, kK,
+                                           1.0f, A, kK, 24, B, kN, 30, 0.0f, big, kN, 0, 2);
+    EXPECT(s == TG_ERROR_INVALID_ARGUMENT && tg_last_error_arg(h) == 17 &&
+               strstr(tg_last_error(h), "every item would write the same C") != NULL,
+           "stride_c = 0, batch 2: status %d position %d (%s)", s, tg_last_error_arg(h),
+           tg_last_error(h));
     /* Positions of the shared arguments move in the batched call: ldb is 12, ldc 16. */
-    tg_status s = tg_sgemm_strided_batched(h, TG_COL_MAJOR, TG_NO_TRANS, TG_NO_TRANS, kM, kN, kK,
+    s = tg_sgemm_strided_batched(h, TG_COL_MAJOR, TG_NO_TRANS, TG_NO_TRANS, kM, kN, kK,
                                            1.0f, A, kM, 0, B, kK - 1, 0, 0.0f, big, kM, 20, 2);
     EXPECT(s == TG_ERROR_INVALID_ARGUMENT && tg_last_error_arg(h) == 12, "ldb: %d (%s)",
            tg_last_error_arg(h), tg_last_error(h));

@@ -128,9 +128,9 @@ static int cmd_algos(int argc, char **argv)
                                  "tab-separated for scripts", argc, argv);
     if (early >= 0)
         return early;
-    printf("%-14s %4s %-6s %-4s %-6s  %s\n", "name", "rung", "arith", "auto", "min cc",
+    printf("%-19s %4s %-6s %-4s %-6s  %s\n", "name", "rung", "arith", "auto", "min cc",
            "summary");
-    printf("%-14s %4s %-6s %-4s %-6s  %s\n", "auto", "-", "-", "-", "-",
+    printf("%-19s %4s %-6s %-4s %-6s  %s\n", "auto", "-", "-", "-", "-",
            "picks per shape and math mode (see tilegemm explain)");
     for (int i = 0; i < tg_algo_count(); ++i) {
         tg_algo_info a;
@@ -138,7 +138,7 @@ static int cmd_algos(int argc, char **argv)
         char cc[16] = "any";
         if (a.min_cc > 0)
             snprintf(cc, sizeof cc, "%d.%d", a.min_cc / 10, a.min_cc % 10);
-        printf("%-14s %4d %-6s %-4s %-6s  %s\n", a.name, a.level, tg_arith_name(a.arith),
+        printf("%-19s %4d %-6s %-4s %-6s  %s\n", a.name, a.level, tg_arith_name(a.arith),
                a.in_auto ? "yes" : "no", cc, a.summary);
     }
     if (tg_algo_count() == 0)

@@ -443,7 +443,7 @@ int tg_verify_main(int argc, char **argv)
         printf("(no GPU found: the CUDA rungs were not run)\n");
     printf("scaled error = |c - ref| / ((k + 2) * FLT_EPSILON * (sum |alpha a b| + |beta c|)); "
            "pass <= 1 (exact cases: 0;\n"
-           "  tf32 rungs: unit (k + 2) * FLT_EPSILON + 2^-9)\n"
+           "  tf32 rungs: unit (k + 2) * FLT_EPSILON + 2^-9; 3xtf32: + 2^-21)\n"
            "RMS = RMS over outputs of |c - ref| / (sum |alpha a b| + |beta c|); pass <= "
            "max(sqrt(k + 2) * 2^-24, 1.5 * strict RMS)\n"
            "  (tf32 rungs: 2^-10 + sqrt(k + 2) * 2^-24); measured on 256+ outputs, not on "

@@ -161,6 +161,11 @@ def test_non_contiguous_inner_stride_is_rejected():
         tilegemm.matmul(a[::-1], rand(8, 3))
     with pytest.raises(ValueError, match="neither row- nor column-major"):
         tilegemm.matmul(np.broadcast_to(rand(1, 8), (8, 8)), rand(8, 3))
+    # Rows that overlap: a row stride of 2 elements under rows 8 long.
+    overlapping = np.lib.stride_tricks.as_strided(rand(1, 20).ravel(), shape=(4, 8),
+                                                  strides=(8, 4))
+    with pytest.raises(ValueError, match="neither row- nor column-major"):
+        tilegemm.matmul(overlapping, rand(8, 3))
 
 
 def test_out_checks():

@@ -65,7 +65,8 @@ tg_status reserve(tg_handle *h, tg_slot slot, size_t bytes, float **out)
         }
         static const char *const names[] = {
             "device: staging buffer for A", "device: staging buffer for B",
-            "device: staging buffer for C", "device: split-K workspace"};
+            "device: staging buffer for C", "device: split-K workspace",
+            "device: workspace of the rung"};
         const cudaError_t e = TG_FAULT(names[slot]) ? cudaErrorMemoryAllocation
                                                     : cudaMalloc(&ws->buffer[slot], bytes);
         if (e != cudaSuccess) {
@@ -211,6 +212,60 @@ __global__ void reduce_split_k(const tg_problem p, const float *partials, int64_
     }
 }
 
+/* Under graph capture workspace cannot be allocated, and the wait for its last use and the
+ * record of this one become external event nodes. */
+tg_status stream_capturing(tg_handle *h, bool *capturing)
+{
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    TG_CUDA_CHECK(h, cudaStreamIsCapturing(stream_of(h), &capture));
+    *capturing = capture != cudaStreamCaptureStatusNone;
+    return TG_SUCCESS;
+}
+
+/* Workspace on another stream may still be in use: work queued from here waits for it. */
+tg_status await_workspace(tg_handle *h, bool capturing)
+{
+    if (h->workspace.last_use)
+        TG_CUDA_CHECK(h, cudaStreamWaitEvent(stream_of(h), (cudaEvent_t)h->workspace.last_use,
+                                             capturing ? cudaEventWaitExternal : 0));
+    return TG_SUCCESS;
+}
+
+/* The workspace is busy until the stream gets here: its next use, on any stream, waits. */
+tg_status record_workspace_use(tg_handle *h, bool capturing)
+{
+    if (!h->workspace.last_use) {
+        cudaEvent_t event;
+        TG_CUDA_CHECK(h, cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+        h->workspace.last_use = event;
+    }
+    TG_CUDA_CHECK(h, cudaEventRecordWithFlags((cudaEvent_t)h->workspace.last_use, stream_of(h),
+                                              capturing ? cudaEventRecordExternal : 0));
+    return TG_SUCCESS;
+}
+
+/* A rung with its own workspace (tg_rung.workspace_bytes): the handle's rung slot, grown on
+ * demand like split-K's. */
+tg_status launch_with_workspace(tg_handle *h, const tg_rung &rung, const tg_problem &p)
+{
+    bool capturing = false;
+    tg_status s = stream_capturing(h, &capturing);
+    if (s != TG_SUCCESS)
+        return s;
+    const size_t bytes = rung.workspace_bytes(&p);
+    if (capturing && h->workspace.bytes[TG_SLOT_RUNG] < bytes)
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                       "%s needs %zu bytes of workspace, which cannot be allocated during graph "
+                       "capture: run this call once before capturing",
+                       rung.name, bytes);
+    float *workspace = nullptr;
+    if ((s = reserve(h, TG_SLOT_RUNG, bytes, &workspace)) != TG_SUCCESS ||
+        (s = await_workspace(h, capturing)) != TG_SUCCESS)
+        return s;
+    TG_CUDA_CHECK(h, (cudaError_t)rung.launch_with_workspace(&p, h->stream, workspace));
+    return record_workspace_use(h, capturing);
+}
+
 /* Launches the rung over slices that keep grid.y and grid.z inside their limits. */
 tg_status launch_rung(tg_handle *h, const tg_rung &rung, const tg_problem &p)
 {
@@ -223,7 +278,13 @@ tg_status launch_rung(tg_handle *h, const tg_rung &rung, const tg_problem &p)
             slice.A = p.A + b0 * p.stride_a + r0 * p.a_rs;
             slice.B = p.B + b0 * p.stride_b;
             slice.C = p.C + b0 * p.stride_c + r0 * p.ldc;
-            TG_CUDA_CHECK(h, (cudaError_t)rung.launch(&slice, h->stream));
+            if (rung.workspace_bytes) {
+                const tg_status s = launch_with_workspace(h, rung, slice);
+                if (s != TG_SUCCESS)
+                    return s;
+            } else {
+                TG_CUDA_CHECK(h, (cudaError_t)rung.launch(&slice, h->stream));
+            }
         }
     }
     return TG_SUCCESS;
@@ -232,11 +293,10 @@ tg_status launch_rung(tg_handle *h, const tg_rung &rung, const tg_problem &p)
 /* The product cut along k: the rung runs the slices into workspace, then they are summed. */
 tg_status launch_split_k(tg_handle *h, const tg_rung &rung, const tg_problem &p, int slices)
 {
-    /* Under graph capture the workspace cannot be allocated, and the wait and the record
-     * below become external event nodes. */
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    TG_CUDA_CHECK(h, cudaStreamIsCapturing(stream_of(h), &capture));
-    const bool capturing = capture != cudaStreamCaptureStatusNone;
+    bool capturing = false;
+    tg_status s = stream_capturing(h, &capturing);
+    if (s != TG_SUCCESS)
+        return s;
     const size_t bytes = (size_t)tg_split_k_workspace(&p, slices) * sizeof(float);
     if (capturing && h->workspace.bytes[TG_SLOT_SPLIT_K] < bytes)
         return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
@@ -244,13 +304,9 @@ tg_status launch_split_k(tg_handle *h, const tg_rung &rung, const tg_problem &p,
                        "graph capture: run this call once before capturing, or tg_set_split_k(1)",
                        bytes);
     float *workspace = nullptr;
-    tg_status s = reserve(h, TG_SLOT_SPLIT_K, bytes, &workspace);
-    if (s != TG_SUCCESS)
+    if ((s = reserve(h, TG_SLOT_SPLIT_K, bytes, &workspace)) != TG_SUCCESS ||
+        (s = await_workspace(h, capturing)) != TG_SUCCESS)
         return s;
-    /* Split-K on another stream may still read this workspace: wait for its last use. */
-    if (h->workspace.last_use)
-        TG_CUDA_CHECK(h, cudaStreamWaitEvent(stream_of(h), (cudaEvent_t)h->workspace.last_use,
-                                             capturing ? cudaEventWaitExternal : 0));
     tg_split_k split;
     tg_split_k_make(&p, slices, workspace, &split);
     if ((s = launch_rung(h, rung, split.full)) != TG_SUCCESS)
@@ -260,15 +316,7 @@ tg_status launch_split_k(tg_handle *h, const tg_rung &rung, const tg_problem &p,
     reduce_split_k<<<blocks_for(p.m * p.n, 32), dim3(32, kReduceLanes), 0, stream_of(h)>>>(
         p, workspace, split.partials);
     TG_CUDA_CHECK(h, cudaGetLastError());
-    /* The workspace is busy until here: the next split-K, on any stream, waits for it. */
-    if (!h->workspace.last_use) {
-        cudaEvent_t event;
-        TG_CUDA_CHECK(h, cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-        h->workspace.last_use = event;
-    }
-    TG_CUDA_CHECK(h, cudaEventRecordWithFlags((cudaEvent_t)h->workspace.last_use, stream_of(h),
-                                              capturing ? cudaEventRecordExternal : 0));
-    return TG_SUCCESS;
+    return record_workspace_use(h, capturing);
 }
 
 } // namespace

@@ -6,6 +6,8 @@
 #ifndef TG_REGISTRY_H
 #define TG_REGISTRY_H
 
+#include <stddef.h>
+
 #include "../../include/tilegemm.h" /* tg_arith */
 #include "../problem.h"
 
@@ -28,6 +30,12 @@ typedef struct tg_rung {
     int (*launch)(const tg_problem *p, void *stream);
     /* NULL when the rung can run p, else the reason it cannot (shape or alignment). */
     const char *(*unsupported)(const tg_problem *p);
+    /* Rungs that run through device workspace (NULL for the rest): the bytes p needs, and the
+     * launch that takes them, called instead of `launch` (same contract, plus a device buffer
+     * of at least workspace_bytes(p) bytes that stays the rung's until the stream has run
+     * what it queued). */
+    size_t (*workspace_bytes)(const tg_problem *p);
+    int (*launch_with_workspace)(const tg_problem *p, void *stream, void *workspace);
 } tg_rung;
 
 /* A kernel file may guard each of its entries with `#if TG_IN_UNIT(name)` ... `#endif`.  The

@@ -16,10 +16,10 @@
  *                     (and left over from the previous block, as stale data)
  *   extern __shared__ rewritten to a pointer into a per-launch buffer, NaN-filled per block
  *   reinterpret_cast  rewritten to emu_cast, which fails the test on a misaligned vector access
- *   named barriers    (bar.sync / bar.arrive, through named_barrier.cuh's twin) a thread that
- *                     waits yields round after round until the barrier completes; a round in
- *                     which every live thread waits on one and none completes is a deadlock,
- *                     reported
+ *   named barriers    (bar.sync / bar.arrive, through named_barrier.cuh's twin) and mbarriers
+ *                     (tma.cuh's twin): a thread that waits yields round after round until the
+ *                     barrier (phase) completes; a round in which every live thread waits and
+ *                     none completes is a deadlock, reported
  *   warp intrinsics   compile-time error: threads do not run in lockstep warps here
  *   inline PTX        compile-time error (the rewrite turns asm(...) into EMU_INLINE_PTX(...)):
  *                     a kernel header using inline PTX gets an emulated twin in overrides/
@@ -50,6 +50,7 @@
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
+#define __grid_constant__
 
 /* ---- types ------------------------------------------------------------------------------- */
 
@@ -82,6 +83,7 @@ enum cudaError {
     cudaSuccess = 0,
     cudaErrorInvalidValue = 1,
     cudaErrorInvalidConfiguration = 9,
+    cudaErrorNotSupported = 801,
 };
 typedef enum cudaError cudaError_t;
 enum cudaFuncAttribute {
@@ -139,6 +141,9 @@ inline long vector_casts;
  * (__syncthreads in divergent code: undefined behaviour on a GPU). */
 inline long launches, divergent_barriers;
 inline long named_barrier_completions; /* counted by SpinBarrier */
+/* Other changes of barrier state that may let a waiter go on (mbarrier arrivals, copies
+ * issued or landed), counted by the twins: a round without any is a deadlock. */
+inline long barrier_progress;
 inline long block_runs; /* blocks run so far: twins keep per-block state keyed by it */
 inline cudaError_t last_error = cudaSuccess;
 
@@ -292,7 +297,7 @@ inline void run_block(unsigned threads, bool reverse)
     unsigned live = threads;
     while (live > 0) {
         unsigned waiting = 0, exited = 0, spinning = 0;
-        const long completions = named_barrier_completions;
+        const long completions = named_barrier_completions, progress = barrier_progress;
         for (unsigned i = 0; i < threads; ++i) {
             const unsigned t = reverse ? threads - 1 - i : i;
             Fiber &f = block.fibers[t];
@@ -311,8 +316,11 @@ inline void run_block(unsigned threads, bool reverse)
         }
         if (waiting > 0 && exited > 0)
             ++divergent_barriers;
-        if (live > 0 && spinning == live && named_barrier_completions == completions)
-            fail("deadlock: every live thread waits on a named barrier", nullptr);
+        if (live > 0 && spinning == live && named_barrier_completions == completions &&
+            barrier_progress == progress)
+            fail("deadlock: every live thread waits on a named barrier or an mbarrier phase that "
+                 "cannot complete (a wrong parity, arrival count or expect-tx byte count?)",
+                 nullptr);
     }
     block.current = nullptr;
 }

@@ -17,8 +17,9 @@
  * RMS error of the FFMA order, one fmaf after another along k), or for TF32 rungs to TF32's
  * 2^-10 + sqrt(k + 2) 2^-24.  Each case is checked against the
  * float64 reference (tg_ref_gemm_f64, tg_scaled_error <= 1), and C's padding, the guards around
- * every buffer, and A and B must come back unchanged.  Every buffer ends just before an
- * inaccessible 4 MiB fence, so a read or write past the end of a matrix faults, and the fault is
+ * every buffer, and A and B must come back unchanged.  A rung with its own workspace
+ * (tg_rung.workspace_bytes) gets a fenced one of exactly the size it asks for.  Every buffer
+ * ends just before an inaccessible 4 MiB fence, so a read or write past the end of a matrix faults, and the fault is
  * reported with the operand and the case.  Like the real backend, it only ever
  * launches with m, n, k > 0 and alpha != 0 (the backend handles the rest itself).
  *
@@ -175,12 +176,18 @@ std::vector<Case> sweep(const tg_rung &r, bool quick)
                 for (float beta : {0.0f, -0.75f})
                     cases.push_back({s, (Layout)l, a, beta == 0.0f ? 1.25f : -1.5f, beta, 1,
                                      false});
+    /* long k: 10 tiles of 32, so that pipelines wrap their rings of stages */
+    for (int l = kNN; l <= kTT; ++l)
+        cases.push_back({{33, 40, 300}, (Layout)l, l % 2 ? kMisaligned : kAligned,
+                         l % 2 ? -1.5f : 1.25f, l % 2 ? -0.75f : 0.0f, 1, false});
     /* Thin outputs (a side of 1 to 33) and k from 1 to 1100, for the rungs made for them
      * (rung 8): the skinny tiles' edges, gemv8's two forms and its chunks of k, shortk128's
-     * k <= 32 (it refuses the rest) */
+     * k <= 64 (it refuses the rest) and its C passed through shared memory in two halves of
+     * 64 rows, ragged in both */
     if (!quick && r.level == 8) {
         const Shape thin[] = {{9, 300, 7},   {300, 9, 33}, {1, 200, 33}, {200, 1, 1},
-                              {7, 150, 300}, {150, 7, 520}, {33, 70, 1}, {3, 5, 1100}};
+                              {7, 150, 300}, {150, 7, 520}, {33, 70, 1}, {3, 5, 1100},
+                              {131, 261, 64}, {200, 129, 45}};
         for (int l = kNN; l <= kTT; ++l)
             for (const Shape &s : thin)
                 for (Align a : {kAligned, kMisaligned})
@@ -239,7 +246,7 @@ struct Fenced {
     char *lo, *hi; /* the fenced region, fences included */
     float *view, *view_end;
 };
-Fenced fenced[3];
+Fenced fenced[4]; /* A, B, C and a rung's workspace */
 
 struct Buffer {
     char *map = nullptr;
@@ -450,7 +457,17 @@ Result run_case(const tg_rung &r, const Case &c, unsigned seed)
     tg_ref_gemm_f64(&p, C.view, ref.data(), bound.data());
 
     const long divergent0 = emu::divergent_barriers;
-    const int rc = r.launch(&p, nullptr);
+    int rc;
+    if (r.workspace_bytes) {
+        /* fenced like the operands, and filled with a finite value, so that a read of
+         * workspace nothing wrote shows in the result (NaN would only send the outputs to the
+         * tensor-core rungs' FMA recompute) */
+        const size_t bytes = r.workspace_bytes(&p);
+        Buffer workspace(3, "the workspace", (int64_t)(bytes / sizeof(float)), 0, 4097.0f);
+        rc = r.launch_with_workspace(&p, nullptr, workspace.view);
+    } else {
+        rc = r.launch(&p, nullptr);
+    }
 
     auto fail = [&](const std::string &why) {
         res.ok = false;

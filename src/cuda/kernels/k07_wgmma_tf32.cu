@@ -59,16 +59,8 @@ constexpr int kThreads = kProducers + 2 * kWarpgroup;
  * producers with no spills). */
 constexpr int kProducerRegisters = 88, kConsumerRegisters = 168;
 constexpr int kNBuf = 2;                  /* split buffers in the ring */
-/* Named barriers: the producers among themselves, and the hand-off of every tile, where all
- * 512 threads meet by bar.sync: the producers have split tile t and the consumers have
- * finished tile t - 1, so the consumers may read buffer t % 2 and the producers may overwrite
- * buffer (t + 1) % 2.  With two buffers that is exactly the order a full and an empty barrier
- * (bar.arrive on one side, bar.sync on the other) gave, but one that compute-sanitizer's
- * racecheck can prove: with the arrive/sync pairs it reported every hand-off of A's copy as a
- * hazard (the producers' STS.128 against the consumers' LDS.64), and none on the staged tiles,
- * which only bar.sync hands over.  The hand-off alternates between two ids, t % 2 (one would
- * do; with a constant id ptxas spills in the consumers' loop). */
-constexpr int kProducerBarrier = 1, kHandOffBarrier = 2; /* and 3 */
+/* Named barriers: the producers among themselves, then "buffer b is full" and "is empty". */
+constexpr int kProducerBarrier = 1, kFullBarrier = 2, kEmptyBarrier = 2 + kNBuf;
 
 /* A buffer of the ring: A's tile as staged (tile_offset layout; the consumers split it in
  * registers), then B's big and small parts in wgmma's layout (TF32 mode: big parts only). */
@@ -202,12 +194,13 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
             /* ...everyone's; and every producer has split tile t - 1, whose stage is next */
             named_barrier_sync(kProducerBarrier, kProducers);
             stage(t + STAGES - 1);
-            /* Buffer b is free: the consumers finished its tile t - 2 before the last
-             * hand-off. */
             const int b = (int)(t % kNBuf);
-            copy_a_split_b<SPLIT, B_N_VEC>(staged_a(t), staged_b(t), split + b * L::kBuffer, pt);
+            if (t >= kNBuf) /* the consumers are done with the buffer's previous tile */
+                named_barrier_sync(kEmptyBarrier + b, kThreads);
+            copy_a_split_b<SPLIT, B_N_VEC>(staged_a(t), staged_b(t),
+                                           split + b * L::kBuffer, pt);
             fence_async_shared(); /* the parts are visible to wgmma... */
-            named_barrier_sync(kHandOffBarrier + b, kThreads); /* ...once the consumers meet us */
+            named_barrier_arrive(kFullBarrier + b, kThreads); /* ...once the consumers sync */
         }
         async_wait<0>();
         return;
@@ -218,10 +211,11 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
     set_max_registers<kConsumerRegisters, true>();
     const int half = (tid - kProducers) / kWarpgroup;
     float sum[64] = {}, part[64];
-    named_barrier_sync(kHandOffBarrier, kThreads); /* tile 0 is split */
     for (int64_t t = 0; t < tiles; ++t) {
-        float *const buffer = split + (int)(t % kNBuf) * L::kBuffer;
+        const int b = (int)(t % kNBuf);
+        float *const buffer = split + b * L::kBuffer;
         const float *const bb = L::b_big(buffer);
+        named_barrier_sync(kFullBarrier + b, kThreads);
         /* This warp's 16 rows of A as mma fragments, split in registers: rows g and g + 8,
          * k = kk + 2t and kk + 2t + 1, the mma's k = t and t + 4 (B's stored order) */
         const int r0 = half * 64 + tid / 32 % 4 * 16 + tid % 32 / 4, t2 = tid % 4 * 2;
@@ -251,9 +245,8 @@ __global__ void __launch_bounds__(kThreads, 1) sgemm_wgmma_tf32(const tg_problem
         wgmma_commit();
         wgmma_wait<0>();
         fence_operand(part);
-        /* This tile's buffer is read: the producers may overwrite it once tile t + 1 is split. */
-        if (t + 1 < tiles)
-            named_barrier_sync(kHandOffBarrier + (int)((t + 1) % kNBuf), kThreads);
+        if (t + kNBuf < tiles) /* the producers refill the buffer with tile t + kNBuf */
+            named_barrier_arrive(kEmptyBarrier + b, kThreads);
         /* Promotion: the tile's partial sum joins the FP32 sums by round-to-nearest adds. */
 #pragma unroll
         for (int i = 0; i < 64; ++i)

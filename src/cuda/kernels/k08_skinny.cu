@@ -1,7 +1,7 @@
 /*
  * Rung 8: the shapes the large tiles waste.  Three FP32 FFMA kernels for products that a
  * 128x128 or 256x128 block tile mostly pads: an output side under 64, 8 or fewer rows or
- * columns, and k of 32 or less.
+ * columns, and k of 64 or less.
  *
  * 1. sgemm_skinny: small and skinny block tiles, named by the tile
  *      sgemm_skinny_128x16x32_w32x16_t4x4_s3   ("skinny128x16")   n 9 .. 16
@@ -40,22 +40,24 @@
  *    block        256 threads; 32 (along k) or 128 (along m') rows of L, all of n' <= 8
  *    shared       S chunk [256 or 64][8] + the partial sums [8][32][33]: 41.8 or 35.8 KiB
  *    Long k with few outputs is split along k by the planner (a batch of k-slices).
- * 3. sgemm_shortk_128x128_w64x32_t8x8 ("shortk128"): k <= 32, where the cost is writing C.
- *    The block loads its whole k (at most 32) of op(A) and op(B) in one cp.async group (k04's
- *    loader with BK 32, zero-filled past k), waits once, runs k rounded up to 4 steps of 8x8
- *    outer products, and stores C by 16-byte streaming stores (st.global.cs: C is written
- *    once, so it should not push A and B out of L2) where C's pointer and ldc allow and
- *    beta == 0; no pipeline, one barrier.
+ * 3. sgemm_shortk_128x128_w64x32_t8x8 ("shortk128"): k <= 64, where the cost is writing C.
+ *    The block loads its whole k (at most 64) of op(A) and op(B) in one cp.async group (k04's
+ *    loader with BK 64, zero-filled past k), waits once, runs k rounded up to 4 steps of 8x8
+ *    outer products, then passes C through shared memory, 64 rows at a time, so that each warp
+ *    writes whole rows: 16-byte streaming stores (st.global.cs: C is written once, so it should
+ *    not push A and B out of L2) where C's pointer and ldc allow and beta == 0, else coalesced
+ *    element stores; no pipeline.
  *    block tile   128 x 128, 256 threads = 8 warps as 2 (m) x 4 (n)
  *    warp tile    64 x 32, lanes as 8 x 4, thread tile 8 x 8 as 2 x 2 runs of 4 (as rung 4)
- *    shared       As[32][128 + pad] + Bs[32][128 + pad]: 32 to 33 KiB
+ *    shared       As[64][128 + pad] + Bs[64][128 + pad]: 64 to 66 KiB; C's 64 x 132 stage
+ *                 reuses it
  * How each operand layout is copied (sgemm_skinny, sgemm_shortk): as rung 4, tile_loader.cuh.
  * Edges: every load carries its bounds test and zero-fills outside the matrix; C is stored by
  * 16-byte vectors where C's pointer and ldc allow and all 4 columns are inside, else element by
  * element; beta == 0 never reads C.  Offsets are 64-bit; batches on blockIdx.z (split-K runs
  * its k-slices as a batch).
  * Constraints: skinny*: none (any m, n, k, strides, transposes, alignment).  gemv8: min(m, n)
- *              <= 8.  shortk128: k <= 32.
+ *              <= 8.  shortk128: k <= 64.
  * Benchmark:   tilegemm bench --algo skinny128x16,skinny128x32,gemv8,warptile64 16970x9x10183
  *              100000x32x512 65536x8x4096;  tilegemm bench --algo shortk128,warptile64
  *              7573x2201x8 4253x11166x11
@@ -381,35 +383,61 @@ const char *gemv8_unsupported(const tg_problem *p)
 }
 #endif
 
-/* ---- 3. shortk128: k <= 32, bound by writing C ---------------------------------------------- */
+/* ---- 3. shortk128: k <= 64, bound by writing C ---------------------------------------------- */
 
-constexpr int kShortMaxK = 32;
+constexpr int kShortMaxK = 64;
 
-/* store_thread_tile (common.cuh) with 16-byte streaming stores (st.global.cs) where beta == 0 and
- * a whole run is inside: C is written once and should not evict A and B from L2. */
-template <int TM, int TN, int PIECE_M, int PIECE_N>
-__device__ __forceinline__ void store_thread_tile_streaming(const float (&acc)[TM][TN],
-                                                            const tg_problem &p, int64_t row0,
-                                                            int64_t col0)
+/* C leaves the block through shared memory, one warp row of the block tile (WM rows) at a time,
+ * so that a warp writes whole rows of C: one 16-byte streaming store a lane (st.global.cs: C is
+ * written once and should not evict A and B from L2) where C's pointer and ldc allow and
+ * beta == 0, else 4 coalesced element stores a lane.  Stored straight from the thread tile, an
+ * ldc that is not a multiple of 4 left every lane writing 4 scattered floats: a third of the
+ * speed.  stage holds WM x (BN + 4) floats; the caller has finished with shared memory. */
+template <int BM, int BN, int WM, int WN, int TM, int TN, int PIECE_M, int PIECE_N, int THREADS>
+__device__ __forceinline__ void store_tile_by_rows(const float (&acc)[TM][TN], float *stage,
+                                                   const tg_problem &p, int64_t i0, int64_t j0,
+                                                   int a_off, int b_off)
 {
+    constexpr int kPitch = BN + 4, kWarps = THREADS / 32, kWarpsN = BN / WN;
+    static_assert(BN == 32 * 4, "a warp stores one row of the tile by 16-byte lanes");
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     float *const C = batch_item(p).C;
     const bool c_vec = reinterpret_cast<uintptr_t>(C) % 16 == 0 && p.ldc % 4 == 0;
+    for (int part = 0; part < BM / WM; ++part) {
+        __syncthreads(); /* the tile's operands, or the previous part, are no longer read */
+        if (warp / kWarpsN == part)
 #pragma unroll
-    for (int i = 0; i < TM; ++i) {
-        const int64_t row = row0 + i / 4 * PIECE_M + i % 4;
-        if (row >= p.m)
-            continue;
-        float *const c_row = C + row * p.ldc;
+            for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int h = 0; h < TN / 4; ++h) {
-            const int64_t col = col0 + h * PIECE_N;
-            const float *r = &acc[i][h * 4];
-            if (p.beta == 0.0f && c_vec && col + 4 <= p.n)
-                __stcs(reinterpret_cast<float4 *>(c_row + col),
-                       make_float4(p.alpha * r[0], p.alpha * r[1], p.alpha * r[2],
-                                   p.alpha * r[3]));
-            else
-                store_result_run4(c_row, col, p.n, r, p.alpha, p.beta, c_vec);
+                for (int h = 0; h < TN / 4; ++h)
+                    *reinterpret_cast<float4 *>(
+                        &stage[(a_off - part * WM + i / 4 * PIECE_M + i % 4) * kPitch + b_off +
+                               h * PIECE_N]) =
+                        make_float4(acc[i][h * 4], acc[i][h * 4 + 1], acc[i][h * 4 + 2],
+                                    acc[i][h * 4 + 3]);
+        __syncthreads();
+        for (int r = warp; r < WM; r += kWarps) {
+            const int64_t row = i0 + part * WM + r;
+            if (row >= p.m)
+                break;
+            float *const c_row = C + row * p.ldc + j0;
+            const float *const s_row = stage + r * kPitch;
+            if (p.beta == 0.0f && c_vec && j0 + BN <= p.n) {
+                const float4 v = *reinterpret_cast<const float4 *>(s_row + lane * 4);
+                __stcs(reinterpret_cast<float4 *>(c_row + lane * 4),
+                       make_float4(p.alpha * v.x, p.alpha * v.y, p.alpha * v.z, p.alpha * v.w));
+                continue;
+            }
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int col = lane + 32 * q;
+                if (j0 + col >= p.n)
+                    break;
+                if (p.beta == 0.0f)
+                    __stcs(c_row + col, p.alpha * s_row[col]);
+                else
+                    store_result(c_row + col, s_row[col], p.alpha, p.beta);
+            }
         }
     }
 }
@@ -427,6 +455,7 @@ __global__ void __launch_bounds__(kSkinnyThreads<BM, BN, WM, WN>, 2)
     static_assert(TM % 4 == 0 && TN % 4 == 0 && kLanesM * kLanesN == 32,
                   "a warp's 32 lanes must tile the warp tile with runs of 4 floats");
     static_assert(kShortMaxK % 4 == 0, "k steps run in groups of 4 (the tile is zero past k)");
+    static_assert(WM * (BN + 4) <= 2 * kShortMaxK * BN, "C's staging fits the operands' space");
     using LoadA = AsyncTileLoader<BM, kShortMaxK, kThreads, A_K_CONTIG, A_VEC>;
     using LoadB = AsyncTileLoader<BN, kShortMaxK, kThreads, !B_N_CONTIG, B_VEC>;
 
@@ -448,7 +477,7 @@ __global__ void __launch_bounds__(kSkinnyThreads<BM, BN, WM, WN>, 2)
     __syncthreads();
 
     float acc[TM][TN] = {};
-    const int steps = (int)p.k; /* <= 32: the launcher refuses more */
+    const int steps = (int)p.k; /* <= kShortMaxK: the launcher refuses more */
     for (int k0 = 0; k0 < steps; k0 += 4) {
 #pragma unroll
         for (int kk = k0; kk < k0 + 4; ++kk) {
@@ -462,7 +491,8 @@ __global__ void __launch_bounds__(kSkinnyThreads<BM, BN, WM, WN>, 2)
                     acc[i][j] += af[i] * bf[j];
         }
     }
-    store_thread_tile_streaming<TM, TN, kPieceM, kPieceN>(acc, p, i0 + a_off, j0 + b_off);
+    store_tile_by_rows<BM, BN, WM, WN, TM, TN, kPieceM, kPieceN, kThreads>(acc, smem, p, i0, j0,
+                                                                          a_off, b_off);
 }
 
 template <int BM, int BN, int WM, int WN, int TM, int TN>
@@ -496,7 +526,7 @@ int launch_shortk(const tg_problem *p, void *stream)
 const char *shortk_unsupported(const tg_problem *p)
 {
     if (p->k > kShortMaxK)
-        return "shortk128 loads the whole of k into shared memory at once: k must be at most 32";
+        return "shortk128 loads the whole of k into shared memory at once: k must be at most 64";
     return nullptr;
 }
 
@@ -551,8 +581,8 @@ extern "C" const tg_rung tg_rung_gemv8 = {.name = "gemv8", .level = 8,
 
 #if TG_IN_UNIT(shortk128)
 extern "C" const tg_rung tg_rung_shortk128 = {.name = "shortk128", .level = 8,
-    .summary = "k <= 32: a 128x128 block loads all of k at once, 8x8 a thread, streaming "
-               "16-byte stores of C",
+    .summary = "k <= 64: a 128x128 block loads all of k at once, 8x8 a thread, C through "
+               "shared memory by whole rows",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_shortk<128, 128, 64, 32, 8, 8>, .unsupported = shortk_unsupported};
 #endif

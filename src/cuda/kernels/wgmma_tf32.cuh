@@ -6,7 +6,7 @@
  *   Operand tiles: ROWS x 32 floats, a row (m of A, n of B) holding 32 consecutive k (128
  *   bytes, "K-major"), rows in groups of 8 (1024 bytes), the 16-byte chunk c of row r stored at
  *   chunk c ^ (r % 8) (the 128-byte swizzle); the tile starts on a 1024-byte boundary.
- *   sw128_offset(r, k) is the float offset of (r, k) in such a tile.
+ *   sw128_offset(r, k) (sw128.cuh) is the float offset of (r, k) in such a tile.
  *
  *   smem_desc(tile, kk)        the matrix descriptor of the 8-wide k slice kk / 8 of a tile
  *                              (start address, stride between 8-row groups 1024 bytes, 128-byte
@@ -19,6 +19,9 @@
  *                              a[2] = A(g, t + 4), a[3] = A(g + 8, t + 4)), which must not change
  *                              until the product is waited for; B the 8 x 128 slice at
  *                              descriptor b (its 128 rows are n); accumulate = false overwrites d
+ *   wgmma_64x128x8_ss(d, a, b, accumulate)
+ *                              the same with A's 64 x 8 slice at descriptor a (its 64 rows are
+ *                              m) in shared memory too
  *   wgmma_commit()             closes the wgmma issued so far into a group
  *   wgmma_wait<N>()            waits until at most N groups are in flight; only then may d be
  *                              read or written
@@ -42,14 +45,11 @@
 
 #include <cuda_runtime.h>
 
+#include "sw128.cuh"
+
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ != 900 || !defined(__CUDA_ARCH_FEAT_SM90_ALL))
 #define TG_WGMMA_UNAVAILABLE 1 /* the launcher refuses these GPUs (registry min_cc) */
 #endif
-
-__host__ __device__ __forceinline__ int sw128_offset(int row, int k)
-{
-    return row * 32 + ((((k >> 2) ^ row) & 7) << 2) + (k & 3);
-}
 
 /* The first 1024-byte boundary at or after p, in shared memory. */
 __device__ __forceinline__ float *align_shared_1024(float *p)
@@ -113,38 +113,61 @@ __device__ __forceinline__ void fence_async_shared()
 #endif
 }
 
+/* The 64 accumulator operands of an m64n128 product, and their place in the instruction. */
+#define TG_WGMMA_D64_OPERANDS                                                                    \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),          \
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),               \
+        "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]),            \
+        "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),            \
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),            \
+        "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),            \
+        "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]),            \
+        "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),            \
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]),            \
+        "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]),            \
+        "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define TG_WGMMA_D64_REGISTERS                                                                   \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                    \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "           \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "           \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+
 __device__ __forceinline__ void wgmma_64x128x8_ra(float (&d)[64], const float (&a)[4],
                                                   uint64_t b, bool accumulate)
 {
 #ifndef TG_WGMMA_UNAVAILABLE
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "{%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),
-          "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]),
-          "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
-          "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),
-          "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
-          "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]),
-          "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
-          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]),
-          "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]),
-          "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "r"(__float_as_uint(a[0])), "r"(__float_as_uint(a[1])), "r"(__float_as_uint(a[2])),
-          "r"(__float_as_uint(a[3])), "l"(b), "r"((int)accumulate)
-        : "memory");
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " TG_WGMMA_D64_REGISTERS
+                 ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+                 : TG_WGMMA_D64_OPERANDS
+                 : "r"(__float_as_uint(a[0])), "r"(__float_as_uint(a[1])),
+                   "r"(__float_as_uint(a[2])), "r"(__float_as_uint(a[3])), "l"(b),
+                   "r"((int)accumulate)
+                 : "memory");
 #else
     (void)d, (void)a, (void)b, (void)accumulate;
     __trap();
 #endif
 }
 
+__device__ __forceinline__ void wgmma_64x128x8_ss(float (&d)[64], uint64_t a, uint64_t b,
+                                                  bool accumulate)
+{
+#ifndef TG_WGMMA_UNAVAILABLE
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " TG_WGMMA_D64_REGISTERS
+                 ", %64, %65, p, 1, 1;\n}\n"
+                 : TG_WGMMA_D64_OPERANDS
+                 : "l"(a), "l"(b), "r"((int)accumulate)
+                 : "memory");
+#else
+    (void)d, (void)a, (void)b, (void)accumulate;
+    __trap();
+#endif
+}
+
+#undef TG_WGMMA_D64_OPERANDS
+#undef TG_WGMMA_D64_REGISTERS
 #undef TG_WGMMA_UNAVAILABLE
 
 #endif

@@ -24,6 +24,7 @@
 
 #include <cstring>
 
+#include "sw128.cuh" /* the kernel tree's own layout, checked against element() */
 #include "tensor_core_model.h"
 
 namespace emu_wgmma {
@@ -48,11 +49,6 @@ inline float element(uint64_t desc, int row, int k)
 }
 
 } // namespace emu_wgmma
-
-__host__ __device__ __forceinline__ int sw128_offset(int row, int k)
-{
-    return row * 32 + ((((k >> 2) ^ row) & 7) << 2) + (k & 3);
-}
 
 __device__ __forceinline__ float *align_shared_1024(float *p)
 {
@@ -123,6 +119,22 @@ __device__ __forceinline__ void wgmma_64x128x8_ra(float (&d)[64], const float (&
     G.barrier.wait(G.barrier.arrive(128)); /* every lane has read the exchange */
     for (int i = 0; i < 64; ++i)
         d[i] = out[i];
+}
+
+/* Shared-memory A: each thread forms its entries from both descriptors, no exchange. */
+__device__ __forceinline__ void wgmma_64x128x8_ss(float (&d)[64], uint64_t a, uint64_t b,
+                                                  bool accumulate)
+{
+    const unsigned tid = threadIdx.x;
+    const unsigned w = tid / 32 % 4, g = tid % 32 / 4, t = tid % 4;
+    for (int j = 0; j < 16; ++j)
+        for (int e = 0; e < 4; ++e) {
+            const int r = (int)(16 * w + g + 8 * (e / 2)), c = (int)(8 * j + 2 * t + e % 2);
+            float row[8], col[8];
+            for (int k = 0; k < 8; ++k)
+                row[k] = emu_wgmma::element(a, r, k), col[k] = emu_wgmma::element(b, c, k);
+            d[4 * j + e] = tc_model::block_fma(row, col, 8, accumulate ? d[4 * j + e] : 0.0f);
+        }
 }
 
 #endif

@@ -1,0 +1,449 @@
+/*
+ * Rung 9: Hopper's own pipeline: TF32 planes made once, TMA, mbarriers, a producer warp and
+ * consumer warpgroups doing wgmma with both operands in shared memory.
+ *   sgemm_tma_wgmma3xtf32_128x128x32_s3_p32 ("tma_wgmma3xtf32")     FP32 accuracy (3xTF32)
+ *   sgemm_tma_wgmmatf32_128x256x32_s4       ("tma_wgmmatf32")       big parts only: TF32 mode
+ *   measurement variants: "tma_wgmma3xtf32_p64" (promotion every 64 of k), "tma_wgmmatf32_128"
+ *   (128 x 128 blocks, 6 stages)
+ *
+ * What it changes against rung 7 (wgmma3xtf32): the split into TF32 parts leaves the main
+ * loop.  A pre-pass kernel (split_into_planes) writes op(A) and op(B) once as "planes" in the
+ * handle's workspace: per operand a big and a small plane (x = big + small, each TF32 rounded
+ * to nearest, as tc_common.cuh's split_tf32), rows along m (A) or n (B), k contiguous, whatever
+ * the caller's layout and transposes, so NN, NT, TN and TT run the same main kernel.  The
+ * pre-pass costs O((m + n) k) against the product's O(m n k) and is counted in the call's time.
+ * The main kernel has no address arithmetic and no split: one thread of a producer warpgroup
+ * issues TMA copies (cp.async.bulk.tensor, tma.cuh) of 32-wide boxes of the planes into a ring
+ * of STAGES stages, each with a "full" mbarrier (one arrival with expect-tx: the stage's bytes)
+ * and an "empty" one (one arrival from each of the 8 consumer warps); the two consumer
+ * warpgroups wait on the full barrier's phase parity and issue wgmma.m64n128k8 with A and B
+ * both read from shared memory (the TMA's 128-byte swizzle is the layout wgmma reads).  A
+ * warpgroup hands a stage back once the products of the next tile are issued and the stage's
+ * own are done (wgmma_wait<1>), so the tensor core never drains between tiles, except where a
+ * partial sum is promoted.  The producer warpgroup gives its registers to the consumers
+ * (setmaxnreg 40 / 232).  Blocks take their tiles in grouped order (grouped_tile<8>).
+ *   products     per 8 of k: small(A) big(B), big(A) small(B), then big(A) big(B), small
+ *                ones first (TF32 mode: big(A) big(B) only)
+ *   promotion    3xTF32: every PROMOTE tiles of 32 (k = 32 by default, as rungs 6 and 7) the
+ *                tensor core starts a fresh partial sum and the finished one is added into
+ *                FP32 registers: the accuracy contract of the fp32 mode (RMS error no worse
+ *                than the FFMA rungs' from k = 256).  TF32 mode accumulates all of k in the
+ *                tensor core, as cuBLAS's TF32 kernels do.
+ *   block tile   BM = 128 (2 consumer warpgroups of 64 rows) x BN x 32, 384 threads.  BN = 128
+ *                for 3xTF32: 64 partial sums + 64 FP32 sums a thread per 64 x 128, so 64 x 256
+ *                a warpgroup (256 registers) does not fit with promotion; BN = 256 in TF32 mode
+ *                (128 accumulators a thread)
+ *   shared       3xTF32: 3 stages x (A, B) x (big, small) x 16 KiB = 192 KiB; TF32 128 x 256: 4
+ *                stages x 48 KiB = 192 KiB; plus the barriers
+ *   registers    168 a thread at entry (__launch_bounds__(384, 1)), then 232 for the consumers;
+ *                no spills (ptxas -v, nvcc 13.0)
+ *   workspace    the planes of one chunk of k: (m + n) x kc x parts floats (per batch item that
+ *                does not share its operand), kc chosen so that they fit kPlaneBudget (1 GiB),
+ *                a multiple of 32, at least 32.  A product whose k needs several chunks runs
+ *                chunk after chunk, each adding its alpha * partial product into C (beta on
+ *                the first), so every chunk boundary is one more FP32 rounding of C, like a
+ *                promotion.  The backend keeps the workspace on the handle (its rung slot),
+ *                grown on demand, never allocated per call once large enough.
+ * Special values: the pre-pass makes values under 2^-100 NaN (tf32_big), so no small part is
+ *   subnormal and needs no scaling (the tensor core flushes subnormals); Inf, NaN and values
+ *   whose big part overflows also make the tensor-core sum non-finite, and such outputs are
+ *   recomputed by an FP32 FMA dot product of the chunk (store_tc_result), as on rungs 6 and 7.
+ * Edges: the TMA fills box elements past m, n or k with zeros; stores are guarded; beta == 0
+ *   never reads C.  Any m, n, k, strides, alignment (the planes are the kernel's own).
+ * Constraints: compute capability 9.0 and a build with sm_90a code; device workspace (the
+ *   registry's workspace_bytes / launch_with_workspace).
+ * Benchmark:   tilegemm bench --algo tma_wgmma3xtf32,tma_wgmmatf32,wgmma3xtf32 4096x4096x4096
+ *              (scripts/device_hopper.sh: verify, sanitizers and the benchmark in one call)
+ * Measured:    H100 (a9919fd, against cuBLAS in the same run): tma_wgmma3xtf32 115 TFLOP/s at
+ *              4096^3 and 8192^3 (2.2x SGEMM), 111 at 16384^3 (2.06x), 101.5 at 4097^3 (2.30x);
+ *              NN/NT/TN/TT within 1% (2.21-2.33x); rung 7 88 (1.7x).  tma_wgmmatf32 273-342
+ *              TFLOP/s (0.67-0.83x FAST_TF32).  racecheck and synccheck clean on 3 shapes.
+ */
+#include <float.h>
+#include <stdint.h>
+
+#include <algorithm>
+
+#include "common.cuh"
+#include "tc_common.cuh"
+#include "tma.cuh"
+#include "wgmma_tf32.cuh"
+
+namespace {
+
+constexpr int kWarpgroup = 128;
+constexpr int kConsumerGroups = 2;          /* warpgroups of 64 rows each: BM = 128 */
+constexpr int kBM = 64 * kConsumerGroups;
+constexpr int kThreads = kWarpgroup * (1 + kConsumerGroups); /* the producer warpgroup first */
+/* 128 x 40 + 256 x 232 = 64512, what __launch_bounds__(384, 1) gives the block (168 a
+ * thread): the consumers hold up to 128 accumulators a thread, the producer thread only loop
+ * counters. */
+constexpr int kProducerRegisters = 40, kConsumerRegisters = 232;
+/* Bytes of planes a chunk of k may take.  The emulated tests build with a small budget, so
+ * that their shapes run in several chunks. */
+#ifndef TG_PLANE_BUDGET
+#define TG_PLANE_BUDGET (size_t(1) << 30)
+#endif
+constexpr size_t kPlaneBudget = TG_PLANE_BUDGET;
+
+/* ---- the pre-pass ----------------------------------------------------------------------- */
+
+/* Writes the TF32 parts of the rows x k operand X(r, q) = X[r * rs + q * ks] (batch item z at
+ * X + z * stride) as planes: part h of (r, q) at planes[((z * PARTS + h) * rows + r) * kp + q].
+ * A block moves a 32 x 32 tile through shared memory, read along whichever of r and q is
+ * contiguous and written along q, so both sides coalesce. */
+template <int PARTS>
+__global__ void __launch_bounds__(256) split_into_planes(const float *X, int64_t rs, int64_t ks,
+                                                         int64_t stride, int64_t rows, int64_t k,
+                                                         float *planes, int64_t kp)
+{
+    __shared__ float tile[32][33];
+    const float *const x = X + blockIdx.z * stride;
+    float *const out = planes + blockIdx.z * PARTS * rows * kp;
+    const int64_t r0 = blockIdx.x * (int64_t)32;
+    const int tx = threadIdx.x, ty = threadIdx.y; /* 32 x 8 */
+    for (int64_t q0 = blockIdx.y * (int64_t)32; q0 < k; q0 += gridDim.y * (int64_t)32) {
+        for (int i = ty; i < 32; i += 8) {
+            const int rr = ks == 1 ? i : tx, qq = ks == 1 ? tx : i;
+            const int64_t r = r0 + rr, q = q0 + qq;
+            tile[rr][qq] = r < rows && q < k ? x[r * rs + q * ks] : 0.0f;
+        }
+        __syncthreads();
+        for (int i = ty; i < 32; i += 8) {
+            const int64_t r = r0 + i, q = q0 + tx;
+            if (r < rows && q < k) {
+                const Split parts = split_tf32(tile[i][tx]);
+                out[r * kp + q] = parts.big;
+                if (PARTS == 2)
+                    out[(rows + r) * kp + q] = parts.small;
+            }
+        }
+        __syncthreads();
+    }
+}
+
+/* ---- the main kernel -------------------------------------------------------------------- */
+
+/* The tensor core's accumulators of one consumer thread (N128 products of 64 x 128 a
+ * warpgroup) and, with promotion, the FP32 sums they are promoted into.  Without promotion
+ * (PROMOTE = 0, TF32 mode) the tensor core accumulates the whole k and the sums are the
+ * accumulators themselves: no second array, so 64 x 256 a warpgroup fits in registers. */
+template <int N128, int PROMOTE>
+struct Accumulators {
+    float part[N128][64];
+    float sum[N128][64];
+    __device__ __forceinline__ float (&result(int h))[64] { return sum[h]; }
+};
+template <int N128>
+struct Accumulators<N128, 0> {
+    float part[N128][64];
+    __device__ __forceinline__ float (&result(int h))[64] { return part[h]; }
+};
+
+/*
+ * a_map, b_map: the planes of op(A) and op(B) as rank-4 tensors (k, rows, part, batch item),
+ * read in boxes of 32 x BM (A) or 32 x BN (B) x 1 x 1.  p: the product of this chunk of k (A
+ * and B at its first k, beta already 1 after the first chunk), for the epilogue's stores and
+ * FMA recomputes.  One block per tile of C, in grouped order (grouped_tile<8>) on grid.x;
+ * grid.z the batch item.
+ */
+template <int BN, int STAGES, int PROMOTE, bool SPLIT>
+__global__ void __launch_bounds__(kThreads, 1)
+    sgemm_tma_wgmma(const __grid_constant__ CUtensorMap a_map,
+                    const __grid_constant__ CUtensorMap b_map, const tg_problem p)
+{
+    constexpr int kParts = SPLIT ? 2 : 1;
+    constexpr int kN128 = BN / 128;             /* m64n128 products a warpgroup covers */
+    constexpr int kBoxA = kBM * kBK, kBoxB = BN * kBK; /* floats of one part's box */
+    constexpr int kStage = kParts * (kBoxA + kBoxB);    /* floats: A's parts, then B's */
+    static_assert(BN == 128 || BN == 256, "a warpgroup covers 64 x 128 or 64 x 256 of C");
+    static_assert(STAGES >= 2 && PROMOTE >= 0, "a ring of two stages at least");
+    static_assert(PROMOTE == 0 || kN128 == 1,
+                  "with promotion a thread holds 64 partial sums and 64 FP32 sums per 64 x 128 "
+                  "product: 64 x 256 a warpgroup would need 256 registers");
+
+    extern __shared__ __align__(16) float smem[];
+    float *const stages = align_shared_1024(smem); /* each box 1024-byte aligned */
+    uint64_t *const full = reinterpret_cast<uint64_t *>(stages + STAGES * kStage);
+    uint64_t *const empty = full + STAGES;
+
+    const int tid = threadIdx.x;
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbarrier_init(&full[s], 1); /* the producer's arrive.expect_tx */
+            mbarrier_init(&empty[s], kConsumerGroups * 4); /* a lane of every consumer warp */
+        }
+        fence_mbarrier_init();
+    }
+    __syncthreads();
+
+    const int64_t tiles = (p.k + kBK - 1) / kBK;
+    const tile_index tile = grouped_tile<8>(blockIdx.x, (unsigned)((p.m + kBM - 1) / kBM),
+                                            (unsigned)((p.n + BN - 1) / BN));
+    const int i0 = (int)tile.m * kBM, j0 = (int)tile.n * BN;
+
+    if (tid < kWarpgroup) {
+        set_max_registers<kProducerRegisters, false>();
+        if (tid != 0)
+            return;
+        /* Batch item z's planes; a shared operand (stride 0) has one item. */
+        const int za = p.stride_a == 0 ? 0 : (int)blockIdx.z;
+        const int zb = p.stride_b == 0 ? 0 : (int)blockIdx.z;
+        for (int64_t t = 0; t < tiles; ++t) {
+            const int s = (int)(t % STAGES);
+            const unsigned round = (unsigned)(t / STAGES);
+            /* the consumers released round - 1 of this stage (a fresh barrier passes parity 1) */
+            mbarrier_wait(&empty[s], (round & 1u) ^ 1u);
+            mbarrier_arrive_expect_tx(&full[s], kStage * sizeof(float));
+            float *const stage = stages + s * kStage;
+            const int k0 = (int)(t * kBK);
+#pragma unroll
+            for (int h = 0; h < kParts; ++h) {
+                tma_load_tile(stage + h * kBoxA, &a_map, &full[s], k0, i0, h, za);
+                tma_load_tile(stage + kParts * kBoxA + h * kBoxB, &b_map, &full[s], k0, j0, h,
+                              zb);
+            }
+        }
+        return;
+    }
+
+    /* Consumers: warpgroup `half` multiplies rows 64 half .. 64 half + 63 of the tile. */
+    set_max_registers<kConsumerRegisters, true>();
+    const int half = (tid - kWarpgroup) / kWarpgroup;
+    const bool releaser = tid % 32 == 0; /* arrives on the empty barriers for its warp */
+    Accumulators<kN128, PROMOTE> acc;
+    if (PROMOTE > 0)
+#pragma unroll
+        for (int h = 0; h < kN128; ++h)
+#pragma unroll
+            for (int i = 0; i < 64; ++i)
+                acc.result(h)[i] = 0.0f;
+    int64_t unreleased = -1; /* a tile whose products may still read its stage */
+    for (int64_t t = 0; t < tiles; ++t) {
+        const int s = (int)(t % STAGES);
+        mbarrier_wait(&full[s], (unsigned)(t / STAGES) & 1u);
+        const float *const stage = stages + s * kStage;
+        const float *const a_big = stage + half * 64 * kBK; /* this warpgroup's 64 rows */
+        const float *const a_small = a_big + kBoxA;
+        const float *const b_big = stage + kParts * kBoxA;
+        const float *const b_small = b_big + kBoxB;
+        /* the first tile of a partial sum (of the whole sum without promotion) */
+        const bool fresh = PROMOTE > 0 ? t % PROMOTE == 0 : t == 0;
+        const bool last = PROMOTE > 0 ? (t + 1) % PROMOTE == 0 || t + 1 == tiles
+                                      : t + 1 == tiles;
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kBK / 8; ++kk) {
+            const bool accumulate = !(fresh && kk == 0);
+            const uint64_t ab = smem_desc(a_big, 8 * kk);
+#pragma unroll
+            for (int h = 0; h < kN128; ++h) {
+                const uint64_t bb = smem_desc(b_big + h * 128 * kBK, 8 * kk);
+                if (SPLIT) { /* the small products first */
+                    wgmma_64x128x8_ss(acc.part[h], smem_desc(a_small, 8 * kk), bb, accumulate);
+                    wgmma_64x128x8_ss(acc.part[h], ab,
+                                      smem_desc(b_small + h * 128 * kBK, 8 * kk), true);
+                }
+                wgmma_64x128x8_ss(acc.part[h], ab, bb, SPLIT || accumulate);
+            }
+        }
+        wgmma_commit();
+        if (last) {
+            /* every product so far is done: both stages go back, the sums may be read */
+            wgmma_wait<0>();
+#pragma unroll
+            for (int h = 0; h < kN128; ++h)
+                fence_operand(acc.part[h]);
+            if (releaser) {
+                if (unreleased >= 0)
+                    mbarrier_arrive(&empty[unreleased % STAGES]);
+                mbarrier_arrive(&empty[s]);
+            }
+            unreleased = -1;
+            if (PROMOTE > 0) /* the partial sum joins the FP32 sums by round-to-nearest adds */
+#pragma unroll
+                for (int h = 0; h < kN128; ++h)
+#pragma unroll
+                    for (int i = 0; i < 64; ++i)
+                        acc.result(h)[i] += acc.part[h][i];
+        } else {
+            /* the previous tile's products are done (this one's may still run): its stage
+             * goes back to the producer */
+            wgmma_wait<1>();
+            if (releaser && unreleased >= 0)
+                mbarrier_arrive(&empty[unreleased % STAGES]);
+            unreleased = t;
+        }
+    }
+
+    /* The last tile waited for every product; this wait, a no-op, shows the compiler that no
+     * product is in flight on any path out of the loop (else it injects one, warning C7517). */
+    wgmma_wait<0>();
+#pragma unroll
+    for (int h = 0; h < kN128; ++h)
+        fence_operand(acc.result(h));
+
+    /* result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + 128 h + 8j + 2t + e % 2). */
+    const batch_item item(p);
+    const int w = tid / 32 % 4, g = tid % 32 / 4, lane_t = tid % 4;
+#pragma unroll
+    for (int h = 0; h < kN128; ++h)
+#pragma unroll
+        for (int j = 0; j < 16; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                store_tc_result(p, item, i0 + 64 * half + 16 * w + g + 8 * (e / 2),
+                                j0 + 128 * h + 8 * j + 2 * lane_t + e % 2,
+                                acc.result(h)[4 * j + e]);
+}
+
+/* ---- the launch --------------------------------------------------------------------------- */
+
+/* How the planes of a problem are cut along k, and where they lie in the workspace. */
+struct PlaneChunks {
+    int64_t items_a, items_b; /* batch items with their own planes */
+    int64_t kc;               /* k of a chunk (the last may be shorter) */
+    int64_t kp;               /* kc padded to 4 floats: TMA strides are multiples of 16 bytes */
+    int parts;
+
+    PlaneChunks(const tg_problem &p, bool split)
+        : items_a(p.stride_a == 0 ? 1 : p.batch), items_b(p.stride_b == 0 ? 1 : p.batch),
+          parts(split ? 2 : 1)
+    {
+        const int64_t per_k = (items_a * p.m + items_b * p.n) * parts * (int64_t)sizeof(float);
+        const int64_t fit = (int64_t)kPlaneBudget / per_k / kBK * kBK;
+        const int64_t whole = (p.k + kBK - 1) / kBK * kBK;
+        kc = fit < kBK ? kBK : fit < whole ? fit : whole;
+        kp = (kc + 3) / 4 * 4;
+    }
+    int64_t a_floats(const tg_problem &p) const { return items_a * parts * p.m * kp; }
+    size_t bytes(const tg_problem &p) const
+    {
+        return (size_t)(a_floats(p) + items_b * parts * p.n * kp) * sizeof(float);
+    }
+};
+
+template <bool SPLIT>
+size_t tma_wgmma_workspace(const tg_problem *p)
+{
+    return PlaneChunks(*p, SPLIT).bytes(*p);
+}
+
+/* The planes of one operand (rows x k, X(r, q) = X[r * rs + q * ks]) for one chunk. */
+template <int PARTS>
+cudaError_t launch_split(const float *X, int64_t rs, int64_t ks, int64_t stride, int64_t items,
+                         int64_t rows, int64_t k, float *planes, int64_t kp, cudaStream_t stream)
+{
+    const dim3 grid(ceil_div(rows, 32), std::min(ceil_div(k, 32), 65535u), (unsigned)items);
+    split_into_planes<PARTS><<<grid, dim3(32, 8), 0, stream>>>(X, rs, ks, stride, rows, k, planes,
+                                                               kp);
+    return cudaGetLastError();
+}
+
+/* The tensor map of one operand's planes: (k, rows, part, item), boxes of 32 x box_rows x 1 x
+ * 1. */
+cudaError_t plane_map(CUtensorMap *map, const float *planes, int64_t k, int64_t rows, int parts,
+                      int64_t items, int64_t kp, int box_rows)
+{
+    const uint64_t row_bytes = (uint64_t)kp * sizeof(float);
+    const uint64_t dims[4] = {(uint64_t)k, (uint64_t)rows, (uint64_t)parts, (uint64_t)items};
+    const uint64_t strides[3] = {row_bytes, row_bytes * rows, row_bytes * rows * parts};
+    const uint32_t box[4] = {kBK, (uint32_t)box_rows, 1, 1};
+    return encode_tile_map(map, planes, dims, strides, box);
+}
+
+template <int BN, int STAGES, int PROMOTE, bool SPLIT>
+int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
+{
+    constexpr int kParts = SPLIT ? 2 : 1;
+    constexpr auto kernel = sgemm_tma_wgmma<BN, STAGES, PROMOTE, SPLIT>;
+    const cudaStream_t stream = (cudaStream_t)stream_arg;
+    const size_t smem = (size_t)STAGES * kParts * (kBM + BN) * kBK * sizeof(float) +
+                        2 * STAGES * sizeof(uint64_t) + 1024 /* room to align the stages */;
+    static_assert((size_t)STAGES * kParts * (kBM + BN) * kBK * sizeof(float) +
+                          2 * STAGES * sizeof(uint64_t) + 1024 <= 227 * 1024,
+                  "the stages must fit the H100's 227 KiB of shared memory a block");
+    cudaError_t e = opt_in_shared_memory<kernel>(smem);
+    if (e != cudaSuccess)
+        return (int)e;
+    const PlaneChunks chunks(*p, SPLIT);
+    float *const planes_a = static_cast<float *>(workspace);
+    float *const planes_b = planes_a + chunks.a_floats(*p);
+    const dim3 grid(ceil_div(p->m, kBM) * ceil_div(p->n, BN), 1, (unsigned)p->batch);
+    for (int64_t k0 = 0; k0 < p->k; k0 += chunks.kc) {
+        tg_problem chunk = *p;
+        chunk.k = std::min(chunks.kc, p->k - k0);
+        chunk.A = p->A + k0 * p->a_cs;
+        chunk.B = p->B + k0 * p->b_rs;
+        chunk.beta = k0 == 0 ? p->beta : 1.0f; /* later chunks add into C */
+        CUtensorMap a_map, b_map;
+        if ((e = launch_split<kParts>(chunk.A, p->a_rs, p->a_cs, p->stride_a, chunks.items_a,
+                                      p->m, chunk.k, planes_a, chunks.kp, stream)) ||
+            (e = launch_split<kParts>(chunk.B, p->b_cs, p->b_rs, p->stride_b, chunks.items_b,
+                                      p->n, chunk.k, planes_b, chunks.kp, stream)) ||
+            (e = plane_map(&a_map, planes_a, chunk.k, p->m, kParts, chunks.items_a, chunks.kp,
+                           kBM)) ||
+            (e = plane_map(&b_map, planes_b, chunk.k, p->n, kParts, chunks.items_b, chunks.kp,
+                           BN)))
+            return (int)e;
+        kernel<<<grid, kThreads, smem, stream>>>(a_map, b_map, chunk);
+        if ((e = cudaGetLastError()) != cudaSuccess)
+            return (int)e;
+    }
+    return (int)cudaSuccess;
+}
+
+/* The registry's plain launch is never called for a rung with workspace. */
+int launch_needs_workspace(const tg_problem *, void *) { return (int)cudaErrorInvalidValue; }
+
+template <int BN>
+const char *tma_wgmma_unsupported(const tg_problem *p)
+{
+#ifdef TG_BUILD_SM90A
+    if (p->m > INT32_MAX - kBM || p->n > INT32_MAX - BN)
+        return "m or n is too large for the TMA's 32-bit coordinates";
+    if ((p->m + kBM - 1) / kBM * ((p->n + BN - 1) / BN) > INT32_MAX)
+        return "the grouped block order puts a launch's tiles on a 1-D grid of at most 2^31 - 1 "
+               "blocks: m x n is too large for that";
+    return nullptr;
+#else
+    (void)p;
+    return "this build has no sm_90a code (configure with TG_CUDA_ARCH including 90a)";
+#endif
+}
+
+} // namespace
+
+extern "C" const tg_rung tg_rung_tma_wgmma3xtf32 = {.name = "tma_wgmma3xtf32", .level = 9,
+    .summary = "3xTF32 at FP32 accuracy on Hopper's own pipeline: TF32 planes of A and B made "
+               "once (k-major whatever the transposes), TMA into a 3-stage mbarrier ring, a "
+               "producer warp, 2 consumer warpgroups on wgmma with both operands in shared "
+               "memory, 128x128x32 block, FP32 promotion every 32 of k",
+    .block_rows = kBM, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_3XTF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
+    .workspace_bytes = tma_wgmma_workspace<true>,
+    .launch_with_workspace = launch_tma_wgmma<128, 3, 1, true>};
+
+extern "C" const tg_rung tg_rung_tma_wgmmatf32 = {.name = "tma_wgmmatf32", .level = 9,
+    .summary = "tma_wgmma3xtf32 without the small parts and without promotion, 128x256x32 "
+               "block, 4 stages: TF32 inputs (opt-in TF32 math mode, below FP32 accuracy)",
+    .block_rows = kBM, .block_cols = 256, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<256>,
+    .workspace_bytes = tma_wgmma_workspace<false>,
+    .launch_with_workspace = launch_tma_wgmma<256, 4, 0, false>};
+
+/* Measurement variants: 3xTF32 promoting every 64 of k (half the waits for the tensor core to
+ * drain); TF32 mode on 128x128 blocks with 6 stages. */
+extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_p64 = {.name = "tma_wgmma3xtf32_p64",
+    .level = 9, .summary = "tma_wgmma3xtf32 promoting every 64 of k (measurement variant)",
+    .block_rows = kBM, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_3XTF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
+    .workspace_bytes = tma_wgmma_workspace<true>,
+    .launch_with_workspace = launch_tma_wgmma<128, 3, 2, true>};
+
+extern "C" const tg_rung tg_rung_tma_wgmmatf32_128 = {.name = "tma_wgmmatf32_128", .level = 9,
+    .summary = "tma_wgmmatf32 on 128x128x32 blocks, 6 stages (measurement variant)",
+    .block_rows = kBM, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_TF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
+    .workspace_bytes = tma_wgmma_workspace<false>,
+    .launch_with_workspace = launch_tma_wgmma<128, 6, 0, false>};
