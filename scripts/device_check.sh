@@ -17,7 +17,8 @@
 #                    default) and the portable list (TG_CUDA_ARCH=all)
 #     Both write their times to first-run.json and a table to table.txt under $OUT, and
 #     their logs into 0-logs.tgz; nothing else runs.  Within a 10-minute call, run them as two
-#     calls (--readme, then --cold-builds), with DEADLINE set.
+#     calls (--readme, then --cold-builds), with DEADLINE set; README_COMMANDS=scripts/test.sh
+#     (or scripts/run.sh) runs one command, for a third call where one cannot hold both.
 # Environment, to fit a time-limited machine:
 #   TG_CUDA_ARCH      architectures to build (default: the build's own, sm_90a included)
 #   CTEST_REGEX       tests to run (default: all); CTEST_TIMEOUT caps them, in seconds

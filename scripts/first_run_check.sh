@@ -14,7 +14,9 @@
 # Writes OUT_DIR/first-run.json (times, exit codes, the CTest summary), OUT_DIR/table.txt
 # (printed last) and OUT_DIR/0-logs.tgz, updated after every step, so that a run cut short
 # still reports what it did.  DEADLINE (seconds from the start): a step still running then is
-# stopped (rc 124), and later ones are skipped.
+# stopped (rc 124), and later ones are skipped.  README_COMMANDS: the commands README runs
+# (default "scripts/run.sh scripts/test.sh"; one of them where a call cannot hold both, each
+# from its own fresh clone).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 here=$(pwd)
@@ -23,6 +25,7 @@ mkdir -p "$top/logs" && top=$(cd "$top" && pwd)
 logs=$top/logs
 readme=${2:-1}
 cold=${3:-1}
+commands=${README_COMMANDS:-scripts/run.sh scripts/test.sh}
 jobs=$(nproc)
 start=$SECONDS
 work=$(mktemp -d "${TMPDIR:-/tmp}/tilegemm-first-run.XXXXXX")
@@ -76,7 +79,8 @@ gpu=${gpu:-no GPU visible}
 # A fresh clone: a new user's checkout, with no build directory, made without a network.  A
 # clean git work tree is cloned as it is.  Otherwise (uncommitted changes, or a copy of a tree
 # without its .git, as a device machine may get) the tree's files that .gitignore does not
-# exclude are committed to a scratch repository first, and that is cloned.
+# exclude are committed to a scratch repository first, and that is cloned.  A .git that git
+# cannot read (copied from elsewhere, stale) counts as changes: its HEAD is not this tree.
 src=$work/tilegemm
 snapshot=$work/snapshot
 git_in() { git -c user.name=first_run_check -c user.email=first_run_check@localhost "$@"; }
@@ -85,7 +89,8 @@ if ! command -v git >/dev/null; then
   tar --exclude='./build*' --exclude='./device-out' --exclude='__pycache__' --exclude='./.git' \
     -cf - . | tar -xf - -C "$src"
   how="copy of the tree (no git here), build directories left out"
-elif [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$here" ] && [ -z "$(git status --porcelain)" ]; then
+elif [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$here" ] &&
+  changes=$(git status --porcelain 2>/dev/null) && [ -z "$changes" ]; then
   git clone -q --no-hardlinks . "$src"
   how="git clone of $(git rev-parse --short HEAD)"
 else
@@ -111,12 +116,24 @@ if ((readme)); then
   export PATH="$cutoff:$PATH" PIP_NO_INDEX=1 PIP_RETRIES=0
   export TILEGEMM_REQUIRE_GPU=1
 
-  step "scripts/run.sh" "$logs/run.log" "$src" scripts/run.sh
-  note["scripts/run.sh"]="$(sed -n 's/^== run: \(.*\) took \([0-9]*\) s$/\1 \2 s/p' "$logs/run.log" |
-    paste -sd, | sed 's/,/, /g'); $(grep -m 1 '^GPU code:' "$logs/run.log")"
-  grep -hE '^ *[0-9]+x[0-9]+x[0-9]+ .*auto|^summary:' "$logs/run.log" >"$top/run-bench.txt"
-  step "scripts/test.sh" "$logs/test.log" "$src" scripts/test.sh
-  note["scripts/test.sh"]="$(sed -n 's/^test: built in \([0-9]*\) s.*/build (after run.sh) \1 s/p' "$logs/test.log"); $(grep -m 1 -E 'tests passed|tests failed' "$logs/test.log"); skipped: $(sed -n 's/.*Test *#[0-9]*: \([^ ]*\) .*\*\*\*Skipped.*/\1/p' "$logs/test.log" | paste -sd' '); slowest: $(grep -E 'Test +#[0-9]+: .* sec$' "$logs/test.log" | sed -E 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/' | sort -rn | head -n 4 | awk '{printf "%s %.0f s, ", $2, $1}')"
+  if [[ " $commands " == *" scripts/run.sh "* ]]; then
+    step "scripts/run.sh" "$logs/run.log" "$src" scripts/run.sh
+    note["scripts/run.sh"]="$(sed -n 's/^== run: \(.*\) took \([0-9]*\) s$/\1 \2 s/p' "$logs/run.log" |
+      paste -sd, | sed 's/,/, /g'); $(grep -m 1 '^GPU code:' "$logs/run.log")"
+    grep -hE '^ *[0-9]+x[0-9]+x[0-9]+ .*auto|^summary:' "$logs/run.log" >"$top/run-bench.txt"
+  fi
+  if [[ " $commands " == *" scripts/test.sh "* ]]; then
+    step "scripts/test.sh" "$logs/test.log" "$src" scripts/test.sh
+    after=$([[ " $commands " == *" scripts/run.sh "* ]] && echo "after run.sh" || echo "all of it")
+    log=$logs/test.log
+    parts=("$(sed -n "s/^test: built in \([0-9]*\) s.*/build ($after) \1 s/p" "$log")"
+      "$(grep -m 1 -E 'tests passed|tests failed' "$log")"
+      "$(sed -n 's/^Total Test time (real) = *\([0-9]*\).*/ctest \1 s/p' "$log")"
+      "$(sed -n 's/.*Test *#[0-9]*: \([^ ]*\) .*\*\*\*Skipped.*/\1/p' "$log" | paste -sd' ' | sed 's/^./skipped: &/')"
+      "$(grep -E 'Test +#[0-9]+: .* sec$' "$log" | sed -E 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/' |
+        sort -rn | head -n 4 | awk '{printf "%s%s %.0f s", (NR > 1 ? ", " : "slowest: "), $2, $1}')")
+    note["scripts/test.sh"]=$(printf '%s\n' "${parts[@]}" | grep -v '^$' | paste -sd';' | sed 's/;/; /g')
+  fi
   report
 fi
 
