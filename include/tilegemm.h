@@ -104,6 +104,12 @@ TG_API void *tg_get_stream(const tg_handle *handle);
  * tg_set_stream, work queued on the earlier stream is the caller's to wait for. */
 TG_API tg_status tg_synchronize(tg_handle *handle);
 
+/* The GPU code this library carries and why, e.g. "built natively for sm_90a, the GPU found at
+ * configure time (...)" or "portable: sm_75 sm_80 sm_90a, PTX compute_90 (any GPU from compute
+ * capability 7.5 on)"; "none (built without nvcc)" without the CUDA backend.  On a GPU this code cannot run, tg_create
+ * fails with TG_ERROR_NOT_SUPPORTED and a message saying how to rebuild. */
+TG_API const char *tg_gpu_code(void);
+
 /* 1 if the backend can run in this process (for CUDA: a usable GPU was found). */
 TG_API int tg_backend_available(tg_backend backend);
 TG_API tg_status tg_set_backend(tg_handle *handle, tg_backend backend);

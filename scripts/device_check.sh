@@ -9,6 +9,16 @@
 #   scripts/device_check.sh [--no-bench] [--tune] [--suite quick|squares|awkward|transposes|all]
 #     --tune    first time the candidate rungs on the suite and write tuning/sm_<cc>.tsv, then
 #               rebuild (the table is embedded) and time `auto` in the fp32 and strict modes
+#   scripts/device_check.sh --readme [--cold-builds]
+#     --readme       the README's two commands as a new user meets them: a fresh clone, made
+#                    without a network, then scripts/run.sh and scripts/test.sh exactly as
+#                    written, with apt-get and pip cut off and TILEGEMM_REQUIRE_GPU=1
+#     --cold-builds  cold builds of everything, -j<cores>: for the GPU found here (the
+#                    default) and the portable list (TG_CUDA_ARCH=all)
+#     Both write their times to first-run.json and a table to table.txt under $OUT, and
+#     their logs into 0-logs.tgz; nothing else runs.  Within a 10-minute call, run them as two
+#     calls (--readme, then --cold-builds), with DEADLINE set; README_COMMANDS=scripts/test.sh
+#     (or scripts/run.sh) runs one command, for a third call where one cannot hold both.
 # Environment, to fit a time-limited machine:
 #   TG_CUDA_ARCH      architectures to build (default: the build's own, sm_90a included)
 #   CTEST_REGEX       tests to run (default: all); CTEST_TIMEOUT caps them, in seconds
@@ -23,15 +33,23 @@ mkdir -p "$out"
 suite=all
 bench=1
 tune=0
+readme=0
+cold_builds=0
 while (($#)); do
   case $1 in
     --no-bench) bench=0 ;;
     --tune) tune=1 ;;
+    --readme) readme=1 ;;
+    --cold-builds) cold_builds=1 ;;
     --suite) suite=$2; shift ;;
     *) echo "device_check: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
+
+if ((readme || cold_builds)); then
+  exec scripts/first_run_check.sh "$top" "$readme" "$cold_builds"
+fi
 
 build=${BUILD_DIR:-build-device}
 # On the device a skipped GPU test means a broken set-up: make every skip a failure.

@@ -21,6 +21,8 @@ tg_fault_fn tg_fault_hook = NULL;
 
 const char *tg_version(void) { return TG_VERSION_STRING; }
 
+const char *tg_gpu_code(void) { return tg_cuda_code(); }
+
 const char *tg_status_string(tg_status status)
 {
     switch (status) {

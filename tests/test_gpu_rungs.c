@@ -11,7 +11,11 @@
  * memory (check.c uploads the poison), alpha = 0 and k = 0 in device and managed memory; and
  * the RMS rule of `tilegemm verify` against the strict FMA path on the same data.
  *
- *   test_gpu_rungs [--seed N] [--algo NAME]
+ *   test_gpu_rungs [--seed N] [--algo NAME]     every rung, or the one named ("auto" adds the
+ *                                               checks of a caller's stream)
+ *   test_gpu_rungs --list                       prints tg_algos(), one a line (no GPU needed)
+ * CTest runs it once per name that --list printed after the build (tg_test_per_rung in
+ * tests/CMakeLists.txt), the rungs side by side.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -173,13 +177,23 @@ int main(int argc, char **argv)
             g_seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--algo") && i + 1 < argc)
             only = argv[++i];
-        else
-            return fprintf(stderr, "usage: test_gpu_rungs [--seed N] [--algo NAME]\n"), 2;
+        else if (!strcmp(argv[i], "--list")) {
+            for (const char *const *a = tg_algos(); *a; ++a)
+                printf("%s\n", *a);
+            return 0;
+        } else
+            return fprintf(stderr, "usage: test_gpu_rungs [--seed N] [--algo NAME] | --list\n"), 2;
     }
+    int known = !only;
+    for (const char *const *a = tg_algos(); *a; ++a)
+        known |= !strcmp(*a, only ? only : "");
+    if (!known)
+        return fprintf(stderr, "test_gpu_rungs: --algo %s is not in tg_algos()\n", only), 1;
     const int need = tg_test_need_gpu("test_gpu_rungs");
     if (need)
         return need;
-    printf("test_gpu_rungs --seed %llu\n", (unsigned long long)g_seed);
+    printf("test_gpu_rungs --seed %llu%s%s\n", (unsigned long long)g_seed, only ? " --algo " : "",
+           only ? only : "");
     for (const char *const *a = tg_algos(); *a; ++a) {
         if (only && strcmp(only, *a))
             continue;
@@ -192,7 +206,8 @@ int main(int argc, char **argv)
             printf("  %d case(s) outside its constraints, not run\n", g_refused - refused0);
     }
 #ifdef TG_HAVE_CUDA
-    test_caller_stream();
+    if (!only || !strcmp(only, "auto"))
+        test_caller_stream();
 #endif
     printf("test_gpu_rungs: %d cases\n", g_cases);
     return tg_test_result("test_gpu_rungs");

@@ -65,6 +65,7 @@ static int cmd_info(int argc, char **argv)
     printf("backends: cpu (%ld hardware threads)", sysconf(_SC_NPROCESSORS_ONLN));
 #ifdef TG_HAVE_CUDA
     printf(", cuda (built in)\n");
+    printf("GPU code: %s\n", tg_gpu_code());
     int driver = 0, runtime = 0;
     cudaDriverGetVersion(&driver);
     cudaRuntimeGetVersion(&runtime);
@@ -90,6 +91,14 @@ static int cmd_info(int argc, char **argv)
                (double)p.totalGlobalMem / (1 << 30), (double)p.l2CacheSize / (1 << 20),
                d == 0 ? " (used)" : "");
     }
+    /* A handle says whether this build's code runs on the GPU (a native build runs only on
+     * the kind it was made for). */
+    tg_handle *h = NULL;
+    if (tg_create(&h) != TG_SUCCESS) {
+        printf("GPU 0 cannot be used: %s\n", tg_last_error(NULL));
+        return 1;
+    }
+    tg_destroy(h);
 #else
     printf("\nGPU: this build has no CUDA backend (nvcc was not found at configure time)\n");
 #endif

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "../split_k.h"
 #include "../staging.h"
@@ -136,6 +137,42 @@ __global__ void scale_c(const tg_problem p)
         const int64_t b = e / per_item, i = (e % per_item) / p.n, j = e % p.n;
         store_result(p.C + b * p.stride_c + i * p.ldc + j, 0.0f, 0.0f, p.beta);
     }
+}
+
+/* Whether this build has code the handle's GPU can run.  A build for some architectures only
+ * (a native one: the GPU found at configure time) fails here with what to rebuild, not at the
+ * first launch with "no kernel image".  One look per GPU and process; not a fault-injection
+ * site, since later calls skip it. */
+tg_status require_gpu_code(tg_handle *h)
+{
+    static std::atomic<int> runs[64]; /* per device: 1 once this build's code loaded there */
+    const bool cached = h->device >= 0 && h->device < 64;
+    if (cached && runs[h->device].load(std::memory_order_relaxed))
+        return TG_SUCCESS;
+    cudaFuncAttributes attr;
+    const cudaError_t e = cudaFuncGetAttributes(&attr, scale_c);
+    if (e == cudaSuccess) {
+        if (cached)
+            runs[h->device].store(1, std::memory_order_relaxed);
+        return TG_SUCCESS;
+    }
+    (void)cudaGetLastError();
+    const int cc = h->compute_capability;
+    if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction)
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                       "GPU %d (compute capability %d.%d) cannot run this build of tilegemm "
+                       "(GPU code: %s): rebuild it on this machine (an empty TG_CUDA_ARCH "
+                       "builds for the GPU found), with -DTG_CUDA_ARCH=%d%s, or with "
+                       "-DTG_CUDA_ARCH=all for any GPU",
+                       h->device, cc / 10, cc % 10, tg_cuda_code(), cc, cc == 90 ? "a" : "");
+    if (e == cudaErrorUnsupportedPtxVersion)
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                       "GPU %d (compute capability %d.%d) has no binary code in this build of "
+                       "tilegemm (GPU code: %s), and its driver is older than the CUDA toolkit "
+                       "that made the PTX: update the driver, or rebuild with -DTG_CUDA_ARCH=%d%s",
+                       h->device, cc / 10, cc % 10, tg_cuda_code(), cc, cc == 90 ? "a" : "");
+    return tg_fail(h, TG_ERROR_CUDA, 0, "cudaFuncGetAttributes(scale_c) failed: %s (%s) in %s",
+                   cudaGetErrorName(e), cudaGetErrorString(e), __func__);
 }
 
 tg_status launch_scale(tg_handle *h, const tg_problem &p)
@@ -310,8 +347,12 @@ tg_status tg_cuda_attach(tg_handle *h)
     TG_CUDA_CHECK(h, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
                                             h->device));
     h->compute_capability = major * 10 + minor;
-    return TG_SUCCESS;
+    /* A handle forced onto the CPU makes no CUDA context; execute checks before any launch. */
+    return h->backend == TG_BACKEND_CPU ? TG_SUCCESS : require_gpu_code(h);
 }
+
+/* TG_CUDA_CODE comes from the build (cmake/cuda_arch.cmake). */
+const char *tg_cuda_code(void) { return TG_CUDA_CODE; }
 
 tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind)
 {
@@ -413,7 +454,7 @@ tg_status tg_cuda_execute(tg_handle *h, const tg_problem *p, const tg_plan *plan
 static tg_status execute(tg_handle *h, const tg_problem *p, const tg_plan *plan)
 {
     tg_status s = require_current_device(h);
-    if (s != TG_SUCCESS)
+    if (s != TG_SUCCESS || (s = require_gpu_code(h)) != TG_SUCCESS)
         return s;
     /* An earlier, unrelated failure left in the runtime must not be blamed on this call's
      * launches, which read the last error to check themselves. */

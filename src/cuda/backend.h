@@ -15,10 +15,15 @@ extern "C" {
 /* Number of usable GPUs (0 without a driver or device); asked once per process. */
 int tg_cuda_device_count(void);
 
+/* The GPU code this build carries and why, for tg_gpu_code (e.g. "built natively for sm_90a,
+ * ..."). */
+const char *tg_cuda_code(void);
+
 /* What kind of memory ptr is; host for anything the CUDA runtime does not know. */
 tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind);
 
-/* Binds a new handle to the current GPU: records its device, SM count, compute capability. */
+/* Binds a new handle to the current GPU: records its device, SM count, compute capability,
+ * and unless the handle is forced onto the CPU, fails where the build has no code for it. */
 tg_status tg_cuda_attach(tg_handle *h);
 /* Gives the handle a stream of its own unless it has one (created or the caller's). */
 tg_status tg_cuda_ensure_stream(tg_handle *h);

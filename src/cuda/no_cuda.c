@@ -18,6 +18,8 @@ int tg_find_rung(const char *name)
 
 int tg_cuda_device_count(void) { return 0; }
 
+const char *tg_cuda_code(void) { return "none (built without nvcc)"; }
+
 
 tg_status tg_cuda_memory_kind(tg_handle *h, const void *ptr, tg_memory *kind)
 {

@@ -38,6 +38,18 @@ typedef struct tg_rung {
     int (*launch_with_workspace)(const tg_problem *p, void *stream, void *workspace);
 } tg_rung;
 
+/* A kernel file may guard each of its entries with `#if TG_IN_UNIT(name)` ... `#endif`.  The
+ * build (cmake/kernel_units.cmake) then compiles that file once per name, each time with
+ * TG_SPLIT_UNIT and TG_UNIT_<name> defined, so that a unit instantiates only the templates of
+ * its own entries and the entries of one heavy file compile in parallel.  Compiled whole (the
+ * emulated tests, an unsplit file), every entry is defined.  An undefined TG_UNIT_<name> is 0
+ * in #if. */
+#ifdef TG_SPLIT_UNIT
+#define TG_IN_UNIT(name) TG_UNIT_##name
+#else
+#define TG_IN_UNIT(name) 1
+#endif
+
 extern const tg_rung *const tg_rungs[];
 extern const int tg_rung_count;
 

@@ -200,31 +200,39 @@ int launch_warptile(const tg_problem *p, void *stream)
 
 } // namespace
 
+#if TG_IN_UNIT(warptile128)
 extern "C" const tg_rung tg_rung_warptile128 = {.name = "warptile128", .level = 4,
     .summary = "128x128x16 block, 64x32 warp tiles, 8x8 per thread, 3-stage cp.async pipeline",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_warptile<128, 128, 16, 64, 32, 3, 1>,
     .unsupported = grouped_order_unsupported<128, 128, 1>};
+#endif
 
+#if TG_IN_UNIT(warptile128_l2)
 extern "C" const tg_rung tg_rung_warptile128_l2 = {.name = "warptile128_l2", .level = 5,
     .summary = "warptile128 + grouped block order (8 tile rows, column by column): shared A/B "
                "tiles stay in L2",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_warptile<128, 128, 16, 64, 32, 3, 8>,
     .unsupported = grouped_order_unsupported<128, 128, 8>};
+#endif
 
 /* Variants of the same kernel for the tuned table (bench --tune picks per shape): a larger
  * block tile for large products, a smaller one that fills the SMs on thin ones. */
+#if TG_IN_UNIT(warptile256x128_l2)
 extern "C" const tg_rung tg_rung_warptile256x128_l2 = {.name = "warptile256x128_l2", .level = 5,
     .summary = "warptile128_l2 with a 256x128x16 block of 16 warps (512 threads): half the "
                "loads of B per FFMA",
     .block_rows = 256, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_warptile<256, 128, 16, 64, 32, 3, 8>,
     .unsupported = grouped_order_unsupported<256, 128, 8>};
+#endif
 
+#if TG_IN_UNIT(warptile64)
 extern "C" const tg_rung tg_rung_warptile64 = {.name = "warptile64", .level = 5,
     .summary = "warptile128 with a 64x64x16 block of 2 warps: 4x the blocks, for thin and "
                "small products",
     .block_rows = 64, .block_cols = 64, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_warptile<64, 64, 16, 64, 32, 3, 1>,
     .unsupported = grouped_order_unsupported<64, 64, 1>};
+#endif

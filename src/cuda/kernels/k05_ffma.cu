@@ -202,30 +202,40 @@ int launch_ffma(const tg_problem *p, void *stream)
  * order); level 6 stays the tensor-core rungs'.  The registry lists ffma256x128 last of these, so
  * that without a tuned entry auto's highest FFMA rung is the cuBLAS-shaped one.  Variants of
  * one kernel for the tuned table (bench --tune picks per shape). */
+#if TG_IN_UNIT(ffma128x128)
 extern "C" const tg_rung tg_rung_ffma128x128 = {.name = "ffma128x128", .level = 5,
     .summary = "ffma256x128 on a 128x128x8 block of 4 warps (128 threads): two blocks an SM, "
                "twice the blocks for medium products",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_ffma<128, 128, 8, 3>, .unsupported = grouped_order_unsupported<128, 128, 8>};
+#endif
 
+#if TG_IN_UNIT(ffma128x256)
 extern "C" const tg_rung tg_rung_ffma128x256 = {.name = "ffma128x256", .level = 5,
     .summary = "ffma256x128 with the block transposed: 128x256x8, 8 warps",
     .block_rows = 128, .block_cols = 256, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_ffma<128, 256, 8, 3>, .unsupported = grouped_order_unsupported<128, 256, 8>};
+#endif
 
+#if TG_IN_UNIT(ffma256x128_k16)
 extern "C" const tg_rung tg_rung_ffma256x128_k16 = {.name = "ffma256x128_k16", .level = 5,
     .summary = "ffma256x128 with BK 16: half the barriers and waits per FFMA, 75 KiB of shared "
                "memory",
     .block_rows = 256, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_ffma<256, 128, 16, 3>, .unsupported = grouped_order_unsupported<256, 128, 8>};
+#endif
 
+#if TG_IN_UNIT(ffma256x128_s4)
 extern "C" const tg_rung tg_rung_ffma256x128_s4 = {.name = "ffma256x128_s4", .level = 5,
     .summary = "ffma256x128 with 4 stages: three phases of copies in flight",
     .block_rows = 256, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_ffma<256, 128, 8, 4>, .unsupported = grouped_order_unsupported<256, 128, 8>};
+#endif
 
+#if TG_IN_UNIT(ffma256x128)
 extern "C" const tg_rung tg_rung_ffma256x128 = {.name = "ffma256x128", .level = 5,
     .summary = "256x128x8 block of 8 warps, 64x64 warp tiles, 16x8 per thread (255 registers, "
                "one block an SM), fragments read a k step ahead, 3-stage cp.async, grouped order",
     .block_rows = 256, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_ffma<256, 128, 8, 3>, .unsupported = grouped_order_unsupported<256, 128, 8>};
+#endif

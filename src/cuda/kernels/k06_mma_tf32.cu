@@ -220,15 +220,19 @@ const char *mma_tf32_unsupported(const tg_problem *) { return nullptr; }
 
 } // namespace
 
+#if TG_IN_UNIT(mma3xtf32)
 extern "C" const tg_rung tg_rung_mma3xtf32 = {.name = "mma3xtf32", .level = 6,
     .summary = "tensor cores at FP32 accuracy: inputs split into two TF32 parts (3 mma.sync "
                "m16n8k8), 128x128x32 block, 32x64 warp tiles, 4-stage cp.async, FP32 "
                "promotion every 32 of k",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_3XTF32, .min_cc = 80,
     .launch = launch_mma_tf32<128, 128, 32, 64, 4, 32, true>, .unsupported = mma_tf32_unsupported};
+#endif
 
+#if TG_IN_UNIT(mmatf32)
 extern "C" const tg_rung tg_rung_mmatf32 = {.name = "mmatf32", .level = 6,
     .summary = "mma3xtf32 without the small parts: TF32 inputs (opt-in TF32 math mode, below "
                "FP32 accuracy)",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 80,
     .launch = launch_mma_tf32<128, 128, 32, 64, 4, 32, false>, .unsupported = mma_tf32_unsupported};
+#endif

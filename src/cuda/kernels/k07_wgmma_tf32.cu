@@ -308,15 +308,19 @@ const char *wgmma_tf32_unsupported(const tg_problem *)
 
 } // namespace
 
+#if TG_IN_UNIT(wgmma3xtf32)
 extern "C" const tg_rung tg_rung_wgmma3xtf32 = {.name = "wgmma3xtf32", .level = 7,
     .summary = "tensor cores at FP32 accuracy on Hopper: wgmma.m64n128k8 with A's TF32 parts in "
                "registers and B's split once per block into wgmma's swizzled layout by two "
                "producer warpgroups, 128x128x32 block, FP32 promotion every 32 of k",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_3XTF32, .min_cc = 90,
     .launch = launch_wgmma_tf32<3, true>, .unsupported = wgmma_tf32_unsupported};
+#endif
 
+#if TG_IN_UNIT(wgmmatf32)
 extern "C" const tg_rung tg_rung_wgmmatf32 = {.name = "wgmmatf32", .level = 7,
     .summary = "wgmma3xtf32 without the small parts: TF32 inputs (opt-in TF32 math mode, below "
                "FP32 accuracy)",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 90,
     .launch = launch_wgmma_tf32<3, false>, .unsupported = wgmma_tf32_unsupported};
+#endif

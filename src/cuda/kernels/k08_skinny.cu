@@ -349,6 +349,9 @@ int launch_gemv8_instance(const GemvProblem &g, cudaStream_t stream)
     return (int)cudaGetLastError();
 }
 
+/* Not a template: built in the gemv8 unit alone (cmake/kernel_units.cmake), which then is the
+ * only one to instantiate sgemm_gemv8. */
+#if TG_IN_UNIT(gemv8)
 /* Turns the problem so that n <= 8 (C^T = op(B)^T op(A)^T where m is the short side), then
  * picks the form for how the long operand sits in memory. */
 int launch_gemv8(const tg_problem *p, void *stream_)
@@ -378,6 +381,7 @@ const char *gemv8_unsupported(const tg_problem *p)
         return "gemv8 keeps a row's outputs in registers: m or n must be at most 8";
     return nullptr;
 }
+#endif
 
 /* ---- 3. shortk128: k <= 64, bound by writing C ---------------------------------------------- */
 
@@ -535,32 +539,50 @@ const char *shortk_unsupported(const tg_problem *p)
         .launch = launch_skinny<BM, BN, BK, WM, WN, TM, TN, STAGES>,                             \
         .unsupported = skinny_unsupported};
 
+#if TG_IN_UNIT(skinny128x16)
 TG_SKINNY_RUNG(skinny128x16, 128, 16, 32, 32, 16, 4, 4, 3,
                "128x16x32 block of 4 warps (32x16, 4x4 a thread), 3-stage cp.async: n of 9 to 16")
+#endif
+#if TG_IN_UNIT(skinny128x32)
 TG_SKINNY_RUNG(skinny128x32, 128, 32, 16, 32, 32, 8, 4, 4,
                "128x32x16 block of 4 warps (32x32, 8x4 a thread), 4-stage cp.async: n of 17 to "
                "32")
+#endif
+#if TG_IN_UNIT(skinny16x128)
 TG_SKINNY_RUNG(skinny16x128, 16, 128, 32, 16, 32, 4, 4, 3,
                "16x128x32 block of 4 warps (16x32, 4x4 a thread), 3-stage cp.async: m of 9 to 16")
+#endif
+#if TG_IN_UNIT(skinny32x128)
 TG_SKINNY_RUNG(skinny32x128, 32, 128, 16, 32, 32, 4, 8, 4,
                "32x128x16 block of 4 warps (32x32, 4x8 a thread), 4-stage cp.async: m of 17 to "
                "32")
+#endif
+#if TG_IN_UNIT(skinny64x32)
 TG_SKINNY_RUNG(skinny64x32, 64, 32, 16, 32, 16, 4, 4, 4,
                "64x32x16 block of 4 warps (32x16, 4x4 a thread), 4-stage cp.async: n under 64")
+#endif
+#if TG_IN_UNIT(skinny32x64)
 TG_SKINNY_RUNG(skinny32x64, 32, 64, 16, 16, 32, 4, 4, 4,
                "32x64x16 block of 4 warps (16x32, 4x4 a thread), 4-stage cp.async: m under 64")
+#endif
+#if TG_IN_UNIT(skinny32x32)
 TG_SKINNY_RUNG(skinny32x32, 32, 32, 16, 32, 16, 4, 4, 4,
                "32x32x16 block of 2 warps (32x16, 4x4 a thread), 4-stage cp.async: small m x n")
+#endif
 #undef TG_SKINNY_RUNG
 
+#if TG_IN_UNIT(gemv8)
 extern "C" const tg_rung tg_rung_gemv8 = {.name = "gemv8", .level = 8,
     .summary = "m or n <= 8: the long operand read once by 16-byte loads, 4 rows x 8 outputs a "
                "thread, the short one staged in shared memory",
     .block_rows = kGemvWarps * kGemvRows, .block_cols = kGemvShort, .in_auto = 1,
     .arith = TG_ARITH_FFMA, .launch = launch_gemv8, .unsupported = gemv8_unsupported};
+#endif
 
+#if TG_IN_UNIT(shortk128)
 extern "C" const tg_rung tg_rung_shortk128 = {.name = "shortk128", .level = 8,
     .summary = "k <= 64: a 128x128 block loads all of k at once, 8x8 a thread, C through "
                "shared memory by whole rows",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_shortk<128, 128, 64, 32, 8, 8>, .unsupported = shortk_unsupported};
+#endif
