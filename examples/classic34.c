@@ -14,9 +14,16 @@ static int run(tg_handle *h, const char *algo)
     static float A[N * N], B[N * N], C[N * N];
     for (int i = 0; i < N * N; ++i)
         A[i] = 1.0f, B[i] = 2.0f, C[i] = -1.0f;
-    if (tg_set_algo(h, algo) != TG_SUCCESS ||
-        tg_sgemm(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, N, N, N, 1.0f, A, N, B, N, 0.0f, C,
-                 N) != TG_SUCCESS) {
+    tg_status s = tg_set_algo(h, algo);
+    if (s == TG_SUCCESS)
+        s = tg_sgemm(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, N, N, N, 1.0f, A, N, B, N, 0.0f,
+                     C, N);
+    if (s == TG_ERROR_NOT_SUPPORTED && algo != tg_algos()[0]) {
+        /* a rung whose shape limits exclude 34 x 34 (gemv8: m or n at most 8) */
+        printf("%-8s skipped: %s\n", algo, tg_last_error(h));
+        return 0;
+    }
+    if (s != TG_SUCCESS) {
         fprintf(stderr, "%s: %s\n", algo, tg_last_error(h));
         return 1;
     }
