@@ -233,8 +233,8 @@ static void test_gpu(const char *algo, int threads)
         g_gpu_serial[i] = malloc(bytes);
         EXPECT(to_device(i, &d) == 0, "%s: device operands", algo);
         const tg_status s = run_product(h, i, d.A, d.B, d.C);
-        if (s == TG_ERROR_NOT_SUPPORTED && strcmp(algo, "auto") != 0 && refused < 0)
-            refused = i;
+        if (s == TG_ERROR_NOT_SUPPORTED && strcmp(algo, "auto") != 0)
+            refused = refused < 0 ? i : refused;
         else
             EXPECT(s == TG_SUCCESS && tg_synchronize(h) == TG_SUCCESS &&
                        cudaMemcpy(g_gpu_serial[i], d.C, bytes, cudaMemcpyDeviceToHost) ==
