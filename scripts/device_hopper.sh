@@ -10,17 +10,8 @@
 # Environment: BUILD_DIR (default build-device), DEADLINE (seconds, default 540).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-top=${OUT:-device-out}
-out=$top/logs
-mkdir -p "$out"
-build=${BUILD_DIR:-build-device}
-deadline=${DEADLINE:-540}
-left() { echo $((deadline - SECONDS)); }
-summary=$out/summary.txt
-: >"$summary"
-status() { printf '%-58s %s\n' "$1" "$2" | tee -a "$summary"; }
-export TILEGEMM_REQUIRE_GPU=1
-export PATH=$PATH:/usr/local/cuda/bin # cuobjdump, compute-sanitizer
+. scripts/device_common.sh
+device_setup 540 58 # cuobjdump and compute-sanitizer come with CUDA's tools on the PATH
 
 rung9="tma_wgmma3xtf32 tma_wgmmatf32"
 variants="tma_wgmma3xtf32_p64 tma_wgmmatf32_128"

@@ -9,18 +9,10 @@
 #   slice counts on those shapes
 set -uo pipefail
 cd "$(dirname "$0")/.."
-top=${OUT:-device-out}
-out=$top/logs
-mkdir -p "$out"
+. scripts/device_common.sh
+device_setup 570 44
 seed=${1:-20261124}
 count=${2:-200}
-build=${BUILD_DIR:-build-device}
-deadline=${DEADLINE:-570}
-left() { echo $((deadline - SECONDS)); }
-summary=$out/summary.txt
-: >"$summary"
-status() { printf '%-44s %s\n' "$1" "$2" | tee -a "$summary"; }
-export TILEGEMM_REQUIRE_GPU=1
 
 start=$SECONDS
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/build.log" 2>&1 &&

@@ -9,20 +9,13 @@
 # Environment: ALGOS (the candidates), SPLIT_ALGOS, REPEATS (default 3), DEADLINE (seconds).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-top=${OUT:-device-out}
-out=$top/logs
-mkdir -p "$out"
+. scripts/device_common.sh
+device_setup 560 40
 seed=${1:-1}
 count=${2:-300}
-build=${BUILD_DIR:-build-device}
 repeats=${REPEATS:-3}
-deadline=${DEADLINE:-560}
-left() { echo $((deadline - SECONDS)); }
 algos=${ALGOS:-warptile64,warptile128_l2,ffma128x128,ffma128x256,skinny128x16,skinny128x32,skinny16x128,skinny32x128,skinny64x32,skinny32x64,skinny32x32,gemv8,shortk128,mma3xtf32,wgmma3xtf32,wgmmatf32}
 split_algos=${SPLIT_ALGOS:-warptile64,skinny32x32,skinny64x32,skinny32x64,gemv8,wgmma3xtf32,wgmmatf32}
-summary=$out/summary.txt
-: >"$summary"
-status() { printf '%-40s %s\n' "$1" "$2" | tee -a "$summary"; }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1
 start=$SECONDS

@@ -8,18 +8,10 @@
 #   scripts/device_plan_sweep2.sh [SEED] [COUNT]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-top=${OUT:-device-out}
-out=$top/logs
-mkdir -p "$out"
+. scripts/device_common.sh
+device_setup 560 44
 seed=${1:-2}
 count=${2:-150}
-build=${BUILD_DIR:-build-device}
-deadline=${DEADLINE:-560}
-left() { echo $((deadline - SECONDS)); }
-summary=$out/summary.txt
-: >"$summary"
-status() { printf '%-44s %s\n' "$1" "$2" | tee -a "$summary"; }
-export TILEGEMM_REQUIRE_GPU=1 PATH=$PATH:/usr/local/cuda/bin
 algos=tma_wgmma3xtf32,tma_wgmmatf32,shortk128,warptile64,skinny32x64,skinny16x128,skinny128x32,ffma128x256,wgmma3xtf32
 tuned=ffma128x128,ffma128x256,warptile128_l2,warptile64,wgmma3xtf32,wgmmatf32,tma_wgmma3xtf32,tma_wgmmatf32
 
