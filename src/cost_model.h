@@ -77,9 +77,7 @@ static inline double tg_model_seconds(const tg_model_device *dev, const tg_model
     const double m = (double)p->m, n = (double)p->n, k = (double)p->k;
     const double batch = (double)p->batch;
     /* split: `full` slices of slice_k in one launch, then the tail's launch (split_k.h) */
-    tg_split_k_lengths cut = {p->k, 1, 0};
-    if (slices > 1)
-        cut = tg_split_k_lengths_of(p->k, slices);
+    const tg_split_k_lengths cut = tg_split_k_lengths_of(p->k, slices);
     const double full = (double)cut.full, partials = full + (cut.tail > 0);
     const double per_slice = tg_model_ceil_div(m, block_rows) * tg_model_ceil_div(n, block_cols) * batch;
     const double per_wave = (double)sm_count * row->occupancy;

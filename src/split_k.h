@@ -29,6 +29,10 @@ typedef struct tg_split_k_lengths {
 
 static inline tg_split_k_lengths tg_split_k_lengths_of(int64_t k, int slices)
 {
+    if (slices <= 1) { /* not split: one slice of the whole k */
+        const tg_split_k_lengths whole = {k, 1, 0};
+        return whole;
+    }
     int64_t slice_k = k / slices / TG_SPLIT_K_ALIGN * TG_SPLIT_K_ALIGN;
     if (slice_k < TG_SPLIT_K_ALIGN)
         slice_k = TG_SPLIT_K_ALIGN;
