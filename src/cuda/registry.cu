@@ -35,6 +35,10 @@ extern const tg_rung tg_rung_tma_wgmma3xtf32;
 extern const tg_rung tg_rung_tma_wgmmatf32;
 extern const tg_rung tg_rung_tma_wgmma3xtf32_p64;
 extern const tg_rung tg_rung_tma_wgmmatf32_128;
+extern const tg_rung tg_rung_stream8;
+extern const tg_rung tg_rung_stream16;
+extern const tg_rung tg_rung_stream32;
+extern const tg_rung tg_rung_stream64;
 
 const tg_rung *const tg_rungs[] = {&tg_rung_naive, &tg_rung_tiled16, &tg_rung_tiled32,
                                     &tg_rung_blocktile64, &tg_rung_blocktile128,
@@ -49,7 +53,9 @@ const tg_rung *const tg_rungs[] = {&tg_rung_naive, &tg_rung_tiled16, &tg_rung_ti
                                     &tg_rung_skinny64x32, &tg_rung_skinny32x64,
                                     &tg_rung_skinny32x32, &tg_rung_gemv8, &tg_rung_shortk128,
                                     &tg_rung_tma_wgmma3xtf32, &tg_rung_tma_wgmmatf32,
-                                    &tg_rung_tma_wgmma3xtf32_p64, &tg_rung_tma_wgmmatf32_128};
+                                    &tg_rung_tma_wgmma3xtf32_p64, &tg_rung_tma_wgmmatf32_128,
+                                    &tg_rung_stream8, &tg_rung_stream16, &tg_rung_stream32,
+                                    &tg_rung_stream64};
 const int tg_rung_count = (int)(sizeof tg_rungs / sizeof tg_rungs[0]);
 
 int tg_find_rung(const char *name)
