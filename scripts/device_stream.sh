@@ -35,8 +35,8 @@ thin="23375x27x8584 27x23375x8584 100000x32x512 16970x9x10183 65536x8x4096 28913
   1878x46x10661 32x32x100000 12x156x32461 234x13x23999 8192x64x8192 200000x16x2048"
 comma=$(echo $rungs | tr ' ' ',')
 # shellcheck disable=SC2086
-timeout "$(left)" "$cli" bench $thin --trans NN,TN,NT --algo "$comma,skinny32x32,skinny128x32,skinny64x32,gemv8" \
-  --split-k 1,0 --repeats 7 --json "$top/thin.json" >"$out/thin.log" 2>&1
+timeout "$(left)" "$cli" bench $thin --trans NN,TN,NT --algo "$comma,skinny32x32,skinny64x32" \
+  --split-k 1,2,4,8,16 --repeats 7 --json "$top/thin.json" >"$out/thin.log" 2>&1
 status "thin shapes" "rc $? at $SECONDS s"
 for s in 1 2; do
   timeout "$(left)" "$cli" bench --suite random --seed $s --count 300 --algo "$comma" --split-k 1 \

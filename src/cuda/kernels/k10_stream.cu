@@ -1,34 +1,34 @@
 /*
  * Rung 10: thin products streamed at memory speed.  When one side of C is short (at most 8,
  * 16, 32 or 64: "stream8" .. "stream64"), the product is bound by reading the long operand
- * once, and every kernel below this rung loses bandwidth on it: the FFMA tiles transpose a
- * row-major operand into shared memory by 4-byte copies, pad the short side to 128 or 256, and
- * read the short operand as often as the long one.
+ * once, and the tile kernels below this rung lose bandwidth on it: they transpose a row-major
+ * operand into shared memory by 4-byte copies and pad the short side to a wide tile.
  *
  * What it adds over rung 5 (skinny):
  *   - the problem is turned so the short side is n' (C^T = op(B)^T op(A)^T when m is short);
  *     L = op(A') (m' x k) is the long operand, S = op(B') (k x n', n' <= NS) the short one;
  *   - L is copied into shared memory in its own orientation by 16-byte cp.async (rows of k when
- *     L is contiguous along k, runs of rows when it is contiguous along m'), STAGES deep, so
- *     every byte of L crosses DRAM once, coalesced, with 3 x 36 KiB a block in flight;
- *   - each thread owns TM whole rows of C' (all NS columns), so a value of S read from shared
- *     memory is a broadcast to the warp and serves 32 * TM rows: shared-memory traffic is
- *     about the size of L, not NS / TN times it as in a tile kernel;
+ *     L is contiguous along k, runs of rows when it is contiguous along m'), 4 stages deep, so
+ *     every byte of L crosses DRAM once, coalesced, with 2 blocks of 3 stages in flight an SM;
+ *   - the block spans all NS columns, so S is read by each block once and L by one block;
  *   - k is cut by the planner's split-K (a batch of k-slices, summed in a fixed order by the
  *     backend's reduction kernel), which fills the SMs when m' / BM is a few tiles.
- * block tile   BM = THREADS * TM rows of L (256) x all NS columns x BK = 32 of k
- * thread tile  TM (2) rows x NS columns; per 4 k: TM loads of L (LDS.128 or LDS.64) and
- *              NS broadcast LDS.128 of S, for 4 * TM * NS FFMA
+ * block tile   BM x NS x BK 16, 128 threads as (128 / (NS / TN)) rows x (NS / TN) columns of
+ *              thread tiles; BM = 128 / (NS / TN) * TM: 256 (stream8/16/32), 128 (stream64)
+ * thread tile  TM x TN (4x4, 4x8, 8x8, 8x8): per 4 k, TM LDS.128 of L (4 k of a row, or 4
+ *              rows of a k) and TN LDS.128 of S, for 4 * TM * TN FFMA.  Register delivery from
+ *              shared memory (128 B a clock) is what bounds a thread tile: 8x8 gives one FFMA
+ *              a byte; 2 rows x NS a thread (a broadcast of S to the warp) gave a quarter of
+ *              that and ran at half the speed
  * stages       4: the copies of phase t + 3 overlap phase t
- * shared       STAGES x (L tile 256 x (32 + 4) or 32 x 256, S tile 32 x NS): 160 to 176 KiB,
- *              one block of 4 warps an SM
+ * shared       4 x (L 256 x (16 + 4) or 16 x 256, S 16 x NS): 84 to 88 KiB, 2 blocks an SM
  * Edges: loads past m', n' or k are zero-filled (both operands, so 0 * Inf never enters a kept
  * sum); stores are guarded; beta == 0 never reads C.  Offsets are 64-bit.
  * Constraints: min(m, n) <= NS; any k, strides, transposes and alignment (4-byte copies where
  *              16-byte ones are not legal).
- * Benchmark:   tilegemm bench --algo stream32,skinny32x32,skinny128x32 23375x27x8584
- *              100000x32x512 27x23375x8584 --trans NN,TN
- * Measured:    (see bench/results/; not yet measured on a GPU)
+ * Benchmark:   tilegemm bench --algo stream32,skinny64x32 23375x27x8584 200000x16x2048
+ *              --trans NN,TN,NT
+ * Measured:    see bench/results/ (stream rows of the thin-shape JSON)
  */
 #include <stdint.h>
 
@@ -37,9 +37,18 @@
 
 namespace {
 
-constexpr int kStreamThreads = 128, kStreamRowsPerThread = 2;
-constexpr int kStreamBM = kStreamThreads * kStreamRowsPerThread;
-constexpr int kStreamBK = 32, kStreamStages = 4;
+constexpr int kStreamThreads = 128, kStreamBK = 16, kStreamStages = 4;
+
+/* The tiling of stream<NS>: thread tiles of TM rows x TN columns, NS / TN of them across. */
+template <int NS, int TM>
+struct StreamShape {
+    static constexpr int kTN = NS <= 8 ? 4 : 8;
+    static constexpr int kCols = NS / kTN;                 /* thread tiles across n' */
+    static constexpr int kRowGroups = kStreamThreads / kCols; /* thread tiles down m' */
+    static constexpr int kBM = kRowGroups * TM;
+    static_assert(NS % kTN == 0 && kStreamThreads % kCols == 0 && kTN % 4 == 0 && TM % 4 == 0,
+                  "thread tiles must split NS columns, and read S and L by 16-byte runs");
+};
 
 /* The problem turned so that m is the long side and n <= NS; C(i, j) is C[i * c_rs + j * c_cs]. */
 struct StreamProblem {
@@ -47,33 +56,35 @@ struct StreamProblem {
     int64_t c_rs, c_cs;
 };
 
-/* Shared layout of one stage.  L along k: Ls[BM][BK + 4] (rows of k; the pad of 4 puts a
- * quarter warp's 16-byte reads of 8 rows in 32 banks); L along m': Ls[BK][BM].  S: Ss[BK][NS]. */
-template <int NS, bool L_K>
+/* Shared layout of one stage.  L along k: Ls[BM][BK + 4] (rows of k; a pitch of 4 mod 8 floats
+ * puts a quarter warp's 16-byte reads of different rows in different banks); L along m':
+ * Ls[BK][BM].  S: Ss[BK][NS]. */
+template <int BM, int NS, bool L_K>
 struct StreamTile {
-    static constexpr int kLPitch = L_K ? kStreamBK + 4 : kStreamBM;
-    static constexpr int kLFloats = L_K ? kStreamBM * kLPitch : kStreamBK * kLPitch;
+    static constexpr int kLPitch = L_K ? kStreamBK + 4 : BM;
+    static constexpr int kLFloats = L_K ? BM * kLPitch : kStreamBK * kLPitch;
     static constexpr int kSFloats = kStreamBK * NS;
     static constexpr int kFloats = kLFloats + kSFloats;
     static constexpr size_t kBytes = (size_t)kStreamStages * kFloats * sizeof(float);
 };
 
 /*
- * Issues one stage's copies of L (BM x BK from row row0, k k0) and of S (BK x NS) and commits
- * them as one group.  rows_left, k_left, n: what is inside the matrix from there on.  Copies
- * are spread over the threads with consecutive threads on consecutive addresses.
+ * Issues one stage's copies of L (BM x BK from row 0 of L, k 0 of this phase) and of S (BK x NS)
+ * and commits them as one group.  rows_left, k_left: what is inside the matrix from there on.
+ * Consecutive threads copy consecutive addresses.
  */
-template <int NS, bool L_K, bool L_VEC, bool S_VEC>
+template <int BM, int NS, bool L_K, bool L_VEC, bool S_VEC>
 __device__ __forceinline__ void stream_load_stage(float *Ls, float *Ss, const float *L,
                                                   const float *S, const tg_problem &p,
                                                   int64_t rows_left, int64_t k_left)
 {
+    using Tile = StreamTile<BM, NS, L_K>;
     const int tid = threadIdx.x;
-    /* L: along k by 16-byte runs of k (L_VEC), along m' by 16-byte runs of rows, or 4 bytes */
+    /* L: 16-byte runs along its contiguous direction, else 4-byte copies */
     constexpr int kWidth = L_VEC ? 4 : 1;
-    constexpr int kRunsPerLine = (L_K ? kStreamBK : kStreamBM) / kWidth; /* a row, or a k */
-    constexpr int kLCopies = kStreamBM * kStreamBK / kWidth / kStreamThreads;
-    static_assert(kStreamBM * kStreamBK % (kWidth * kStreamThreads) == 0,
+    constexpr int kRunsPerLine = (L_K ? kStreamBK : BM) / kWidth; /* a row, or a k */
+    constexpr int kLCopies = BM * kStreamBK / kWidth / kStreamThreads;
+    static_assert(BM * kStreamBK % (kWidth * kStreamThreads) == 0,
                   "the threads must split the L tile evenly");
 #pragma unroll 4
     for (int e = 0; e < kLCopies; ++e) {
@@ -81,7 +92,7 @@ __device__ __forceinline__ void stream_load_stage(float *Ls, float *Ss, const fl
         const int line = c / kRunsPerLine, run = c % kRunsPerLine * kWidth;
         const int row = L_K ? line : run, q = L_K ? run : line;
         const float *src = L + row * p.a_rs + q * p.a_cs;
-        float *dst = Ls + line * StreamTile<NS, L_K>::kLPitch + run;
+        float *dst = Ls + line * Tile::kLPitch + run;
         if (L_VEC) {
             const int64_t along = L_K ? k_left - q : rows_left - row; /* floats inside */
             const bool other_in = L_K ? row < rows_left : q < k_left;
@@ -95,7 +106,7 @@ __device__ __forceinline__ void stream_load_stage(float *Ls, float *Ss, const fl
     /* S: BK x NS, 16-byte runs along n' where legal, else 4 bytes with threads along k */
     constexpr int kSWidth = S_VEC ? 4 : 1;
     constexpr int kSCopies = (kStreamBK * NS / kSWidth + kStreamThreads - 1) / kStreamThreads;
-    /* not unrolled: NS x TM accumulators leave few registers for 64-bit addresses */
+    /* not unrolled: the accumulators leave few registers for 64-bit addresses */
 #pragma unroll 1
     for (int e = 0; e < kSCopies; ++e) {
         const int c = tid + e * kStreamThreads;
@@ -122,56 +133,56 @@ __device__ __forceinline__ void stream_load_stage(float *Ls, float *Ss, const fl
  * L_VEC / S_VEC: 16-byte copies are legal for L (along its contiguous direction) / for S
  * (along n').
  */
-template <int NS, bool L_K, bool L_VEC, bool S_VEC>
-__global__ void __launch_bounds__(kStreamThreads, 1) sgemm_stream(const StreamProblem g)
+template <int NS, int TM, bool L_K, bool L_VEC, bool S_VEC>
+__global__ void __launch_bounds__(kStreamThreads, 2) sgemm_stream(const StreamProblem g)
 {
-    using Tile = StreamTile<NS, L_K>;
-    constexpr int TM = kStreamRowsPerThread;
-    static_assert(NS % 4 == 0, "S is read by 16-byte broadcasts along n'");
+    using Shape = StreamShape<NS, TM>;
+    constexpr int BM = Shape::kBM, TN = Shape::kTN;
+    using Tile = StreamTile<BM, NS, L_K>;
     static_assert(kStreamBK % 4 == 0 && kStreamStages >= 2, "k runs in groups of 4, 2+ stages");
     extern __shared__ __align__(16) float smem[];
     const tg_problem &p = g.p;
     const batch_item item(p);
     const int tid = threadIdx.x;
-    const int64_t row0 = blockIdx.x * (int64_t)kStreamBM;
+    const int group = tid / Shape::kCols, col0 = tid % Shape::kCols * TN;
+    const int64_t row0 = blockIdx.x * (int64_t)BM;
     const int64_t rows_left = p.m - row0;
     const float *L = item.A + row0 * p.a_rs;
     const float *S = item.B;
     const int64_t l_step = kStreamBK * p.a_cs, s_step = kStreamBK * p.b_rs;
 
-    /* This thread's rows of the tile: tid + i * THREADS along k (a quarter warp's 16-byte reads
-     * fall in 32 banks), tid * TM + i along m' (one 8-byte read of TM adjacent rows). */
-    auto tile_row = [&](int i) { return L_K ? tid + i * kStreamThreads : tid * TM + i; };
+    /* This thread's rows of the tile: group + i * row groups along k (a quarter warp's 16-byte
+     * reads fall in different banks), group * TM + i along m' (TM / 4 16-byte reads a k). */
+    auto tile_row = [&](int i) { return L_K ? group + i * Shape::kRowGroups : group * TM + i; };
 
-    const int phases = (int)((p.k + kStreamBK - 1) / kStreamBK);
+    const int64_t phases = (p.k + kStreamBK - 1) / kStreamBK;
 #pragma unroll
     for (int s = 0; s < kStreamStages - 1; ++s) {
         if (s < phases)
-            stream_load_stage<NS, L_K, L_VEC, S_VEC>(smem + s * Tile::kFloats,
-                                                     smem + s * Tile::kFloats + Tile::kLFloats,
-                                                     L + s * l_step, S + s * s_step, p,
-                                                     rows_left, p.k - s * kStreamBK);
+            stream_load_stage<BM, NS, L_K, L_VEC, S_VEC>(
+                smem + s * Tile::kFloats, smem + s * Tile::kFloats + Tile::kLFloats,
+                L + s * l_step, S + s * s_step, p, rows_left, p.k - s * kStreamBK);
         else
             async_commit(); /* empty, so that group g is always phase g */
     }
 
-    float acc[TM][NS] = {};
-    for (int t = 0; t < phases; ++t) {
+    float acc[TM][TN] = {};
+    for (int64_t t = 0; t < phases; ++t) {
         /* phase t has landed; after the barrier everyone is done with phase t - 1's buffer */
         async_wait<kStreamStages - 2>();
         __syncthreads();
-        const int next = t + kStreamStages - 1;
+        const int64_t next = t + kStreamStages - 1;
         float *const refill = smem + next % kStreamStages * Tile::kFloats;
         if (next < phases)
-            stream_load_stage<NS, L_K, L_VEC, S_VEC>(refill, refill + Tile::kLFloats,
-                                                     L + next * l_step, S + next * s_step, p,
-                                                     rows_left, p.k - (int64_t)next * kStreamBK);
+            stream_load_stage<BM, NS, L_K, L_VEC, S_VEC>(
+                refill, refill + Tile::kLFloats, L + next * l_step, S + next * s_step, p,
+                rows_left, p.k - next * kStreamBK);
         else
             async_commit();
 
         const float *const Ls = smem + t % kStreamStages * Tile::kFloats;
-        const float *const Ss = Ls + Tile::kLFloats;
-#pragma unroll 2
+        const float *const Ss = Ls + Tile::kLFloats + col0;
+#pragma unroll
         for (int q0 = 0; q0 < kStreamBK; q0 += 4) {
             float l[TM][4]; /* rows i, k q0 .. q0 + 3 */
             if (L_K) {
@@ -182,69 +193,80 @@ __global__ void __launch_bounds__(kStreamThreads, 1) sgemm_stream(const StreamPr
                     l[i][0] = v.x, l[i][1] = v.y, l[i][2] = v.z, l[i][3] = v.w;
                 }
             } else {
-                static_assert(TM == 2, "along m', a thread reads its 2 adjacent rows at once");
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const float2 v = *reinterpret_cast<const float2 *>(
-                        Ls + (q0 + e) * Tile::kLPitch + tile_row(0));
-                    l[0][e] = v.x, l[1][e] = v.y;
-                }
+                for (int e = 0; e < 4; ++e)
+#pragma unroll
+                    for (int i = 0; i < TM; i += 4) {
+                        const float4 v = *reinterpret_cast<const float4 *>(
+                            Ls + (q0 + e) * Tile::kLPitch + tile_row(i));
+                        l[i][e] = v.x, l[i + 1][e] = v.y, l[i + 2][e] = v.z, l[i + 3][e] = v.w;
+                    }
             }
 #pragma unroll
-            for (int e = 0; e < 4; ++e)
+            for (int e = 0; e < 4; ++e) {
+                float s[TN];
 #pragma unroll
-                for (int j = 0; j < NS; j += 4) {
-                    const float4 s = *reinterpret_cast<const float4 *>(Ss + (q0 + e) * NS + j);
-#pragma unroll
-                    for (int i = 0; i < TM; ++i) {
-                        acc[i][j + 0] += l[i][e] * s.x;
-                        acc[i][j + 1] += l[i][e] * s.y;
-                        acc[i][j + 2] += l[i][e] * s.z;
-                        acc[i][j + 3] += l[i][e] * s.w;
-                    }
+                for (int j = 0; j < TN; j += 4) {
+                    const float4 v = *reinterpret_cast<const float4 *>(Ss + (q0 + e) * NS + j);
+                    s[j] = v.x, s[j + 1] = v.y, s[j + 2] = v.z, s[j + 3] = v.w;
                 }
+#pragma unroll
+                for (int i = 0; i < TM; ++i)
+#pragma unroll
+                    for (int j = 0; j < TN; ++j)
+                        acc[i][j] += l[i][e] * s[j];
+            }
         }
     }
     async_wait<0>(); /* only empty groups can be left; drain them before the block exits */
 
     float *const C = item.C;
+    const bool c_vec = g.c_cs == 1 && g.c_rs % 4 == 0 && reinterpret_cast<uintptr_t>(C) % 16 == 0;
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
         const int64_t row = row0 + tile_row(i);
         if (row >= p.m)
             continue;
+        float *const c_row = C + row * g.c_rs;
+        if (c_vec) {
 #pragma unroll
-        for (int j = 0; j < NS; ++j)
-            if (j < p.n)
-                store_result(C + row * g.c_rs + j * g.c_cs, acc[i][j], p.alpha, p.beta);
+            for (int j = 0; j < TN; j += 4)
+                store_result_run4(c_row, col0 + j, p.n, &acc[i][j], p.alpha, p.beta, true);
+        } else {
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+                if (col0 + j < p.n)
+                    store_result(c_row + (col0 + j) * g.c_cs, acc[i][j], p.alpha, p.beta);
+        }
     }
 }
 
-template <int NS, bool L_K, bool L_VEC, bool S_VEC>
+template <int NS, int TM, bool L_K, bool L_VEC, bool S_VEC>
 int launch_stream_instance(const StreamProblem &g, cudaStream_t stream)
 {
-    constexpr auto kernel = sgemm_stream<NS, L_K, L_VEC, S_VEC>;
-    constexpr size_t smem = StreamTile<NS, L_K>::kBytes;
+    constexpr int BM = StreamShape<NS, TM>::kBM;
+    constexpr auto kernel = sgemm_stream<NS, TM, L_K, L_VEC, S_VEC>;
+    constexpr size_t smem = StreamTile<BM, NS, L_K>::kBytes;
     const cudaError_t e = opt_in_shared_memory<kernel>(smem);
     if (e != cudaSuccess)
         return (int)e;
-    const dim3 grid(ceil_div(g.p.m, kStreamBM), 1, (unsigned)g.p.batch);
+    const dim3 grid(ceil_div(g.p.m, BM), 1, (unsigned)g.p.batch);
     kernel<<<grid, dim3(kStreamThreads), smem, stream>>>(g);
     return (int)cudaGetLastError();
 }
 
-template <int NS, bool L_K, bool L_VEC>
+template <int NS, int TM, bool L_K, bool L_VEC>
 int launch_stream_s(const StreamProblem &g, cudaStream_t stream)
 {
     const tg_problem &q = g.p;
     return vectors_allowed(q.B, q.b_cs, q.b_rs, q.stride_b)
-               ? launch_stream_instance<NS, L_K, L_VEC, true>(g, stream)
-               : launch_stream_instance<NS, L_K, L_VEC, false>(g, stream);
+               ? launch_stream_instance<NS, TM, L_K, L_VEC, true>(g, stream)
+               : launch_stream_instance<NS, TM, L_K, L_VEC, false>(g, stream);
 }
 
 /* Turns the problem so that n <= NS (C^T = op(B)^T op(A)^T where m is the short side), then
  * picks the copies for how L and S sit in memory. */
-template <int NS>
+template <int NS, int TM>
 int launch_stream(const tg_problem *p, void *stream_)
 {
     const cudaStream_t stream = (cudaStream_t)stream_;
@@ -259,44 +281,43 @@ int launch_stream(const tg_problem *p, void *stream_)
     const tg_problem &q = g.p;
     if (q.a_cs == 1)
         return vectors_allowed(q.A, q.a_cs, q.a_rs, q.stride_a)
-                   ? launch_stream_s<NS, true, true>(g, stream)
-                   : launch_stream_s<NS, true, false>(g, stream);
+                   ? launch_stream_s<NS, TM, true, true>(g, stream)
+                   : launch_stream_s<NS, TM, true, false>(g, stream);
     return vectors_allowed(q.A, q.a_rs, q.a_cs, q.stride_a)
-               ? launch_stream_s<NS, false, true>(g, stream)
-               : launch_stream_s<NS, false, false>(g, stream);
+               ? launch_stream_s<NS, TM, false, true>(g, stream)
+               : launch_stream_s<NS, TM, false, false>(g, stream);
 }
 
 template <int NS>
 const char *stream_unsupported(const tg_problem *p)
 {
-    static const char reason[] = "the stream rungs keep a row's outputs in registers: m or n "
+    static const char reason[] = "the stream rungs span the short side in one block: m or n "
                                  "must be at most the rung's width (8, 16, 32 or 64)";
     return p->m > NS && p->n > NS ? reason : nullptr;
 }
 
 } // namespace
 
-/* block_rows = block_cols = BM: the short side (<= NS) is one tile either way round, so the
- * planner counts ceil(long side / BM) tiles whichever side is long. */
-#define TG_STREAM_RUNG(NS)                                                                        \
+/* block_rows = block_cols = BM: the short side (<= NS <= BM) is one tile either way round, so
+ * the planner counts ceil(long side / BM) tiles whichever side is long. */
+#define TG_STREAM_RUNG(NS, TM, TN)                                                                  \
     extern "C" const tg_rung tg_rung_stream##NS = {.name = "stream" #NS, .level = 10,            \
         .summary = "min(m, n) <= " #NS ": the long operand streamed by 16-byte cp.async, 4 "     \
-                   "stages, 2 rows x " #NS " outputs a thread, the short one broadcast from "   \
-                   "shared memory",                                                              \
-        .block_rows = kStreamBM, .block_cols = kStreamBM, .in_auto = 1,                          \
-        .arith = TG_ARITH_FFMA, .launch = launch_stream<NS>,                                      \
+                   "stages, " #TM "x" #TN " a thread, 2 blocks an SM",                                 \
+        .block_rows = StreamShape<NS, TM>::kBM, .block_cols = StreamShape<NS, TM>::kBM,         \
+        .in_auto = 1, .arith = TG_ARITH_FFMA, .launch = launch_stream<NS, TM>,                   \
         .unsupported = stream_unsupported<NS>};
 
 #if TG_IN_UNIT(stream8)
-TG_STREAM_RUNG(8)
+TG_STREAM_RUNG(8, 4, 4)
 #endif
 #if TG_IN_UNIT(stream16)
-TG_STREAM_RUNG(16)
+TG_STREAM_RUNG(16, 4, 8)
 #endif
 #if TG_IN_UNIT(stream32)
-TG_STREAM_RUNG(32)
+TG_STREAM_RUNG(32, 8, 8)
 #endif
 #if TG_IN_UNIT(stream64)
-TG_STREAM_RUNG(64)
+TG_STREAM_RUNG(64, 8, 8)
 #endif
 #undef TG_STREAM_RUNG
