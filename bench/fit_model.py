@@ -112,11 +112,15 @@ def predict(dev, row, tile, sms, x, slices=1):
     return us
 
 
-def fit_device(runs):
+def fit_device(runs, dram_gbs=None):
+    """Launch cost from the fastest runs; the memory floor is the measured copy bandwidth when
+    given (the roofline: each rung's own rate then shows in its fitted k step), else the 97th
+    percentile of the rates the sweep reached."""
     times = sorted(x["us"] for x in runs)
     launch = times[max(0, len(times) // 200)]  # the fastest runs: launch and drain alone
     rates = sorted(bytes_moved(x) / (x["us"] - launch) / 1e3 for x in runs if x["us"] > 4 * launch)
-    return {"launch_us": round(launch, 2), "dram_gbs": round(rates[int(0.97 * (len(rates) - 1))])}
+    return {"launch_us": round(launch, 2),
+            "dram_gbs": round(dram_gbs or rates[int(0.97 * (len(rates) - 1))])}
 
 
 def fit_rung(dev, tile, sms, runs, shapes=None, kstep_floor=None):
@@ -183,10 +187,10 @@ def fit_c_rate(dev, row, tile, sms, runs):
     return min(max(rate, 0.05 * dev["dram_gbs"]), C_RATE_MARGIN * dev["dram_gbs"])
 
 
-def fit(runs, tiles, sms):
+def fit(runs, tiles, sms, dram_gbs=None):
     """One (occupancy, bk) per rung from all its runs; wave and k-step costs per orientation
     class, no faster per k step than the rung's best measured rate."""
-    dev = fit_device(runs)
+    dev = fit_device(runs, dram_gbs)
     rows = {}
     for algo in sorted({x["algo"] for x in runs if x["split"] == 1 and x["algo"] in tiles}):
         mine = [x for x in runs if x["algo"] == algo and x["split"] == 1]
@@ -282,6 +286,9 @@ def main():
     ap.add_argument("--check", nargs="*", default=[], help="sweeps to judge the choice on")
     ap.add_argument("--cross-validate", action="store_true",
                     help="fit on half the shapes, check on the other half, both ways")
+    ap.add_argument("--dram-gbs", type=float,
+                    help="memory floor, GB/s: the device-to-device copy bandwidth measured on the "
+                         "GPU (read plus write), default the sweep's 97th-percentile rate")
     ap.add_argument("--tiles", default="tuning/rung_tiles.tsv",
                     help="block tile of each rung: tilegemm algos --tsv > FILE")
     args = ap.parse_args()
@@ -298,14 +305,14 @@ def main():
     if args.cross_validate:
         half = lambda x: zlib.crc32(repr(x["key"]).encode()) % 2
         for fold in (0, 1):
-            dev, rows = fit([x for x in runs if half(x) == fold], tiles, sms)
+            dev, rows = fit([x for x in runs if half(x) == fold], tiles, sms, args.dram_gbs)
             for mode, ok in modes.items():
                 print(f"fitted on half {fold}, checked on the other, math {mode}:")
                 check(dev, rows, tiles, sms, [x for x in runs if half(x) != fold], ok)
     if args.model:
         dev, rows = read_model(args.model)
     else:
-        dev, rows = fit(runs, tiles, sms)
+        dev, rows = fit(runs, tiles, sms, args.dram_gbs)
     print(f"device: launch {dev['launch_us']} us, {dev['dram_gbs']} GB/s; {len(rows)} rung rows")
     for name, sweep in [("fitted", runs)] + [(p, load([p])[1]) for p in args.check]:
         for mode, ok in modes.items():

@@ -9,19 +9,20 @@
  *     L = op(A') (m' x k) is the long operand, S = op(B') (k x n', n' <= NS) the short one;
  *   - L is copied into shared memory in its own orientation by 16-byte cp.async (rows of k when
  *     L is contiguous along k, runs of rows when it is contiguous along m'), 4 stages deep, so
- *     every byte of L crosses DRAM once, coalesced, with 2 blocks of 3 stages in flight an SM;
+ *     every byte of L crosses DRAM once, coalesced, with 2 or 3 stages in flight;
  *   - the block spans all NS columns, so S is read by each block once and L by one block;
  *   - k is cut by the planner's split-K (a batch of k-slices, summed in a fixed order by the
  *     backend's reduction kernel), which fills the SMs when m' / BM is a few tiles.
- * block tile   BM x NS x BK 16, 128 threads as (128 / (NS / TN)) rows x (NS / TN) columns of
+ * block tile   BM x NS x BK (32 with L along k, 16 along m'), 128 threads as (128 / (NS / TN)) rows x (NS / TN) columns of
  *              thread tiles; BM = 128 / (NS / TN) * TM: 256 (stream8/16/32), 128 (stream64)
  * thread tile  TM x TN (4x4, 4x8, 8x8, 8x8): per 4 k, TM LDS.128 of L (4 k of a row, or 4
  *              rows of a k) and TN LDS.128 of S, for 4 * TM * TN FFMA.  Register delivery from
  *              shared memory (128 B a clock) is what bounds a thread tile: 8x8 gives one FFMA
  *              a byte; 2 rows x NS a thread (a broadcast of S to the warp) gave a quarter of
  *              that and ran at half the speed
- * stages       4: the copies of phase t + 3 overlap phase t
- * shared       4 x (L 256 x (16 + 4) or 16 x 256, S 16 x NS): 84 to 88 KiB, 2 blocks an SM
+ * stages       3 along k (one block an SM), 4 along m' (two blocks an SM)
+ * shared       3 x (L 256 x (32 + 4), S 32 x NS) or 4 x (L 16 x 256, S 16 x NS): 110 to
+ *              132 KiB along k, 66 to 80 KiB along m'
  * Edges: loads past m', n' or k are zero-filled (both operands, so 0 * Inf never enters a kept
  * sum); stores are guarded; beta == 0 never reads C.  Offsets are 64-bit.
  * Constraints: min(m, n) <= NS; any k, strides, transposes and alignment (4-byte copies where
@@ -37,7 +38,13 @@
 
 namespace {
 
-constexpr int kStreamThreads = 128, kStreamBK = 16, kStreamStages = 4;
+constexpr int kStreamThreads = 128;
+/* k a stage and stages: L along k is copied a 128-byte line of a row a stage (16 k left it
+ * at 64 bytes of 256 rows, a third slower on the H100); along m' a stage is 16 k of 1 KiB. */
+template <bool L_K>
+constexpr int kStreamBK = L_K ? 32 : 16;
+template <bool L_K>
+constexpr int kStreamStages = L_K ? 3 : 4;
 
 /* The tiling of stream<NS>: thread tiles of TM rows x TN columns, NS / TN of them across. */
 template <int NS, int TM>
@@ -61,11 +68,11 @@ struct StreamProblem {
  * Ls[BK][BM].  S: Ss[BK][NS]. */
 template <int BM, int NS, bool L_K>
 struct StreamTile {
-    static constexpr int kLPitch = L_K ? kStreamBK + 4 : BM;
-    static constexpr int kLFloats = L_K ? BM * kLPitch : kStreamBK * kLPitch;
-    static constexpr int kSFloats = kStreamBK * NS;
+    static constexpr int kLPitch = L_K ? kStreamBK<L_K> + 4 : BM;
+    static constexpr int kLFloats = L_K ? BM * kLPitch : kStreamBK<L_K> * kLPitch;
+    static constexpr int kSFloats = kStreamBK<L_K> * NS;
     static constexpr int kFloats = kLFloats + kSFloats;
-    static constexpr size_t kBytes = (size_t)kStreamStages * kFloats * sizeof(float);
+    static constexpr size_t kBytes = (size_t)kStreamStages<L_K> * kFloats * sizeof(float);
 };
 
 /*
@@ -79,12 +86,13 @@ __device__ __forceinline__ void stream_load_stage(float *Ls, float *Ss, const fl
                                                   int64_t rows_left, int64_t k_left)
 {
     using Tile = StreamTile<BM, NS, L_K>;
+    constexpr int BK = kStreamBK<L_K>;
     const int tid = threadIdx.x;
     /* L: 16-byte runs along its contiguous direction, else 4-byte copies */
     constexpr int kWidth = L_VEC ? 4 : 1;
-    constexpr int kRunsPerLine = (L_K ? kStreamBK : BM) / kWidth; /* a row, or a k */
-    constexpr int kLCopies = BM * kStreamBK / kWidth / kStreamThreads;
-    static_assert(BM * kStreamBK % (kWidth * kStreamThreads) == 0,
+    constexpr int kRunsPerLine = (L_K ? BK : BM) / kWidth; /* a row, or a k */
+    constexpr int kLCopies = BM * BK / kWidth / kStreamThreads;
+    static_assert(BM * BK % (kWidth * kStreamThreads) == 0,
                   "the threads must split the L tile evenly");
 #pragma unroll 4
     for (int e = 0; e < kLCopies; ++e) {
@@ -103,17 +111,20 @@ __device__ __forceinline__ void stream_load_stage(float *Ls, float *Ss, const fl
             copy_async_4_zfill(dst, in ? src : L, in);
         }
     }
-    /* S: BK x NS, 16-byte runs along n' where legal, else 4 bytes with threads along k */
+    /* S: BK x NS, 16-byte runs along n' where legal, else 4 bytes with consecutive threads
+     * along S's contiguous direction (n' when b_cs == 1), so a warp's copies stay coalesced */
     constexpr int kSWidth = S_VEC ? 4 : 1;
-    constexpr int kSCopies = (kStreamBK * NS / kSWidth + kStreamThreads - 1) / kStreamThreads;
+    constexpr int kSCopies = (BK * NS / kSWidth + kStreamThreads - 1) / kStreamThreads;
+    const bool s_along_n = S_VEC || p.b_cs == 1;
     /* not unrolled: the accumulators leave few registers for 64-bit addresses */
 #pragma unroll 1
     for (int e = 0; e < kSCopies; ++e) {
         const int c = tid + e * kStreamThreads;
-        if (c * kSWidth >= kStreamBK * NS)
+        if (c * kSWidth >= BK * NS)
             break;
-        const int q = S_VEC ? c / (NS / 4) : c % kStreamBK;
-        const int j = S_VEC ? c % (NS / 4) * 4 : c / kStreamBK;
+        const int per_q = NS / kSWidth; /* copies along n' of one k */
+        const int q = s_along_n ? c / per_q : c % BK;
+        const int j = s_along_n ? c % per_q * kSWidth : c / BK;
         const float *src = S + q * p.b_rs + j * p.b_cs;
         float *dst = Ss + q * NS + j;
         if (S_VEC) {
@@ -139,7 +150,8 @@ __global__ void __launch_bounds__(kStreamThreads, 2) sgemm_stream(const StreamPr
     using Shape = StreamShape<NS, TM>;
     constexpr int BM = Shape::kBM, TN = Shape::kTN;
     using Tile = StreamTile<BM, NS, L_K>;
-    static_assert(kStreamBK % 4 == 0 && kStreamStages >= 2, "k runs in groups of 4, 2+ stages");
+    constexpr int BK = kStreamBK<L_K>, STAGES = kStreamStages<L_K>;
+    static_assert(BK % 4 == 0 && STAGES >= 2, "k runs in groups of 4, 2+ stages");
     extern __shared__ __align__(16) float smem[];
     const tg_problem &p = g.p;
     const batch_item item(p);
@@ -149,19 +161,19 @@ __global__ void __launch_bounds__(kStreamThreads, 2) sgemm_stream(const StreamPr
     const int64_t rows_left = p.m - row0;
     const float *L = item.A + row0 * p.a_rs;
     const float *S = item.B;
-    const int64_t l_step = kStreamBK * p.a_cs, s_step = kStreamBK * p.b_rs;
+    const int64_t l_step = BK * p.a_cs, s_step = BK * p.b_rs;
 
     /* This thread's rows of the tile: group + i * row groups along k (a quarter warp's 16-byte
      * reads fall in different banks), group * TM + i along m' (TM / 4 16-byte reads a k). */
     auto tile_row = [&](int i) { return L_K ? group + i * Shape::kRowGroups : group * TM + i; };
 
-    const int64_t phases = (p.k + kStreamBK - 1) / kStreamBK;
+    const int64_t phases = (p.k + BK - 1) / BK;
 #pragma unroll
-    for (int s = 0; s < kStreamStages - 1; ++s) {
+    for (int s = 0; s < STAGES - 1; ++s) {
         if (s < phases)
             stream_load_stage<BM, NS, L_K, L_VEC, S_VEC>(
                 smem + s * Tile::kFloats, smem + s * Tile::kFloats + Tile::kLFloats,
-                L + s * l_step, S + s * s_step, p, rows_left, p.k - s * kStreamBK);
+                L + s * l_step, S + s * s_step, p, rows_left, p.k - s * BK);
         else
             async_commit(); /* empty, so that group g is always phase g */
     }
@@ -169,21 +181,21 @@ __global__ void __launch_bounds__(kStreamThreads, 2) sgemm_stream(const StreamPr
     float acc[TM][TN] = {};
     for (int64_t t = 0; t < phases; ++t) {
         /* phase t has landed; after the barrier everyone is done with phase t - 1's buffer */
-        async_wait<kStreamStages - 2>();
+        async_wait<STAGES - 2>();
         __syncthreads();
-        const int64_t next = t + kStreamStages - 1;
-        float *const refill = smem + next % kStreamStages * Tile::kFloats;
+        const int64_t next = t + STAGES - 1;
+        float *const refill = smem + next % STAGES * Tile::kFloats;
         if (next < phases)
             stream_load_stage<BM, NS, L_K, L_VEC, S_VEC>(
                 refill, refill + Tile::kLFloats, L + next * l_step, S + next * s_step, p,
-                rows_left, p.k - next * kStreamBK);
+                rows_left, p.k - next * BK);
         else
             async_commit();
 
-        const float *const Ls = smem + t % kStreamStages * Tile::kFloats;
+        const float *const Ls = smem + t % STAGES * Tile::kFloats;
         const float *const Ss = Ls + Tile::kLFloats + col0;
 #pragma unroll
-        for (int q0 = 0; q0 < kStreamBK; q0 += 4) {
+        for (int q0 = 0; q0 < BK; q0 += 4) {
             float l[TM][4]; /* rows i, k q0 .. q0 + 3 */
             if (L_K) {
 #pragma unroll
