@@ -45,7 +45,8 @@ from ._native import (TG_NO_TRANS, TG_ROW_MAJOR, TG_TRANS, TilegemmError, curren
                       handle, library_path, tg_backend_available, tg_version)
 from ._operands import COPYABLE_KINDS, Operand, cannot_copy, copy_into, describe, empty, overlap
 
-__all__ = ["matmul", "sgemm", "math", "TilegemmError", "version", "backend_available", "library_path"]
+__all__ = ["matmul", "sgemm", "math", "TilegemmError", "version", "backend_available",
+           "library_path"]
 __version__ = "0.1.0"
 
 
