@@ -243,9 +243,19 @@ def _grads(ctx, grad, product):
     """dA = dC B^T and dB = A^T dC by `product` (mm or bmm) on transposed views."""
     a, b = ctx.saved_tensors
     need_a, need_b = (ctx.needs_input_grad[i] for i in ctx.ab)
-    da = _product(product, grad, b.transpose(-1, -2), ctx.math) if need_a else None
-    db = _product(product, a.transpose(-1, -2), grad, ctx.math) if need_b else None
+    da = _product_like(a, product, grad, b.transpose(-1, -2), ctx.math) if need_a else None
+    db = _product_like(b, product, a.transpose(-1, -2), grad, ctx.math) if need_b else None
     return da, db
+
+
+def _product_like(x, product, left, right, math):
+    """left @ right stored like x: for a column-major x (a transposed weight, as in linear),
+    (right^T @ left^T)^T, so that the gradient needs no copy to match its tensor (as PyTorch's
+    own mm backward does)."""
+    if x.stride(-2) == 1 and x.stride(-1) != 1:
+        return _product(product, right.transpose(-1, -2), left.transpose(-1, -2),
+                        math).transpose(-1, -2)
+    return _product(product, left, right, math)
 
 
 def _mm_backward(ctx, grad):
