@@ -32,7 +32,6 @@ or shapes that do not match; the routing (enabled / enable) passes such calls to
 
 import contextlib
 import threading
-from math import prod
 
 import torch
 
@@ -46,7 +45,7 @@ _OP = (TG_NO_TRANS, TG_TRANS)
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _RUNTIME = -1  # the math argument of an op traced without math=: resolved when it runs
 
-_get_device = torch._C._cuda_getDevice
+_get_device = getattr(torch._C, "_cuda_getDevice", lambda: -1)  # absent from CPU-only builds
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
     lambda device: torch.cuda.current_stream(device).cuda_stream)
 _dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
@@ -76,6 +75,14 @@ def _check(op, dims, **tensors):
             raise ValueError(f"tilegemm.torch.{op}: the tensors are on {device} and {t.device}")
 
 
+def _usual(a, b, dims):
+    """_check's verdict on plain tensors in the usual case, in a few attribute reads: both
+    float32 CUDA tensors of `dims` dimensions on one GPU.  False sends the call to _check."""
+    return (type(a) in _PLAIN and type(b) in _PLAIN and a.dtype is _F32 and b.dtype is _F32 and
+            a.is_cuda and b.is_cuda and a.dim() == dims and b.dim() == dims and
+            a.get_device() == b.get_device())
+
+
 def _product_shape(op, a, b):
     """(m, n, k) of a @ b over the last two dimensions; ValueError when they do not match."""
     m, k = a.shape[-2:]
@@ -86,14 +93,25 @@ def _product_shape(op, a, b):
     return m, n, k
 
 
+def _rows(shape):
+    """The product of the sizes in `shape` (1 for none), in plain Python that torch.compile
+    traces."""
+    rows = 1
+    for size in shape:
+        rows *= size
+    return rows
+
+
 def _mm_shape(a, b):
-    _check("mm", 2, a=a, b=b)
+    if not _usual(a, b, 2):
+        _check("mm", 2, a=a, b=b)
     m, n, _ = _product_shape("mm", a, b)
     return m, n
 
 
 def _bmm_shape(a, b):
-    _check("bmm", 3, a=a, b=b)
+    if not _usual(a, b, 3):
+        _check("bmm", 3, a=a, b=b)
     if a.shape[0] != b.shape[0]:
         raise ValueError(f"tilegemm.torch.bmm: batch sizes {a.shape[0]} and {b.shape[0]} differ")
     m, n, _ = _product_shape("bmm", a, b)
@@ -333,7 +351,7 @@ def bmm(a, b, *, math=None):
 
 def linear(input, weight, bias=None, *, math=None):
     """input @ weight.T + bias (torch.nn.functional.linear), over any leading dimensions."""
-    x = input.reshape(prod(input.shape[:-1]), input.shape[-1])
+    x = input.reshape(_rows(input.shape[:-1]), input.shape[-1])
     if bias is None:
         y = mm(x, weight.t(), math=math)
     else:
@@ -352,12 +370,12 @@ def matmul(a, b, *, math=None):
     if vector_b:
         b = b.unsqueeze(-1)
     if b.dim() == 2:
-        rows = prod(a.shape[:-1])
+        rows = _rows(a.shape[:-1])
         y = mm(a.reshape(rows, a.shape[-1]), b, math=math).reshape(*a.shape[:-1], b.shape[-1])
     else:
         batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        a3 = a.expand(*batch, *a.shape[-2:]).reshape(prod(batch), *a.shape[-2:])
-        b3 = b.expand(*batch, *b.shape[-2:]).reshape(prod(batch), *b.shape[-2:])
+        a3 = a.expand(*batch, *a.shape[-2:]).reshape(_rows(batch), *a.shape[-2:])
+        b3 = b.expand(*batch, *b.shape[-2:]).reshape(_rows(batch), *b.shape[-2:])
         y = bmm(a3, b3, math=math)
         y = y.reshape(*batch, *y.shape[-2:])
     if vector_a:
