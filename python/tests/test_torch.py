@@ -171,17 +171,17 @@ def test_backward_runs_in_the_forward_mode():
 
 # --- Math scoping -----------------------------------------------------------------------------
 def test_math_is_scoped_to_the_call_and_the_block():
-    a, b = rand(256, 512, seed=40), rand(512, 256, seed=41)
+    a, b = rand(1024, 1024, seed=40), rand(1024, 1024, seed=41)  # large: tensor cores win
     fp32 = tgt.mm(a, b)
     tf32 = tgt.mm(a, b, math="tf32")
-    check(tf32, torch.mm, a, b, k=512, unit=4 * TF32_UNIT)
+    check(tf32, torch.mm, a, b, k=1024, unit=8 * TF32_UNIT)
     assert torch.equal(tgt.mm(a, b), fp32)  # the tf32 call changed nothing after it
     assert not torch.equal(tf32, fp32)  # TF32 rounding shows on random inputs
     with tilegemm.math("tf32"):
         assert torch.equal(tgt.mm(a, b), tf32)
         assert torch.equal(tgt.mm(a, b, math="fp32"), fp32)
     assert torch.equal(tgt.mm(a, b), fp32)
-    check(fp32, torch.mm, a, b, k=512)
+    check(fp32, torch.mm, a, b, k=1024)
     # tilegemm.sgemm follows the same rules.
     tilegemm.sgemm(a, b, math="tf32")
     assert torch.equal(tilegemm.sgemm(a, b), fp32)

@@ -463,18 +463,16 @@ def enabled():
         yield
 
 
-_originals = {}
+_originals = {}  # (owner, name): what enable() replaced, None where it was inherited
 
 
-def _patched(owner, name, route):
-    original = getattr(owner, name)
-
+def _patched(original, route):
     def call(*args, **kwargs):
         out = route(*args, **kwargs)
         return original(*args, **kwargs) if out is NotImplemented else out
 
-    call.__name__, call.__doc__, call.__wrapped__ = name, original.__doc__, original
-    return original, call
+    call.__name__, call.__doc__, call.__wrapped__ = original.__name__, original.__doc__, original
+    return call
 
 
 def enable():
@@ -482,12 +480,15 @@ def enable():
     themselves are replaced in torch, torch.Tensor and torch.nn.functional."""
     for owner, name, route in _ROUTES:
         if (owner, name) not in _originals:
-            _originals[(owner, name)], call = _patched(owner, name, route)
-            setattr(owner, name, call)
+            _originals[(owner, name)] = vars(owner).get(name)
+            setattr(owner, name, _patched(getattr(owner, name), route))
 
 
 def disable():
     """Puts back what enable() replaced."""
     while _originals:
         (owner, name), original = _originals.popitem()
-        setattr(owner, name, original)
+        if original is None:
+            delattr(owner, name)  # inherited (torch.Tensor's methods come from its C base)
+        else:
+            setattr(owner, name, original)
