@@ -7,12 +7,12 @@
 # torch-train.json, torch-train.png, 0-logs.tgz, table.txt; a short table last.
 #
 #   TG_COMMIT=$(git rev-parse --short HEAD) scripts/device_torch.sh
-# Environment: BUILD_DIR (default build-device), DEADLINE (seconds, default 450), TG_COMMIT
+# Environment: BUILD_DIR (default build-device), DEADLINE (seconds, default 420), TG_COMMIT
 # (recorded in the JSON where the tree has no .git), PYTHON (default python3).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit
 . scripts/device_common.sh
-device_setup 450 36
+device_setup 420 36
 python=${PYTHON:-python3}
 export TG_COMMIT=${TG_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 
