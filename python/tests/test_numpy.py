@@ -356,3 +356,147 @@ def test_math_keyword_rejects_unknown_modes():
     a = np.ones((2, 2), np.float32)
     with pytest.raises(ValueError, match="math"):
         tilegemm.sgemm(a, a, math="fast")
+
+
+# --- Math modes are scoped to the call or the block, never sticky -------------------------------
+def _handle_math():
+    from tilegemm import _native
+    return ["fp32", "strict", "tf32"][_native.tg_get_math(_native.handle().ptr)]
+
+
+def _plain_call():
+    a = np.ones((2, 2), np.float32)
+    tilegemm.sgemm(a, a)
+    return _handle_math()
+
+
+def test_math_keyword_applies_to_that_call_only():
+    default = _plain_call()
+    a = np.ones((2, 2), np.float32)
+    tilegemm.sgemm(a, a, math="tf32")
+    assert _handle_math() == "tf32"
+    assert _plain_call() == default  # the next call without math= is back to the default
+
+
+def test_math_block_scopes_the_mode():
+    default = _plain_call()
+    a = np.ones((2, 2), np.float32)
+    with tilegemm.math("strict"):
+        assert _plain_call() == "strict"
+        tilegemm.sgemm(a, a, math="tf32")  # the call's own mode wins inside the block
+        assert _handle_math() == "tf32"
+        assert _plain_call() == "strict"
+        with tilegemm.math("tf32"):
+            assert _plain_call() == "tf32"
+        assert _plain_call() == "strict"
+    assert _plain_call() == default
+    with pytest.raises(ValueError, match="math = 'fast'"):
+        with tilegemm.math("fast"):
+            pass
+
+
+def test_math_block_is_per_thread():
+    seen = []
+    with tilegemm.math("tf32"):
+        t = threading.Thread(target=lambda: seen.append(_plain_call()))
+        t.start()
+        t.join()
+    assert seen == [tilegemm._math.MODES[tilegemm._math.default()]]
+
+
+def test_math_environment_sets_the_process_default():
+    import os
+    import subprocess
+    import sys
+    script = ("import numpy as np, tilegemm\n"
+              "from tilegemm import _native\n"
+              "a = np.ones((2, 2), np.float32)\n"
+              "mode = lambda: _native.tg_get_math(_native.handle().ptr)\n"
+              "tilegemm.sgemm(a, a); first = mode()\n"
+              "tilegemm.sgemm(a, a, math='fp32'); second = mode()\n"
+              "tilegemm.sgemm(a, a); print(first, second, mode())\n")
+    env = dict(os.environ, TILEGEMM_MATH="tf32")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.split() == ["2", "0", "2"]
+
+
+# --- Bad input: booleans, overlap, alignment ------------------------------------------------------
+@pytest.mark.parametrize("bad", ["no", "False", 0, 1, 2, 0.5, None, [True]])
+def test_trans_flags_must_be_booleans(bad):
+    a = rand(3, 3)
+    for name in ("trans_a", "trans_b"):
+        with pytest.raises(TypeError, match=f"{name} must be a bool"):
+            tilegemm.sgemm(a, a, **{name: bad})
+
+
+def test_trans_flags_accept_numpy_booleans():
+    a, b = rand(4, 3), rand(5, 4)
+    got = tilegemm.sgemm(a, b, trans_a=np.True_, trans_b=np.bool_(True))
+    assert_close(got, a, b, reference(a, b, trans_a=True, trans_b=True), True, True)
+
+
+def test_disjoint_blocks_of_one_array_are_not_an_overlap():
+    x = rand(6, 6)
+    a, b = x[:3, :3].copy(), x[3:, 3:].copy()
+    r = tilegemm.sgemm(x[:3, :3], x[3:, 3:], out=x[:3, 3:])
+    assert r.base is x.base or r.base is x
+    assert_close(x[:3, 3:], a, b, reference(a, b))
+    np.testing.assert_array_equal(x[:3, :3], a)
+    # Column-major blocks interleaved with row-major ones: x.T's blocks are x's columns.
+    y = rand(8, 8)
+    a, b = y[4:, :4].T.copy(), y[4:, 4:].copy()
+    tilegemm.sgemm(y[4:, :4].T, y[4:, 4:], out=y[:4, 4:].T)
+    assert_close(y[:4, 4:].T, a, b, reference(a, b))
+
+
+@pytest.mark.parametrize("out_view", [lambda x: x[:3, 2:5], lambda x: x[2:5, 1:4],
+                                      lambda x: x[:3, :3].T, lambda x: x[2:5, 2:5]])
+def test_shared_elements_are_an_overlap(out_view):
+    x = rand(6, 6)
+    with pytest.raises(ValueError, match="out overlaps a"):
+        tilegemm.sgemm(x[:3, :3], rand(3, 3), out=out_view(x))
+
+
+def test_overlap_check_against_brute_force():
+    """Random views of one buffer: refused exactly when some element address is shared."""
+    local = np.random.default_rng(5)
+    buf = np.zeros(400, np.float32)
+    for _ in range(300):
+        views = []
+        for _ in range(2):
+            r, c = local.integers(1, 5, size=2)
+            ld = int(local.integers(max(r, c), 12))
+            start = int(local.integers(0, 400 - ld * max(r, c)))
+            v = np.lib.stride_tricks.as_strided(buf[start:], shape=(r, c), strides=(4 * ld, 4))
+            views.append(v.T if local.integers(2) else v)
+        a, out = views
+        b = np.ones((a.shape[1], out.shape[1]), np.float32)
+        if a.shape[0] != out.shape[0]:
+            continue
+
+        def cells(v):
+            return {v.__array_interface__["data"][0] + i * v.strides[0] + j * v.strides[1]
+                    for i in range(v.shape[0]) for j in range(v.shape[1])}
+        if cells(a) & cells(out):
+            with pytest.raises(ValueError, match="out overlaps a"):
+                tilegemm.sgemm(a, b, out=out)
+        else:
+            tilegemm.sgemm(a, b, out=out)
+
+
+def _misaligned(rows, cols):
+    raw = np.zeros(4 * rows * cols + 4, np.uint8)
+    return raw[1:1 + 4 * rows * cols].view(np.float32).reshape(rows, cols)
+
+
+def test_misaligned_views_are_refused():
+    bad, good = _misaligned(3, 3), rand(3, 3)
+    assert bad.__array_interface__["data"][0] % 4
+    for args, name in (((bad, good), "a"), ((good, bad), "b")):
+        with pytest.raises(ValueError, match=f"{name} starts at address .* misaligned"):
+            tilegemm.sgemm(*args)
+    with pytest.raises(ValueError, match="out starts at address"):
+        tilegemm.sgemm(good, good, out=_misaligned(3, 3))
+    with pytest.raises(ValueError, match="c starts at address"):
+        tilegemm.sgemm(good, good, _misaligned(3, 3), beta=1.0)

@@ -26,21 +26,27 @@ an array that only offers __cuda_array_interface__ is asked of CuPy; without CuP
 to be the current device.
 
 Errors: TypeError for a wrong type or dtype, ValueError for wrong dimensions, shapes, strides,
-mixed devices, a read-only or overlapping out; these never reach the library.  A failure inside
-the library raises TilegemmError(status, message, arg) with its message.
+mixed devices, a misaligned (not float32-aligned) pointer, a read-only out or one that shares
+elements with a or b; these never reach the library.  A failure inside the library raises
+TilegemmError(status, message, arg) with its message.
+
+Math modes ("fp32", the default; "strict"; "tf32") are scoped: math= for one call,
+`with tilegemm.math("tf32"):` for a block, TILEGEMM_MATH for the process.
 """
 
 import numbers
 from dataclasses import dataclass
 from typing import Optional
 
-from . import _native
+from . import _math, _native
 from ._devices import UNKNOWN, call_stream, on_device, resolve_devices
+from ._math import math
 from ._native import (TG_NO_TRANS, TG_ROW_MAJOR, TG_TRANS, TilegemmError, current_device,
                       handle, library_path, tg_backend_available, tg_version)
 from ._operands import COPYABLE_KINDS, Operand, cannot_copy, copy_into, describe, empty, overlap
 
-__all__ = ["matmul", "sgemm", "TilegemmError", "version", "backend_available", "library_path"]
+__all__ = ["matmul", "sgemm", "math", "TilegemmError", "version", "backend_available",
+           "library_path"]
 __version__ = "0.1.0"
 
 
@@ -64,6 +70,16 @@ def _real(value, name):
         raise TypeError(f"{name} must be a real number, got {value!r} "
                         f"({type(value).__name__})")
     return float(value)
+
+
+def _flag(value, name):
+    """trans_a and trans_b are booleans: bool or numpy.bool_.  Anything else ("no", 0, 2) is
+    refused rather than judged by its truthiness."""
+    if value is True or value is False:
+        return value
+    if type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"):
+        return bool(value)
+    raise TypeError(f"{name} must be a bool, got {value!r} ({type(value).__name__})")
 
 
 @dataclass
@@ -103,13 +119,14 @@ def sgemm(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, out=N
     for theirs, and theirs wait for the call afterwards.
 
     alpha, beta: real numbers (int, float, real NumPy scalars); str, complex and bool are refused.
-    math: None keeps the handle's mode (TILEGEMM_MATH, default "fp32"); "fp32" (FP32 accuracy,
-         the library picks FFMA or 3xTF32), "strict" (FP32 FMA only) or "tf32" (faster, TF32
-         accuracy) sets it for this thread's handle from this call on.
+    trans_a, trans_b: bool (or numpy.bool_); anything else is a TypeError.
+    math: "fp32" (FP32 accuracy, the library picks FFMA or 3xTF32), "strict" (FP32 FMA only)
+         or "tf32" (faster, TF32 accuracy), for this call only.  None: the mode of the
+         enclosing `with tilegemm.math(...)` block, else TILEGEMM_MATH, else "fp32".
     """
-    if math is not None and math not in ("fp32", "strict", "tf32"):
-        raise ValueError(f"math = {math!r} is not one of 'fp32', 'strict', 'tf32'")
+    math = _math.resolve(math)
     alpha, beta = _real(alpha, "alpha"), _real(beta, "beta")
+    trans_a, trans_b = _flag(trans_a, "trans_a"), _flag(trans_b, "trans_b")
     A = describe(a, "a")
     B = describe(b, "b")
     C = describe(c, "c") if c is not None else None
@@ -139,7 +156,7 @@ def sgemm(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, out=N
     if copy_c and O is not None and O.kind not in COPYABLE_KINDS:
         raise cannot_copy(O)
 
-    p = _Product(A, B, C, O, m, n, k, alpha, beta, bool(trans_a), bool(trans_b), copy_c)
+    p = _Product(A, B, C, O, m, n, k, alpha, beta, trans_a, trans_b, copy_c)
     if device is None:
         _run(p, handle(), None, math)
     else:
@@ -151,9 +168,8 @@ def sgemm(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, out=N
 
 def _run(p, h, kinds, math):
     """The rest of sgemm, with the operands' device current (GPU) and `h` its handle; kinds:
-    the libraries of the GPU operands, None for host memory."""
-    if math is not None:
-        h.set_math(math)
+    the libraries of the GPU operands, None for host memory; math: the tg_math value."""
+    h.use_math(math)
     if p.out is None:
         p.out = describe(empty(p.a, (p.m, p.n)), "out")
     for x in (p.a, p.b):

@@ -83,6 +83,10 @@ tg_math_from_name = _declare("tg_math_from_name", ctypes.c_int, ctypes.c_char_p)
 tg_sgemm = _declare("tg_sgemm", ctypes.c_int, _h, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                     _i64, _i64, _i64, ctypes.c_float, ctypes.c_void_p, _i64, ctypes.c_void_p,
                     _i64, ctypes.c_float, ctypes.c_void_p, _i64)
+tg_sgemm_strided_batched = _declare(
+    "tg_sgemm_strided_batched", ctypes.c_int, _h, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+    _i64, _i64, _i64, ctypes.c_float, ctypes.c_void_p, _i64, _i64, ctypes.c_void_p, _i64, _i64,
+    ctypes.c_float, ctypes.c_void_p, _i64, _i64, _i64)
 
 
 class TilegemmError(RuntimeError):
@@ -174,6 +178,7 @@ class _Handle:
         self.device = device
         self.stream = None  # the stream last given to tg_set_stream (None: the handle's own)
         self.park_ptr = tg_get_stream(ptr) or 0
+        self.math = tg_get_math(ptr)  # the tg_math value last set (TILEGEMM_MATH at creation)
 
     def set_stream(self, stream):
         """Makes the handle run on `stream` (a cudaStream_t as an int; 0: legacy default).
@@ -187,12 +192,11 @@ class _Handle:
         if self.stream is not None and self.stream != self.park_ptr:
             self.set_stream(self.park_ptr)
 
-    def set_math(self, mode):
-        """Sets the math mode for the next calls: "fp32", "strict" or "tf32"."""
-        code = tg_math_from_name(mode.encode()) if isinstance(mode, str) else -1
-        if code < 0:
-            raise ValueError(f"math = {mode!r} is not one of 'fp32', 'strict', 'tf32'")
-        self.check(tg_set_math(self.ptr, code))
+    def use_math(self, code):
+        """Makes the next calls run in math mode `code` (a tg_math value, see _math)."""
+        if code != self.math:
+            self.check(tg_set_math(self.ptr, code))
+            self.math = code
 
     def synchronize(self):
         self.check(tg_synchronize(self.ptr))

@@ -74,8 +74,28 @@ class Operand:
 
 
 def overlap(x, y):
+    """True when matrices x and y share an element.  Matrices whose byte ranges meet are looked
+    at line by line: x's stored lines (rows, or columns when column-major) against y's, so that
+    blocks interleaved in one array (x[:3, :3] and x[:3, 3:]) are told apart exactly."""
     (a0, a1), (b0, b1) = x.span(), y.span()
-    return a0 < b1 and b0 < a1
+    if not (a0 < b1 and b0 < a1):
+        return False
+    import numpy as np
+    lx, nx, ldx = _lines(x)
+    ly, ny, ldy = _lines(y)
+    d = (y.ptr - x.ptr) // 4  # both are float32-aligned (describe): a whole number of elements
+    # Line i of x holds elements [i ldx, i ldx + nx); line s of y [d + s ldy, d + s ldy + ny).
+    # As ldy >= ny, y's lines are disjoint and increasing: the first one ending after line i
+    # starts, s = floor((i ldx - d - ny) / ldy) + 1, is the only one that can meet it.
+    start = np.arange(lx, dtype=np.int64) * ldx
+    s = np.maximum((start - d - ny) // ldy + 1, 0)
+    return bool(np.any((s < ly) & (d + s * ldy < start + nx)))
+
+
+def _lines(x):
+    """(lines, elements per line, ld) of a non-empty matrix as the library stores it."""
+    r, c = x.shape
+    return (c, r, x.layout.ld) if x.layout.transposed else (r, c, x.layout.ld)
 
 
 def _check_2d(shape, name):
@@ -198,7 +218,17 @@ def _from_dlpack(x, name):
 
 def describe(x, name):
     """The Operand of matrix `x`, called `name` in error messages.  TypeError for a wrong type
-    or dtype, ValueError for a wrong number of dimensions or strides."""
+    or dtype, ValueError for a wrong number of dimensions or strides, or a data pointer that
+    is not float32-aligned."""
+    op = _describe(x, name)
+    if op.ptr % 4 and op.shape[0] and op.shape[1]:
+        raise ValueError(f"{name} starts at address {op.ptr:#x}, not a multiple of 4 bytes (a "
+                         f"misaligned float32 view): pass an aligned copy, e.g. "
+                         f"numpy.array({name})")
+    return op
+
+
+def _describe(x, name):
     module = type(x).__module__.split(".")[0]
     if module == "numpy":
         import numpy as np
