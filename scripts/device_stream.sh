@@ -38,7 +38,7 @@ comma=$(echo $rungs | tr ' ' ',')
 timeout "$(left)" "$cli" bench $thin --trans NN,TN,NT --algo "$comma,skinny32x32,skinny64x32" \
   --split-k 1,2,4,8,16 --repeats 7 --json "$top/thin.json" >"$out/thin.log" 2>&1
 status "thin shapes" "rc $? at $SECONDS s"
-for s in 1 2; do
+for s in ${SWEEP_SEEDS-1 2}; do
   timeout "$(left)" "$cli" bench --suite random --seed $s --count 300 --algo "$comma" --split-k 1 \
     --repeats 3 --warmup 1 --json "$top/sweep-seed$s.json" >"$out/sweep-$s.log" 2>&1
   status "sweep seed $s" "rc $? at $SECONDS s"
