@@ -20,13 +20,14 @@
  *              shared memory (128 B a clock) is what bounds a thread tile: 8x8 gives one FFMA
  *              a byte; 2 rows x NS a thread (a broadcast of S to the warp) gave a quarter of
  *              that and ran at half the speed
- * stages       3 along k (one block an SM), 4 along m' (two blocks an SM)
- * shared       3 x (L 256 x (32 + 4), S 32 x NS) or 4 x (L 16 x 256, S 16 x NS): 110 to
- *              132 KiB along k, 66 to 80 KiB along m'
+ * stages       2 along k, 4 along m', two blocks an SM either way
+ * shared       2 x (L 256 x (32 + 4), S 32 x NS) or 4 x (L 16 x (256 + 4), S 16 x NS): 73 to
+ *              88 KiB along k, 67 to 83 KiB along m'
  * Edges: loads past m', n' or k are zero-filled (both operands, so 0 * Inf never enters a kept
  * sum); stores are guarded; beta == 0 never reads C.  Offsets are 64-bit.
- * Constraints: min(m, n) <= NS; any k, strides, transposes and alignment (4-byte copies where
- *              16-byte ones are not legal).
+ * Constraints: min(m, n) <= NS; any k, strides, transposes and alignment: an odd leading
+ *              dimension still copies L by 16-byte runs, from each line's aligned-down start
+ *              (LCopy::kShift); 4-byte copies only where L has no unit stride.
  * Benchmark:   tilegemm bench --algo stream32,skinny64x32 23375x27x8584 200000x16x2048
  *              --trans NN,TN,NT
  * Measured:    see bench/results/ (stream rows of the thin-shape JSON)
@@ -40,11 +41,12 @@ namespace {
 
 constexpr int kStreamThreads = 128;
 /* k a stage and stages: L along k is copied a 128-byte line of a row a stage (16 k left it
- * at 64 bytes of 256 rows, a third slower on the H100); along m' a stage is 16 k of 1 KiB. */
+ * at 64 bytes of 256 rows, a third slower on the H100), 2 stages so that 2 blocks fit an SM
+ * (3 stages and one block ran stream32 40% slower); along m' a stage is 16 k of 1 KiB. */
 template <bool L_K>
 constexpr int kStreamBK = L_K ? 32 : 16;
 template <bool L_K>
-constexpr int kStreamStages = L_K ? 3 : 4;
+constexpr int kStreamStages = L_K ? 2 : 4;
 
 /* The tiling of stream<NS>: thread tiles of TM rows x TN columns, NS / TN of them across. */
 template <int NS, int TM>
@@ -65,10 +67,11 @@ struct StreamProblem {
 
 /* Shared layout of one stage.  L along k: Ls[BM][BK + 4] (rows of k; a pitch of 4 mod 8 floats
  * puts a quarter warp's 16-byte reads of different rows in different banks); L along m':
- * Ls[BK][BM].  S: Ss[BK][NS]. */
+ * Ls[BK][BM + 4].  The 4 extra floats hold a shifted line's extra run (LCopy::kShift).
+ * S: Ss[BK][NS]. */
 template <int BM, int NS, bool L_K>
 struct StreamTile {
-    static constexpr int kLPitch = L_K ? kStreamBK<L_K> + 4 : BM;
+    static constexpr int kLPitch = (L_K ? kStreamBK<L_K> : BM) + 4; /* a shifted line's 5th run */
     static constexpr int kLFloats = L_K ? BM * kLPitch : kStreamBK<L_K> * kLPitch;
     static constexpr int kSFloats = kStreamBK<L_K> * NS;
     static constexpr int kFloats = kLFloats + kSFloats;
@@ -80,7 +83,19 @@ struct StreamTile {
  * and commits them as one group.  rows_left, k_left: what is inside the matrix from there on.
  * Consecutive threads copy consecutive addresses.
  */
-template <int BM, int NS, bool L_K, bool L_VEC, bool S_VEC>
+/* How L is copied: 16-byte runs where its lines (rows along k, or k-lines along m') start
+ * 16-byte aligned; 16-byte runs from each line's aligned-down start where they do not (an odd
+ * leading dimension: most shapes), one run more a line and the line's shift (0 to 3 floats)
+ * skipped when it is read; 4-byte copies where L has no unit stride at all. */
+enum class LCopy { kVec, kShift, kScalar };
+
+/* A line's shift: how many floats its first float lies past a 16-byte boundary. */
+__device__ __forceinline__ int shift_of(const float *line)
+{
+    return (int)(reinterpret_cast<uintptr_t>(line) >> 2 & 3);
+}
+
+template <int BM, int NS, bool L_K, LCopy LC, bool S_VEC>
 __device__ __forceinline__ void stream_load_stage(float *Ls, float *Ss, const float *L,
                                                   const float *S, const tg_problem &p,
                                                   int64_t rows_left, int64_t k_left)
@@ -88,27 +103,32 @@ __device__ __forceinline__ void stream_load_stage(float *Ls, float *Ss, const fl
     using Tile = StreamTile<BM, NS, L_K>;
     constexpr int BK = kStreamBK<L_K>;
     const int tid = threadIdx.x;
-    /* L: 16-byte runs along its contiguous direction, else 4-byte copies */
-    constexpr int kWidth = L_VEC ? 4 : 1;
-    constexpr int kRunsPerLine = (L_K ? BK : BM) / kWidth; /* a row, or a k */
-    constexpr int kLCopies = BM * BK / kWidth / kStreamThreads;
-    static_assert(BM * BK % (kWidth * kStreamThreads) == 0,
-                  "the threads must split the L tile evenly");
+    /* L: lines (rows along k, k-lines along m') of runs along the contiguous direction */
+    constexpr int kWidth = LC == LCopy::kScalar ? 1 : 4;
+    constexpr int kLines = L_K ? BM : BK;
+    constexpr int kRunsPerLine = (L_K ? BK : BM) / kWidth + (LC == LCopy::kShift);
+    constexpr int kRuns = kLines * kRunsPerLine;
+    constexpr int kLCopies = (kRuns + kStreamThreads - 1) / kStreamThreads;
+    const int64_t line_stride = L_K ? p.a_rs : p.a_cs, along_stride = L_K ? p.a_cs : p.a_rs;
+    const int64_t lines_left = L_K ? rows_left : k_left, along_left = L_K ? k_left : rows_left;
 #pragma unroll 4
     for (int e = 0; e < kLCopies; ++e) {
         const int c = tid + e * kStreamThreads;
+        if (kRuns % kStreamThreads != 0 && c >= kRuns)
+            break;
         const int line = c / kRunsPerLine, run = c % kRunsPerLine * kWidth;
-        const int row = L_K ? line : run, q = L_K ? run : line;
-        const float *src = L + row * p.a_rs + q * p.a_cs;
+        const float *line_start = L + line * line_stride;
         float *dst = Ls + line * Tile::kLPitch + run;
-        if (L_VEC) {
-            const int64_t along = L_K ? k_left - q : rows_left - row; /* floats inside */
-            const bool other_in = L_K ? row < rows_left : q < k_left;
-            const int in = other_in && along > 0 ? (along < 4 ? (int)along : 4) : 0;
-            copy_async_16_zfill_partial(dst, in > 0 ? src : L, in);
+        if (LC == LCopy::kScalar) {
+            const bool in = line < lines_left && run < along_left;
+            copy_async_4_zfill(dst, in ? line_start + run * along_stride : L, in);
         } else {
-            const bool in = row < rows_left && q < k_left;
-            copy_async_4_zfill(dst, in ? src : L, in);
+            /* the run's first float along the line (negative: the shift's floats before a
+             * line's start, read but never used) and how many from it are inside */
+            const int first = run - (LC == LCopy::kShift ? shift_of(line_start) : 0);
+            const int64_t along = along_left - first;
+            const int in = line < lines_left && along > 0 ? (along < 4 ? (int)along : 4) : 0;
+            copy_async_16_zfill_partial(dst, in > 0 ? line_start + first : L, in);
         }
     }
     /* S: BK x NS, 16-byte runs along n' where legal, else 4 bytes with consecutive threads
@@ -141,10 +161,9 @@ __device__ __forceinline__ void stream_load_stage(float *Ls, float *Ss, const fl
 
 /*
  * L_K: L is contiguous along k (a_cs == 1), else along m' (a_rs == 1) or general strides.
- * L_VEC / S_VEC: 16-byte copies are legal for L (along its contiguous direction) / for S
- * (along n').
+ * LC: how L is copied (LCopy).  S_VEC: 16-byte copies of S along n' are legal.
  */
-template <int NS, int TM, bool L_K, bool L_VEC, bool S_VEC>
+template <int NS, int TM, bool L_K, LCopy LC, bool S_VEC>
 __global__ void __launch_bounds__(kStreamThreads, 2) sgemm_stream(const StreamProblem g)
 {
     using Shape = StreamShape<NS, TM>;
@@ -171,11 +190,27 @@ __global__ void __launch_bounds__(kStreamThreads, 2) sgemm_stream(const StreamPr
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         if (s < phases)
-            stream_load_stage<BM, NS, L_K, L_VEC, S_VEC>(
+            stream_load_stage<BM, NS, L_K, LC, S_VEC>(
                 smem + s * Tile::kFloats, smem + s * Tile::kFloats + Tile::kLFloats,
                 L + s * l_step, S + s * s_step, p, rows_left, p.k - s * BK);
         else
             async_commit(); /* empty, so that group g is always phase g */
+    }
+
+    /* kShift: where each line starts in its shared copy.  A stage moves k (along k) or a
+     * k-line (along m') by a multiple of 16 bytes, so a row's shift is the same in every stage,
+     * and k-line q's is k_shift + q * lda, mod 4. */
+    int row_shift[L_K ? TM : 1] = {};
+    int k_shift = 0;
+    const int k_shift_step = (int)(p.a_cs & 3);
+    if (LC == LCopy::kShift) {
+        if (L_K) {
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+                row_shift[i] = shift_of(L + tile_row(i) * p.a_rs);
+        } else {
+            k_shift = shift_of(L);
+        }
     }
 
     float acc[TM][TN] = {};
@@ -186,7 +221,7 @@ __global__ void __launch_bounds__(kStreamThreads, 2) sgemm_stream(const StreamPr
         const int64_t next = t + STAGES - 1;
         float *const refill = smem + next % STAGES * Tile::kFloats;
         if (next < phases)
-            stream_load_stage<BM, NS, L_K, L_VEC, S_VEC>(
+            stream_load_stage<BM, NS, L_K, LC, S_VEC>(
                 refill, refill + Tile::kLFloats, L + next * l_step, S + next * s_step, p,
                 rows_left, p.k - next * BK);
         else
@@ -197,7 +232,16 @@ __global__ void __launch_bounds__(kStreamThreads, 2) sgemm_stream(const StreamPr
 #pragma unroll
         for (int q0 = 0; q0 < BK; q0 += 4) {
             float l[TM][4]; /* rows i, k q0 .. q0 + 3 */
-            if (L_K) {
+            if (LC == LCopy::kShift) { /* 4-byte reads, each line past its shift */
+#pragma unroll
+                for (int i = 0; i < TM; ++i)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        l[i][e] = L_K ? Ls[tile_row(i) * Tile::kLPitch + row_shift[i] + q0 + e]
+                                      : Ls[(q0 + e) * Tile::kLPitch +
+                                           ((k_shift + (q0 + e) * k_shift_step) & 3) +
+                                           tile_row(i)];
+            } else if (L_K) {
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
                     const float4 v = *reinterpret_cast<const float4 *>(
@@ -253,11 +297,11 @@ __global__ void __launch_bounds__(kStreamThreads, 2) sgemm_stream(const StreamPr
     }
 }
 
-template <int NS, int TM, bool L_K, bool L_VEC, bool S_VEC>
+template <int NS, int TM, bool L_K, LCopy LC, bool S_VEC>
 int launch_stream_instance(const StreamProblem &g, cudaStream_t stream)
 {
     constexpr int BM = StreamShape<NS, TM>::kBM;
-    constexpr auto kernel = sgemm_stream<NS, TM, L_K, L_VEC, S_VEC>;
+    constexpr auto kernel = sgemm_stream<NS, TM, L_K, LC, S_VEC>;
     constexpr size_t smem = StreamTile<BM, NS, L_K>::kBytes;
     const cudaError_t e = opt_in_shared_memory<kernel>(smem);
     if (e != cudaSuccess)
@@ -267,13 +311,13 @@ int launch_stream_instance(const StreamProblem &g, cudaStream_t stream)
     return (int)cudaGetLastError();
 }
 
-template <int NS, int TM, bool L_K, bool L_VEC>
+template <int NS, int TM, bool L_K, LCopy LC>
 int launch_stream_s(const StreamProblem &g, cudaStream_t stream)
 {
     const tg_problem &q = g.p;
     return vectors_allowed(q.B, q.b_cs, q.b_rs, q.stride_b)
-               ? launch_stream_instance<NS, TM, L_K, L_VEC, true>(g, stream)
-               : launch_stream_instance<NS, TM, L_K, L_VEC, false>(g, stream);
+               ? launch_stream_instance<NS, TM, L_K, LC, true>(g, stream)
+               : launch_stream_instance<NS, TM, L_K, LC, false>(g, stream);
 }
 
 /* Turns the problem so that n <= NS (C^T = op(B)^T op(A)^T where m is the short side), then
@@ -293,11 +337,13 @@ int launch_stream(const tg_problem *p, void *stream_)
     const tg_problem &q = g.p;
     if (q.a_cs == 1)
         return vectors_allowed(q.A, q.a_cs, q.a_rs, q.stride_a)
-                   ? launch_stream_s<NS, TM, true, true>(g, stream)
-                   : launch_stream_s<NS, TM, true, false>(g, stream);
-    return vectors_allowed(q.A, q.a_rs, q.a_cs, q.stride_a)
-               ? launch_stream_s<NS, TM, false, true>(g, stream)
-               : launch_stream_s<NS, TM, false, false>(g, stream);
+                   ? launch_stream_s<NS, TM, true, LCopy::kVec>(g, stream)
+                   : launch_stream_s<NS, TM, true, LCopy::kShift>(g, stream);
+    if (q.a_rs == 1)
+        return vectors_allowed(q.A, q.a_rs, q.a_cs, q.stride_a)
+                   ? launch_stream_s<NS, TM, false, LCopy::kVec>(g, stream)
+                   : launch_stream_s<NS, TM, false, LCopy::kShift>(g, stream);
+    return launch_stream_s<NS, TM, false, LCopy::kScalar>(g, stream);
 }
 
 template <int NS>
