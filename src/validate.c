@@ -183,10 +183,11 @@ static int64_t span(const extent *e) { return (e->items - 1) * e->stride + item_
 
 static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
-/* Budget of line checks before overlap() gives up and answers "overlap" (conservative). */
-enum { OVERLAP_BUDGET = 1 << 22 };
+/* Line comparisons before overlap() gives up and answers "undecided", which is refused. */
+enum { OVERLAP_BUDGET = 1 << 22, UNDECIDED = 2 };
 
-/* 1 when some item of x shares an element with some item of y, x starting d elements after y.
+/* 1 when some item of x shares an element with some item of y, x starting d elements after y
+ * (UNDECIDED past the budget).
  * Line i of item t of x is the interval [lo, lo + x->length - 1], lo = d + t x.stride + i x.ld;
  * it meets line j of item u of y exactly when u y.stride + j y.ld lies in [lo - y.length + 1,
  * lo + x.length - 1].  Only items whose spans meet are compared. */
@@ -209,7 +210,7 @@ static int overlap(const extent *x, const extent *y, int64_t d)
                 continue;
             for (int64_t i = 0; i < x->lines; ++i) {
                 if (--budget < 0)
-                    return 1;
+                    return UNDECIDED;
                 const int64_t lo = du + i * x->ld, hi = lo + x->length - 1;
                 int64_t j0 = floor_div(lo - y->length, y->ld) + 1, j1 = floor_div(hi, y->ld);
                 j0 = j0 > 0 ? j0 : 0;
@@ -222,8 +223,9 @@ static int overlap(const extent *x, const extent *y, int64_t d)
     return 0;
 }
 
-/* 1 when operand x (A or B) shares an element with C.  Spans that do not meet settle it at
- * once; a byte offset that is not a whole number of floats, where they do, counts as sharing. */
+/* 1 when operand x (A or B) shares an element with C, 0 when not, UNDECIDED.  Spans that do
+ * not meet settle it at once; a byte offset that is not a whole number of floats, where they
+ * do, counts as sharing. */
 static int shares_elements(const extent *x, const extent *c)
 {
     const intptr_t bytes = (intptr_t)x->base - (intptr_t)c->base;
@@ -249,13 +251,21 @@ tg_status tg_check_aliasing(const tg_call *c, tg_error *err)
                                c->batched ? c->stride_a : 0, batch);
     const extent B = extent_of(c->B, b_rows ? c->k : c->n, b_rows ? c->n : c->k, c->ldb,
                                c->batched ? c->stride_b : 0, batch);
-    const char *which = shares_elements(&A, &C) ? "A" : shares_elements(&B, &C) ? "B" : NULL;
-    if (!which)
-        return TG_SUCCESS;
-    return reject(c, err, TG_ARG_C,
-                  "C overlaps %s: they share elements, and C may not alias an operand that is "
-                  "read (pass a copy of %s)",
-                  which, which);
+    int shared = shares_elements(&A, &C);
+    const char *which = "A";
+    if (!shared)
+        shared = shares_elements(&B, &C), which = "B";
+    if (shared == UNDECIDED)
+        return reject(c, err, TG_ARG_C,
+                      "C overlaps %s's memory in more interleaved lines than are checked: "
+                      "refused in case they share elements (pass a copy of %s)",
+                      which, which);
+    if (shared)
+        return reject(c, err, TG_ARG_C,
+                      "C overlaps %s: they share elements, and C may not alias an operand that "
+                      "is read (pass a copy of %s)",
+                      which, which);
+    return TG_SUCCESS;
 }
 
 tg_status tg_validate(const tg_call *c, tg_error *err)

@@ -296,7 +296,7 @@ static int thread_count(void)
 #endif
 }
 
-/* A product's job on the team: its packing buffers and, for small items, nothing else. */
+/* What the team's threads share: the problem and, on the blocked path, the packing buffers. */
 typedef struct job {
     const tg_problem *p;
     float *b_buf, *a_bufs;
