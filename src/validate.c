@@ -183,14 +183,43 @@ static int64_t span(const extent *e) { return (e->items - 1) * e->stride + item_
 
 static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
-/* Line comparisons before overlap() gives up and answers "undecided", which is refused. */
+/* Comparisons before overlap() gives up and answers "undecided", which is refused. */
 enum { OVERLAP_BUDGET = 1 << 22, UNDECIDED = 2 };
 
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t lesser(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Whether one item of x, starting d elements after one item of y, shares an element with it.
+ * Line i of x is [d + i x.ld, d + i x.ld + x.length - 1], line j of y [j y.ld, j y.ld +
+ * y.length - 1]; they meet when j y.ld - i x.ld lies in [d - y.length + 1, d + x.length - 1].
+ * With one ld (blocks of one matrix) that is a range of j - i, settled at once; otherwise each
+ * line of the side with fewer is compared, against the budget. */
+static int items_meet(int64_t d, const extent *x, const extent *y, int64_t *budget)
+{
+    if (x->ld == y->ld || (x->lines == 1 && y->lines == 1)) {
+        --*budget;
+        const int64_t lo = max64(floor_div(d - y->length, y->ld) + 1, 1 - x->lines);
+        const int64_t hi = lesser(floor_div(d + x->length - 1, y->ld), y->lines - 1);
+        return lo <= hi;
+    }
+    if (x->lines > y->lines) {
+        const extent *swap = x;
+        x = y, y = swap, d = -d;
+    }
+    for (int64_t i = 0; i < x->lines; ++i) {
+        if (--*budget < 0)
+            return UNDECIDED;
+        const int64_t lo = d + i * x->ld, hi = lo + x->length - 1;
+        const int64_t j0 = max64(floor_div(lo - y->length, y->ld) + 1, 0);
+        const int64_t j1 = lesser(floor_div(hi, y->ld), y->lines - 1);
+        if (j0 <= j1)
+            return 1;
+    }
+    return 0;
+}
+
 /* 1 when some item of x shares an element with some item of y, x starting d elements after y
- * (UNDECIDED past the budget).
- * Line i of item t of x is the interval [lo, lo + x->length - 1], lo = d + t x.stride + i x.ld;
- * it meets line j of item u of y exactly when u y.stride + j y.ld lies in [lo - y.length + 1,
- * lo + x.length - 1].  Only items whose spans meet are compared. */
+ * (UNDECIDED past the budget).  Only items whose spans meet are compared. */
 static int overlap(const extent *x, const extent *y, int64_t d)
 {
     int64_t budget = OVERLAP_BUDGET;
@@ -199,25 +228,16 @@ static int overlap(const extent *x, const extent *y, int64_t d)
         const int64_t dt = d + t * x->stride;
         int64_t u0 = 0, u1 = 0;
         if (y->items > 1) {
-            u0 = floor_div(dt - ys, y->stride) + 1;
-            u1 = floor_div(dt + xs - 1, y->stride);
+            u0 = max64(floor_div(dt - ys, y->stride) + 1, 0);
+            u1 = lesser(floor_div(dt + xs - 1, y->stride), y->items - 1);
         }
-        u0 = u0 > 0 ? u0 : 0;
-        u1 = u1 < y->items - 1 ? u1 : y->items - 1;
         for (int64_t u = u0; u <= u1; ++u) {
             const int64_t du = dt - u * y->stride; /* item t of x relative to item u of y */
             if (du >= ys || du + xs <= 0)
                 continue;
-            for (int64_t i = 0; i < x->lines; ++i) {
-                if (--budget < 0)
-                    return UNDECIDED;
-                const int64_t lo = du + i * x->ld, hi = lo + x->length - 1;
-                int64_t j0 = floor_div(lo - y->length, y->ld) + 1, j1 = floor_div(hi, y->ld);
-                j0 = j0 > 0 ? j0 : 0;
-                j1 = j1 < y->lines - 1 ? j1 : y->lines - 1;
-                if (j0 <= j1)
-                    return 1;
-            }
+            const int met = budget < 0 ? UNDECIDED : items_meet(du, x, y, &budget);
+            if (met)
+                return met;
         }
     }
     return 0;

@@ -79,36 +79,42 @@ static void test_blocks_of_one_matrix(tg_handle *h)
                "row %d of the block product differs from the product of copies", i);
 }
 
-/* A and C as the even and odd columns of one m x 2 matrix: their spans meet on every line but
- * no element is shared.  Checked line by line up to 4M lines, refused (and said so) past it. */
-static void test_interleaved_columns(tg_handle *h)
+/* A as the even elements of a buffer (lda = 2), C as odd ones (ldc = 2 or 4), m lines of one
+ * element each: the spans meet on every line, no element is shared.  One ld is settled at
+ * once whatever m; two lds are compared line by line up to 4M lines, and refused past that as
+ * undecided (said so in the message). */
+static void interleaved(tg_handle *h, int64_t m, int64_t ldc, int accepted)
 {
-    const int64_t lines[] = {1 << 20, (1 << 22) + 1};
-    for (int t = 0; t < 2; ++t) {
-        const int64_t m = lines[t];
-        float *X = malloc(sizeof(float) * 2 * (size_t)m), b = 3.0f;
-        if (!X) {
-            EXPECT(X, "out of memory");
-            return;
-        }
-        for (int64_t i = 0; i < m; ++i)
-            X[2 * i] = (float)(i % 100), X[2 * i + 1] = -1.0f;
-        const tg_status s = tg_sgemm(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, m, 1, 1, 1.0f,
-                                     X, 2, &b, 1, 0.0f, X + 1, 2);
-        if (t == 0) {
-            EXPECT(s == TG_SUCCESS, "interleaved columns, m = %lld: status %d (%s)",
-                   (long long)m, s, tg_last_error(h));
-            int wrong = 0;
-            for (int64_t i = 0; i < m; ++i)
-                wrong += X[2 * i + 1] != 3.0f * (float)(i % 100);
-            EXPECT(!wrong, "interleaved columns: %d wrong elements", wrong);
-        } else {
-            EXPECT(s == TG_ERROR_INVALID_ARGUMENT && strstr(tg_last_error(h), "interleaved"),
-                   "interleaved columns past the budget, m = %lld: status %d (%s)",
-                   (long long)m, s, tg_last_error(h));
-        }
-        free(X);
+    float *X = malloc(sizeof(float) * (size_t)(ldc * m)), b = 3.0f;
+    if (!X) {
+        EXPECT(X, "out of memory");
+        return;
     }
+    for (int64_t i = 0; i < ldc * m; ++i)
+        X[i] = i % 2 ? -1.0f : (float)(i % 100);
+    const tg_status s = tg_sgemm(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, m, 1, 1, 1.0f, X, 2,
+                                 &b, 1, 0.0f, X + 1, ldc);
+    if (accepted) {
+        EXPECT(s == TG_SUCCESS, "interleaved, m = %lld, ldc = %lld: status %d (%s)",
+               (long long)m, (long long)ldc, s, tg_last_error(h));
+        int64_t wrong = 0;
+        for (int64_t i = 0; s == TG_SUCCESS && i < m; ++i)
+            wrong += X[1 + i * ldc] != 3.0f * (float)((2 * i) % 100);
+        EXPECT(!wrong, "interleaved, m = %lld, ldc = %lld: %lld wrong elements", (long long)m,
+               (long long)ldc, (long long)wrong);
+    } else {
+        EXPECT(s == TG_ERROR_INVALID_ARGUMENT && strstr(tg_last_error(h), "interleaved"),
+               "interleaved past the budget, m = %lld, ldc = %lld: status %d (%s)", (long long)m,
+               (long long)ldc, s, tg_last_error(h));
+    }
+    free(X);
+}
+
+static void test_interleaved(tg_handle *h)
+{
+    interleaved(h, (1 << 22) + 1, 2, 1);
+    interleaved(h, 1 << 20, 4, 1);
+    interleaved(h, (1 << 22) + 1, 4, 0);
 }
 
 /* The BLAS entry points report aliasing at C's position through xerbla_ and write nothing. */
@@ -200,7 +206,7 @@ int main(void)
     tg_set_backend(h, TG_BACKEND_CPU);
     test_whole_alias(h);
     test_blocks_of_one_matrix(h);
-    test_interleaved_columns(h);
+    test_interleaved(h);
     test_blas();
     test_random_batches(h);
     tg_destroy(h);
