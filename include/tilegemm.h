@@ -23,6 +23,8 @@
  * call fails with TG_ERROR_INVALID_ARGUMENT at C's position ("C overlaps A: ...").  Operands
  * that lie in one buffer without sharing an element (blocks of one matrix, interleaved batch
  * items) are fine: the check compares the elements each one holds, not its address range.
+ * (Only operands that interleave with C under another leading dimension for more than 4M
+ * lines are refused undecided, the message says so.)
  * With alpha = 0 or k = 0, A and B are not read, so they may overlap C (as they may be NULL).
  */
 #ifndef TILEGEMM_H
