@@ -24,8 +24,7 @@
  * Portability: the kernel uses GCC/Clang vector extensions (8-float vectors), which compile
  * to AVX2 with -mavx2 -mfma / -march=native and to pairs of SSE/NEON registers elsewhere.
  * Threads: the library's own pool (pool.h), which cannot take the process down when a thread
- * cannot be created; OpenMP, where the build has it, only says how many (OMP_NUM_THREADS,
- * omp_set_num_threads), and otherwise every online core is used.
+ * cannot be created; OpenMP, where the build has it, only says how many (thread_count).
  * Benchmark: build bench/cpu_vs_openblas.c and run `cpu_vs_openblas 512 1024 2048`.
  */
 #include "cpu.h"
@@ -285,13 +284,15 @@ static void blocked_item(const tg_problem *p, const float *A, const float *B, fl
     }
 }
 
-/* How many threads a call may use. */
+/* How many threads a call may use: OpenMP's answer where the build has it (OMP_NUM_THREADS,
+ * omp_set_num_threads), else OMP_NUM_THREADS or every online core. */
 static int thread_count(void)
 {
 #ifdef _OPENMP
     return omp_get_max_threads();
 #else
-    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *env = getenv("OMP_NUM_THREADS");
+    const long cores = env && atoi(env) > 0 ? atoi(env) : sysconf(_SC_NPROCESSORS_ONLN);
     return cores > 0 ? (int)cores : 1;
 #endif
 }
