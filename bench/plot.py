@@ -284,7 +284,7 @@ def summary(files, img="docs/img"):
     random_by_mode = {d.get("math"): d for d in randoms}
     lines = ["| math mode | large squares, TFLOP/s | vs cuBLAS SGEMM | vs cuBLAS TF32 | "
              f"fixed suites ({len(auto_rows(next(iter(fixed.values()))))} shapes) | "
-             f"random shapes (seed {seed}): mean, share >= 0.9x, worst |",
+             f"random shapes (seed {seed}): geometric mean, share at >= 0.9x, worst |",
              "|---|---:|---:|---:|---:|---:|"]
     for mode in MODES:
         if mode not in fixed:
