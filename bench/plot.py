@@ -130,7 +130,7 @@ def source_name(data):
     return os.path.relpath(data["_path"], ROOT).replace(os.sep, "/")
 
 
-def make_table(files, png_rel=None, commit=True):
+def make_table(files, commit=True):
     cpu_units = all(is_cpu(d) for d in files)
     unit = "GFLOP/s" if cpu_units else "TFLOP/s"
     several_devices, keys, algos, cells = collect(files)
@@ -153,19 +153,13 @@ def make_table(files, png_rel=None, commit=True):
         row = ([device] if several_devices else []) + [shape, trans, layout]
         row += [cell_text(cells.get((key, a)), cpu_units) for a in algos]
         lines.append("| " + " | ".join(row) + " |")
-    if png_rel:
-        lines.append(f"\n![benchmark results]({png_rel})")
     return "\n".join(lines) + "\n"
 
 
 def draw(files, out):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("plot.py: matplotlib is not installed (pip install matplotlib): no PNG drawn",
-              file=sys.stderr)
+    """Bars of every algorithm's speed per shape, cuBLAS in black, MISMATCH hatched."""
+    plt = pyplot()
+    if not plt:
         return False
     cpu_units = all(is_cpu(d) for d in files)
     unit = "GFLOP/s" if cpu_units else "TFLOP/s"
@@ -199,11 +193,7 @@ def draw(files, out):
     ax.set_title(title if len(title) < 110 else title[:107] + "...", fontsize=8)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0),
               title="hatched: MISMATCH", title_fontsize=7)
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    print(f"wrote {out}")
+    save(fig, plt, out)
     return True
 
 
@@ -381,7 +371,7 @@ def save(fig, plt, out):
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110, metadata={"Software": None})
     plt.close(fig)
-    print(f"wrote {os.path.relpath(out, ROOT)}")
+    print(f"wrote {os.path.relpath(out.resolve(), ROOT)}")
 
 
 def stats_table(files):
@@ -410,8 +400,8 @@ def cpu_section():
     return "\n".join(lines)
 
 
-def results_page(files, draw):
-    """docs/results.md, and its plots when draw is set."""
+def results_page(files, plots):
+    """docs/results.md, and its plots when `plots` is set."""
     current, earlier = current_and_earlier(files)
     img = os.path.relpath(IMG, RESULTS_MD.parent)
     out = ["# Results", "",
@@ -428,7 +418,7 @@ def results_page(files, draw):
                 f"`{fixed[0].get('command', '').split(' --json')[0]}` and the same in the other modes.",
                 "", f"![auto against cuBLAS on the fixed suites]({img}/fixed-suites.png)", "",
                 make_table(fixed, commit=False)]
-        if draw:
+        if plots:
             ratio_bars(fixed, IMG / "fixed-suites.png", "auto / cuBLAS SGEMM, fixed suites")
     seeds = sorted({d["random_seed"] for d in current if d.get("suite") == "random"}, reverse=True)
     fitted = fitted_seeds()
@@ -443,7 +433,7 @@ def results_page(files, draw):
                 stats_table(files_seed), f"![auto against cuBLAS on random shapes]({img}/{name})",
                 "", "<details><summary>Every shape</summary>", "",
                 make_table(files_seed, commit=False), "</details>", ""]
-        if draw:
+        if plots:
             ratio_scatter(files_seed, IMG / name, f"auto / cuBLAS SGEMM, random shapes, seed {seed}")
     named = [d for d in current if d.get("suite") == "custom"]
     if named:
@@ -484,7 +474,7 @@ def main(argv=None):
         return 0 if not args.out or draw(files, Path(args.out)) else 1
 
     files = bench_files()
-    page = results_page(files, draw=not args.check)
+    page = results_page(files, plots=not args.check)
     readme_text = README.read_text(encoding="utf-8")
     readme_new = with_summary(readme_text, summary(current_and_earlier(files)[0]))
     stale = [path for path, old, new in ((RESULTS_MD, RESULTS_MD.read_text(encoding="utf-8")
