@@ -3,9 +3,10 @@
 #
 #   asan  AddressSanitizer + UBSan build of the library, the CLI and every C test (the CPU path
 #         and the emulated kernels, their --quick sweep; no nvcc, so it runs anywhere), then its
-#         CTest suite.  Not run there: the Python suites and example_python (an interpreter would need libasan preloaded), the
-#         install test (it builds an uninstrumented consumer against the instrumented library)
-#         and the LD_PRELOAD ABI test (ASan's runtime must come first in the library list).
+#         CTest suite.  Not run there: the Python suites and example_python (an interpreter
+#         would need libasan preloaded), the install test (it builds an uninstrumented consumer
+#         against the instrumented library) and the LD_PRELOAD ABI test (ASan's runtime must
+#         come first in the library list).
 #   tsan  ThreadSanitizer build of the library and test_concurrency (threads with their own
 #         handles, sgemm_ from threads), without OpenMP: libgomp is not instrumented, and its
 #         own synchronization would read as races.
