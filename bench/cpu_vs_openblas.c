@@ -6,7 +6,7 @@
  * Square row-major NN products, C = A * B (alpha 1, beta 0), random inputs in [-1, 1].
  * The two libraries alternate in 3 rounds, each warmed up and then timed --runs / 3 times
  * (--runs at least 5, default 9) with CLOCK_MONOTONIC; the median of all timed calls is
- * reported.  Both use every core they are given: OpenMP threads for tilegemm, OpenBLAS's own
+ * reported.  Both use every core they are given: tilegemm's thread pool, OpenBLAS's own
  * threads (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS set both).
  *
  * tilegemm is called through its public API with the CPU backend forced (tg_set_backend).

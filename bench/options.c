@@ -55,7 +55,7 @@ static void usage(FILE *f, const char *cmd)
             "\n"
             "Each result is checked once against float64 on %d sampled entries of C: worst scaled\n"
             "error (as `tilegemm verify` defines it, <= 1 is OK) and RMS relative error.\n"
-            "Plot and README table: python3 bench/plot.py bench/results/FILE.json\n",
+            "Results pages: save the JSON in bench/results/, then run python3 bench/plot.py\n",
             cmd, BENCH_DEFAULT_SEED, BENCH_DEFAULT_COUNT, CHECK_SAMPLES);
 }
 

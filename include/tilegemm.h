@@ -18,6 +18,14 @@
  * Semantics follow the reference BLAS: arguments are checked in its order, quick return when
  * m or n is 0 or when (alpha is 0 or k is 0) and beta is 1, beta = 0 never reads C and
  * alpha = 0 never reads A or B.  On any error nothing is written to C.
+ *
+ * C must not share an element with A or B when they are read (alpha != 0 and k > 0): such a
+ * call fails with TG_ERROR_INVALID_ARGUMENT at C's position ("C overlaps A: ...").  Operands
+ * that lie in one buffer without sharing an element (blocks of one matrix, interleaved batch
+ * items) are fine: the check compares the elements each one holds, not its address range.
+ * (Only operands that interleave with C under another leading dimension for more than 4M
+ * lines are refused undecided, the message says so.)
+ * With alpha = 0 or k = 0, A and B are not read, so they may overlap C (as they may be NULL).
  */
 #ifndef TILEGEMM_H
 #define TILEGEMM_H

@@ -12,6 +12,10 @@
  * Integers are 32-bit (the LP64 ABI of the reference BLAS, Debian's libblas and OpenBLAS).
  * Pointers are host memory; small problems run on the CPU, large ones on the GPU when one exists
  * (TILEGEMM_BACKEND, TILEGEMM_GPU_MIN_WORK: see docs/blas_python_install.md).
+ *
+ * BLAS forbids C to overlap A or B, and the reference computes a wrong C when it does.  Here a
+ * C that shares an element with A or B, when they are read (alpha != 0 and k > 0), is reported
+ * through xerbla_ at C's position (12; 13 through cblas_sgemm) and left untouched.
  */
 #ifndef TILEGEMM_CBLAS_H
 #define TILEGEMM_CBLAS_H

@@ -2,7 +2,7 @@
 # The mutation check: plants the bugs of scripts/mutants/catalogue.tsv one at a time in a
 # scratch copy of the committed tree (HEAD), rebuilds incrementally, runs the tests the
 # mutant names and reports whether they caught it.  Not part of CI (it takes about an hour on
-# 2 cores); the README's testing section records its last result.
+# 2 cores); docs/testing.md records its last result.
 #
 #   scripts/mutate.sh [--only REGEX] [--list]
 #

@@ -3,9 +3,10 @@
 #
 #   asan  AddressSanitizer + UBSan build of the library, the CLI and every C test (the CPU path
 #         and the emulated kernels, their --quick sweep; no nvcc, so it runs anywhere), then its
-#         CTest suite.  Not run there: the Python suites (an interpreter would need libasan preloaded), the
-#         install test (it builds an uninstrumented consumer against the instrumented library)
-#         and the LD_PRELOAD ABI test (ASan's runtime must come first in the library list).
+#         CTest suite.  Not run there: the Python suites and example_python (an interpreter
+#         would need libasan preloaded), the install test (it builds an uninstrumented consumer
+#         against the instrumented library) and the LD_PRELOAD ABI test (ASan's runtime must
+#         come first in the library list).
 #   tsan  ThreadSanitizer build of the library and test_concurrency (threads with their own
 #         handles, sgemm_ from threads), without OpenMP: libgomp is not instrumented, and its
 #         own synchronization would read as races.
@@ -52,7 +53,7 @@ asan_suite() {
     (cd "$root/asan" &&
       ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allow_user_segv_handler=1 \
       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      ctest --output-on-failure -j"$jobs" -E '^(python_.*|blas_install_consumer|blas_abi_preload)$')
+      ctest --output-on-failure -j"$jobs" -E '^(python_.*|example_python|blas_install_consumer|blas_abi_preload)$')
 }
 
 tsan_concurrency() {

@@ -330,6 +330,8 @@ static tg_status run(tg_handle *h, const tg_call *call)
 {
     REQUIRE_HANDLE(h);
     tg_status s = tg_validate(call, &h->error);
+    if (s == TG_SUCCESS)
+        s = tg_check_aliasing(call, &h->error);
     if (s != TG_SUCCESS)
         return s;
     if (tg_is_quick_return(call)) {

@@ -75,6 +75,12 @@ typedef enum tg_arg {
 
 /* validate.c: the reference BLAS checks, in its order; fills err on failure. */
 tg_status tg_validate(const tg_call *call, tg_error *err);
+/* After tg_validate, for calls whose pointers are real (not tg_explain's placeholders): C may
+ * share no element with A or B when they are read (alpha != 0 and k > 0), since the product
+ * would read what it has already overwritten.  Exact where the operands' spans meet: at once
+ * when they have one leading dimension, line by line otherwise, refused as undecided past 4M
+ * comparisons.  Reported as TG_ERROR_INVALID_ARGUMENT at C's position. */
+tg_status tg_check_aliasing(const tg_call *call, tg_error *err);
 /* The smallest t in 1..batch-1 such that batch items t * stride apart, each `lines` lines of
  * `length` elements ld apart (length <= ld), share an element; 0 when none do.  Exact. */
 int64_t tg_first_overlap(int64_t lines, int64_t length, int64_t ld, int64_t stride,

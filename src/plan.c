@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cpu/pool.h"
 #include "cuda/backend.h"
 #include "cuda/registry.h"
 #include "internal.h"
@@ -393,7 +394,11 @@ tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan, int exp
     }
 
     if (plan->backend == TG_BACKEND_CPU) {
-        note(plan, "kernel: cpu blocked (packed panels, register-tiled micro-kernel, OpenMP)\n");
+        char threads[160] = "";
+        if (plan->explaining)
+            tg_pool_describe(threads, sizeof threads);
+        note(plan, "kernel: cpu blocked (packed panels, register-tiled micro-kernel); threads: %s\n",
+             threads);
         return TG_SUCCESS;
     }
     int staged = 0;

@@ -164,6 +164,130 @@ static tg_status check_span(const tg_call *c, tg_error *err, char name, tg_arg l
     return TG_SUCCESS;
 }
 
+/* The elements an operand holds: `items` matrices `stride` apart (1 item when stride is 0),
+ * each `lines` stored lines of `length` elements, ld apart. */
+typedef struct extent {
+    const float *base;
+    int64_t lines, length, ld, stride, items;
+} extent;
+
+static extent extent_of(const float *base, int64_t lines, int64_t length, int64_t ld,
+                        int64_t stride, int64_t batch)
+{
+    extent e = {base, lines, length, ld, stride, stride > 0 ? batch : 1};
+    return e;
+}
+
+static int64_t item_span(const extent *e) { return (e->lines - 1) * e->ld + e->length; }
+static int64_t span(const extent *e) { return (e->items - 1) * e->stride + item_span(e); }
+
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+
+/* Comparisons before overlap() gives up and answers "undecided", which is refused. */
+enum { OVERLAP_BUDGET = 1 << 22, UNDECIDED = 2 };
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t lesser(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Whether one item of x, starting d elements after one item of y, shares an element with it.
+ * Line i of x is [d + i x.ld, d + i x.ld + x.length - 1], line j of y [j y.ld, j y.ld +
+ * y.length - 1]; they meet when j y.ld - i x.ld lies in [d - y.length + 1, d + x.length - 1].
+ * With one ld (blocks of one matrix) that is a range of j - i, settled at once; otherwise each
+ * line of the side with fewer is compared, against the budget. */
+static int items_meet(int64_t d, const extent *x, const extent *y, int64_t *budget)
+{
+    if (x->ld == y->ld || (x->lines == 1 && y->lines == 1)) {
+        --*budget;
+        const int64_t lo = max64(floor_div(d - y->length, y->ld) + 1, 1 - x->lines);
+        const int64_t hi = lesser(floor_div(d + x->length - 1, y->ld), y->lines - 1);
+        return lo <= hi;
+    }
+    if (x->lines > y->lines) {
+        const extent *swap = x;
+        x = y, y = swap, d = -d;
+    }
+    for (int64_t i = 0; i < x->lines; ++i) {
+        if (--*budget < 0)
+            return UNDECIDED;
+        const int64_t lo = d + i * x->ld, hi = lo + x->length - 1;
+        const int64_t j0 = max64(floor_div(lo - y->length, y->ld) + 1, 0);
+        const int64_t j1 = lesser(floor_div(hi, y->ld), y->lines - 1);
+        if (j0 <= j1)
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 when some item of x shares an element with some item of y, x starting d elements after y
+ * (UNDECIDED past the budget).  Only items whose spans meet are compared. */
+static int overlap(const extent *x, const extent *y, int64_t d)
+{
+    int64_t budget = OVERLAP_BUDGET;
+    const int64_t xs = item_span(x), ys = item_span(y);
+    for (int64_t t = 0; t < x->items; ++t) {
+        const int64_t dt = d + t * x->stride;
+        int64_t u0 = 0, u1 = 0;
+        if (y->items > 1) {
+            u0 = max64(floor_div(dt - ys, y->stride) + 1, 0);
+            u1 = lesser(floor_div(dt + xs - 1, y->stride), y->items - 1);
+        }
+        for (int64_t u = u0; u <= u1; ++u) {
+            const int64_t du = dt - u * y->stride; /* item t of x relative to item u of y */
+            if (du >= ys || du + xs <= 0)
+                continue;
+            const int met = budget < 0 ? UNDECIDED : items_meet(du, x, y, &budget);
+            if (met)
+                return met;
+        }
+    }
+    return 0;
+}
+
+/* 1 when operand x (A or B) shares an element with C, 0 when not, UNDECIDED.  Spans that do
+ * not meet settle it at once; a byte offset that is not a whole number of floats, where they
+ * do, counts as sharing. */
+static int shares_elements(const extent *x, const extent *c)
+{
+    const intptr_t bytes = (intptr_t)x->base - (intptr_t)c->base;
+    const __int128 x_end = (__int128)bytes + (__int128)span(x) * (int64_t)sizeof(float);
+    if (x_end <= 0 || bytes >= (__int128)span(c) * (int64_t)sizeof(float))
+        return 0;
+    if (bytes % (intptr_t)sizeof(float) != 0)
+        return 1;
+    return overlap(x, c, (int64_t)(bytes / (intptr_t)sizeof(float)));
+}
+
+tg_status tg_check_aliasing(const tg_call *c, tg_error *err)
+{
+    if (tg_is_quick_return(c) || !tg_has_product(c->alpha, c->k))
+        return TG_SUCCESS;
+    const int a_rows = rows_contiguous(c->layout, c->transa);
+    const int b_rows = rows_contiguous(c->layout, c->transb);
+    const int64_t batch = c->batched ? c->batch : 1;
+    const int row = c->layout == TG_ROW_MAJOR;
+    const extent C = extent_of(c->C, row ? c->m : c->n, row ? c->n : c->m, c->ldc,
+                               c->batched ? c->stride_c : 0, batch);
+    const extent A = extent_of(c->A, a_rows ? c->m : c->k, a_rows ? c->k : c->m, c->lda,
+                               c->batched ? c->stride_a : 0, batch);
+    const extent B = extent_of(c->B, b_rows ? c->k : c->n, b_rows ? c->n : c->k, c->ldb,
+                               c->batched ? c->stride_b : 0, batch);
+    int shared = shares_elements(&A, &C);
+    const char *which = "A";
+    if (!shared)
+        shared = shares_elements(&B, &C), which = "B";
+    if (shared == UNDECIDED)
+        return reject(c, err, TG_ARG_C,
+                      "C overlaps %s's memory in more interleaved lines than are checked: "
+                      "refused in case they share elements (pass a copy of %s)",
+                      which, which);
+    if (shared)
+        return reject(c, err, TG_ARG_C,
+                      "C overlaps %s: they share elements, and C may not alias an operand that "
+                      "is read (pass a copy of %s)",
+                      which, which);
+    return TG_SUCCESS;
+}
+
 tg_status tg_validate(const tg_call *c, tg_error *err)
 {
     tg_status s;

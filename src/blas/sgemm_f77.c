@@ -126,7 +126,8 @@ void tg_blas_sgemm(char transa, char transb, int m, int n, int k, float alpha, c
                           .beta = beta, .A = A, .lda = lda, .B = B, .ldb = ldb, .C = C,
                           .ldc = ldc, .batch = 1};
     tg_error error;
-    if (tg_validate(&call, &error) != TG_SUCCESS) {
+    if (tg_validate(&call, &error) != TG_SUCCESS ||
+        tg_check_aliasing(&call, &error) != TG_SUCCESS) {
         /* Column-major CBLAS positions are Fortran's plus one (the layout comes first). */
         report(error.arg - 1, from_cblas, row_major);
         return;

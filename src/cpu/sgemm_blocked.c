@@ -23,14 +23,17 @@
  *
  * Portability: the kernel uses GCC/Clang vector extensions (8-float vectors), which compile
  * to AVX2 with -mavx2 -mfma / -march=native and to pairs of SSE/NEON registers elsewhere.
- * OpenMP is optional; without it the same code runs on one thread.
+ * Threads: the library's own pool (pool.h), which cannot take the process down when a thread
+ * cannot be created; OpenMP, where the build has it, only says how many (thread_count).
  * Benchmark: build bench/cpu_vs_openblas.c and run `cpu_vs_openblas 512 1024 2048`.
  */
 #include "cpu.h"
+#include "pool.h"
 #include "../internal.h" /* TG_FAULT */
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -235,12 +238,14 @@ static int64_t part_start(int64_t i, int64_t count, int64_t total, int64_t unit)
 }
 
 /*
- * One batch item on the calling team.  Called by every thread of the parallel region (or by
- * the only thread without OpenMP); the omp for constructs share the work and supply barriers.
+ * One batch item on the calling team.  Called by every thread of the team; each loop is shared
+ * out in contiguous parts and followed by a barrier, as OpenMP's static `for` would be.
  */
 static void blocked_item(const tg_problem *p, const float *A, const float *B, float *C,
-                         float *b_buf, float *a_buf, int nthreads)
+                         float *b_buf, float *a_buf, tg_team *team, int tid)
 {
+    const int nthreads = team->size;
+    int64_t lo, hi;
     for (int64_t jc = 0; jc < p->n; jc += NC) {
         const int64_t nc = min64(NC, p->n - jc);
         const work_split w = split_work(p->m, nc, nthreads);
@@ -248,18 +253,15 @@ static void blocked_item(const tg_problem *p, const float *A, const float *B, fl
             const int64_t kc = min64(KC, p->k - pc);
             const float beta = pc == 0 ? p->beta : 1.0f;
 
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-            for (int64_t jp = 0; jp < w.col_panels; ++jp)
+            tg_team_share(team, tid, w.col_panels, &lo, &hi);
+            for (int64_t jp = lo; jp < hi; ++jp)
                 pack_b_panel(p, B, pc, kc, jc + jp * NR, min64(NR, nc - jp * NR),
                              b_buf + jp * NR * kc);
+            tg_team_barrier(team);
 
             int64_t packed_block = -1;
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-            for (int64_t item = 0; item < w.n_ic * w.n_slices; ++item) {
+            tg_team_share(team, tid, w.n_ic * w.n_slices, &lo, &hi);
+            for (int64_t item = lo; item < hi; ++item) {
                 const int64_t block = item / w.n_slices, slice = item % w.n_slices;
                 const int64_t ic = part_start(block, w.n_ic, w.row_panels, MR);
                 const int64_t mc = min64(p->m, part_start(block + 1, w.n_ic, w.row_panels, MR)) - ic;
@@ -277,8 +279,49 @@ static void blocked_item(const tg_problem *p, const float *A, const float *B, fl
                                      min64(MR, mc - ir), min64(NR, nc - jr), p->alpha, beta);
                 }
             }
+            tg_team_barrier(team); /* b_buf is packed again for the next pc */
         }
     }
+}
+
+/* How many threads a call may use: OpenMP's answer where the build has it (OMP_NUM_THREADS,
+ * omp_set_num_threads), else OMP_NUM_THREADS or every online core. */
+static int thread_count(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    const char *env = getenv("OMP_NUM_THREADS");
+    const long cores = env && atoi(env) > 0 ? atoi(env) : sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 0 ? (int)cores : 1;
+#endif
+}
+
+/* What the team's threads share: the problem and, on the blocked path, the packing buffers. */
+typedef struct job {
+    const tg_problem *p;
+    float *b_buf, *a_bufs;
+} job;
+
+/* Small items are independent (validation keeps their C apart): a share of them each. */
+static void small_items(void *arg, tg_team *team, int tid)
+{
+    const tg_problem *p = ((const job *)arg)->p;
+    int64_t lo, hi;
+    tg_team_share(team, tid, p->batch, &lo, &hi);
+    for (int64_t b = lo; b < hi; ++b)
+        simple_sgemm(p, p->A + b * p->stride_a, p->B + b * p->stride_b, p->C + b * p->stride_c);
+}
+
+static void blocked_items(void *arg, tg_team *team, int tid)
+{
+    const job *j = arg;
+    const tg_problem *p = j->p;
+    /* the even split never gives a block more than MC / MR row panels */
+    float *a_buf = j->a_bufs + (int64_t)tid * MC * KC;
+    for (int64_t b = 0; b < p->batch; ++b)
+        blocked_item(p, p->A + b * p->stride_a, p->B + b * p->stride_b, p->C + b * p->stride_c,
+                     j->b_buf, a_buf, team, tid);
 }
 
 static float *alloc_floats(int64_t count)
@@ -302,20 +345,13 @@ static int cpu_sgemm(const tg_problem *p, int may_fail)
             scale_c(p->C + b * p->stride_c, p->ldc, p->m, p->n, p->beta);
         return 0;
     }
+    job j = {p, NULL, NULL};
+    const int max_threads = thread_count();
     if ((double)p->m * (double)p->n * (double)p->k < SMALL_PROBLEM_FLOPS) {
-        /* Small items are independent (validation keeps their C apart): one thread each. */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (p->batch > 1)
-#endif
-        for (int64_t b = 0; b < p->batch; ++b)
-            simple_sgemm(p, p->A + b * p->stride_a, p->B + b * p->stride_b, p->C + b * p->stride_c);
+        tg_team_run(p->batch > 1 ? max_threads : 1, small_items, &j);
         return 0;
     }
 
-    int max_threads = 1;
-#ifdef _OPENMP
-    max_threads = omp_get_max_threads();
-#endif
     const int64_t kc_max = min64(KC, p->k);
     float *b_buf = alloc_floats(kc_max * round_up(min64(NC, p->n), NR));
     float *a_bufs = alloc_floats((int64_t)max_threads * MC * KC);
@@ -329,21 +365,8 @@ static int cpu_sgemm(const tg_problem *p, int may_fail)
         return 0;
     }
 
-#ifdef _OPENMP
-#pragma omp parallel num_threads(max_threads)
-#endif
-    {
-        int tid = 0, nthreads = 1;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-        nthreads = omp_get_num_threads();
-#endif
-        /* the even split never gives a block more than MC / MR row panels */
-        float *a_buf = a_bufs + (int64_t)tid * MC * KC;
-        for (int64_t b = 0; b < p->batch; ++b)
-            blocked_item(p, p->A + b * p->stride_a, p->B + b * p->stride_b,
-                         p->C + b * p->stride_c, b_buf, a_buf, nthreads);
-    }
+    j.b_buf = b_buf, j.a_bufs = a_bufs;
+    tg_team_run(max_threads, blocked_items, &j);
     free(b_buf);
     free(a_bufs);
     return 0;
