@@ -8,7 +8,7 @@
  * cudaEvent times, buffers rotated so the working set exceeds the L2.
  * CPU mode (no GPU): the CPU backend on host buffers, CLOCK_MONOTONIC around each call.
  * Every result is checked once, before it is timed, against float64 on sampled entries of C
- * (tools/sampled.h).  bench/suites.md describes the suites and the method.
+ * (check/sampled.h).  bench/suites.md describes the suites and the method.
  */
 #define _POSIX_C_SOURCE 200809L
 

@@ -1,4 +1,4 @@
-/* CPU mode: tilegemm's CPU backend on host buffers, timed with the tools' timer. */
+/* CPU mode: tilegemm's CPU backend on host buffers, timed with check/timer.h. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <math.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fits the planner's cost model (src/cost_model.h) to benchmark sweeps and writes its rows.
+"""Fits the planner's cost model (src/plan/cost_model.h) to benchmark sweeps and writes its rows.
 
     python3 bench/fit_model.py SWEEP.json [SWEEP.json ...] -o tuning/model_sm_90.tsv
     python3 bench/fit_model.py SWEEP.json --model tuning/model_sm_90.tsv --check JUDGED.json
@@ -74,11 +74,11 @@ def load(paths):
     return device, runs
 
 
-SPLIT_K_ALIGN = 4  # src/split_k.h
+SPLIT_K_ALIGN = 4  # src/plan/split_k.h
 
 
 def split_lengths(k, slices):
-    """(slice_k, full slices, tail) as src/split_k.h cuts k."""
+    """(slice_k, full slices, tail) as src/plan/split_k.h cuts k."""
     if slices <= 1:
         return k, 1, 0
     slice_k = max(k // slices // SPLIT_K_ALIGN * SPLIT_K_ALIGN, SPLIT_K_ALIGN)

@@ -8,7 +8,7 @@
 #ifndef TG_TUNING_H
 #define TG_TUNING_H
 
-#include "problem.h"
+#include "../problem.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "rerun.h"
 #include "shape.h"
 
 typedef struct shape {

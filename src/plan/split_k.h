@@ -8,7 +8,7 @@
 #ifndef TG_SPLIT_K_H
 #define TG_SPLIT_K_H
 
-#include "problem.h"
+#include "../problem.h"
 
 #ifdef __cplusplus
 extern "C" {

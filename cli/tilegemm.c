@@ -1,9 +1,9 @@
 /*
  * tilegemm: the command-line tool.
  *   info      backends, the GPU and its compute capability, SMs, memory, library version
- *   verify    every rung against the float64 reference (tools/verify.c)
+ *   verify    every rung against the float64 reference (cli/verify.c)
  *   bench     time rungs, auto and cuBLAS on the same data (bench/bench.c); `run` is an alias
- *   simulate  the tiled algorithm walked through by hand, with its load counts (tools/simulate.c)
+ *   simulate  the tiled algorithm walked through by hand, with its load counts (cli/simulate.c)
  *   explain   the plan tg_sgemm would follow for a shape, and why
  *   algos     the rungs this build has
  * Like the tests, and unlike the library, the tool prints and exits on errors.

@@ -102,7 +102,4 @@ int64_t tg_case_bytes(const tg_case *c);
 /* "row NT 33x7x127 ld+3 alpha=1.5 beta=-0.5 batch 3" */
 void tg_case_name(const tg_case *c, char *buf, int size);
 
-/* The command line that reruns one case, printed on failure. */
-void tg_case_command(const tg_case *c, const char *algo, uint64_t seed, char *buf, int size);
-
 #endif

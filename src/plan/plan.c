@@ -20,9 +20,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cuda/backend.h"
-#include "cuda/registry.h"
-#include "internal.h"
+#include "../cuda/backend.h"
+#include "../cuda/registry.h"
+#include "../internal.h"
 #include "cost_model.h"
 #include "tuning.h"
 

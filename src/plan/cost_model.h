@@ -24,7 +24,7 @@
 #ifndef TG_COST_MODEL_H
 #define TG_COST_MODEL_H
 
-#include "problem.h"
+#include "../problem.h"
 #include "split_k.h"
 
 #ifdef __cplusplus
