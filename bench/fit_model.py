@@ -5,8 +5,8 @@
     python3 bench/fit_model.py SWEEP.json --model tuning/model_sm_90.tsv --check JUDGED.json
 
 The sweeps are `tilegemm bench` JSON files of rungs run unsplit (`--split-k 1`), on the random
-suite of a tuning seed (scripts/device_plan_sweep.sh).  For every rung and operand orientation
-(op(A) along k or not, op(B) along n or not) it fits the wave and k-step costs by weighted least
+suite of a tuning seed (`tilegemm bench --suite random --seed S --split-k 1 --algo ...`).
+For every rung and operand orientation (op(A) along k or not, op(B) along n or not) it fits the wave and k-step costs by weighted least
 squares on the compute-bound runs, with the blocks resident per SM and the k step that fit the
 rung's runs best, and a k step no faster than the rung's best measured rate allows (a class
 measured on few or small shapes must not promise more); the GPU's launch cost and streaming

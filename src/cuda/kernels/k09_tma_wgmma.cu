@@ -3,10 +3,9 @@
  * consumer warpgroups doing wgmma with both operands in shared memory.
  *   sgemm_tma_wgmma3xtf32_128x128x32_s3_p32 ("tma_wgmma3xtf32")     FP32 accuracy (3xTF32)
  *   sgemm_tma_wgmmatf32_128x256x32_s4       ("tma_wgmmatf32")       big parts only: TF32 mode
- *   measurement variants: "tma_wgmma3xtf32_p64" (promotion every 64 of k), "tma_wgmmatf32_128"
- *   (128 x 128 blocks, 6 stages)
  *
- * What it changes against rung 7 (wgmma3xtf32): the split into TF32 parts leaves the main
+ * What it adds over rung 8 (mma3xtf32): Hopper's warpgroup product (wgmma) reading both
+ * operands from shared memory, fed by the TMA, and the split into TF32 parts leaves the main
  * loop.  A pre-pass kernel (split_into_planes) writes op(A) and op(B) once as "planes" in the
  * handle's workspace: per operand a big and a small plane (x = big + small, each TF32 rounded
  * to nearest, as tc_common.cuh's split_tf32), rows along m (A) or n (B), k contiguous, whatever
@@ -24,7 +23,7 @@
  * (setmaxnreg 40 / 232).  Blocks take their tiles in grouped order (grouped_tile<8>).
  *   products     per 8 of k: small(A) big(B), big(A) small(B), then big(A) big(B), small
  *                ones first (TF32 mode: big(A) big(B) only)
- *   promotion    3xTF32: every PROMOTE tiles of 32 (k = 32 by default, as rungs 6 and 7) the
+ *   promotion    3xTF32: every PROMOTE tiles of 32 (k = 32 by default, as rung 8) the
  *                tensor core starts a fresh partial sum and the finished one is added into
  *                FP32 registers: the accuracy contract of the fp32 mode (RMS error no worse
  *                than the FFMA rungs' from k = 256).  TF32 mode accumulates all of k in the
@@ -47,16 +46,16 @@
  * Special values: the pre-pass makes values under 2^-100 NaN (tf32_big), so no small part is
  *   subnormal and needs no scaling (the tensor core flushes subnormals); Inf, NaN and values
  *   whose big part overflows also make the tensor-core sum non-finite, and such outputs are
- *   recomputed by an FP32 FMA dot product of the chunk (store_tc_result), as on rungs 6 and 7.
+ *   recomputed by an FP32 FMA dot product of the chunk (store_tc_result), as on rung 8.
  * Edges: the TMA fills box elements past m, n or k with zeros; stores are guarded; beta == 0
  *   never reads C.  Any m, n, k, strides, alignment (the planes are the kernel's own).
  * Constraints: compute capability 9.0 and a build with sm_90a code; device workspace (the
  *   registry's workspace_bytes / launch_with_workspace).
- * Benchmark:   tilegemm bench --algo tma_wgmma3xtf32,tma_wgmmatf32,wgmma3xtf32 4096x4096x4096
+ * Benchmark:   tilegemm bench --algo tma_wgmma3xtf32,tma_wgmmatf32,mma3xtf32 4096x4096x4096
  *              (scripts/device_hopper.sh: verify, sanitizers and the benchmark in one call)
  * Measured:    H100 (cfe058d, against cuBLAS in the same run): tma_wgmma3xtf32 119 TFLOP/s at
  *              4096^3 (2.30x SGEMM), 115 at 8192^3 (2.23x), 114 at 16384^3 (2.09x), 104 at
- *              4097^3 (2.35x); NN/NT/TN/TT 2.29-2.41x at 4096^3; rung 7 85 (1.65x).
+ *              4097^3 (2.35x); NN/NT/TN/TT 2.29-2.41x at 4096^3.
  *              tma_wgmmatf32 284-352 TFLOP/s (0.70-0.88x FAST_TF32).  Where the time goes at
  *              4096^3 (ncu): the main kernel 1.01 ms (136 TFLOP/s alone, shared memory its
  *              busiest pipe at 89%), the pre-pass 73 us per operand (2.45 TB/s).  racecheck
@@ -484,19 +483,3 @@ extern "C" const tg_rung tg_rung_tma_wgmmatf32 = {.name = "tma_wgmmatf32", .leve
     .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<256>,
     .workspace_bytes = tma_wgmma_workspace<false>,
     .launch_with_workspace = launch_tma_wgmma<256, 4, 0, false>};
-
-/* Measurement variants: 3xTF32 promoting every 64 of k (half the waits for the tensor core to
- * drain); TF32 mode on 128x128 blocks with 6 stages. */
-extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_p64 = {.name = "tma_wgmma3xtf32_p64",
-    .level = 9, .summary = "tma_wgmma3xtf32 promoting every 64 of k (measurement variant)",
-    .block_rows = kBM, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_3XTF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
-    .workspace_bytes = tma_wgmma_workspace<true>,
-    .launch_with_workspace = launch_tma_wgmma<128, 3, 2, true>};
-
-extern "C" const tg_rung tg_rung_tma_wgmmatf32_128 = {.name = "tma_wgmmatf32_128", .level = 9,
-    .summary = "tma_wgmmatf32 on 128x128x32 blocks, 6 stages (measurement variant)",
-    .block_rows = kBM, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_TF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
-    .workspace_bytes = tma_wgmma_workspace<false>,
-    .launch_with_workspace = launch_tma_wgmma<128, 6, 0, false>};

@@ -1,10 +1,10 @@
 /*
- * Rung 4: warp tiling and a multi-stage cp.async pipeline.
+ * Rung 3: warp tiling and a multi-stage cp.async pipeline.
  *   sgemm_warptile_128x128x16_w64x32_t8x8_s3 ("warptile128"), GROUP_M = 1
- * Rung 5: the same kernel with a block order that keeps tiles in L2.
+ * The same kernel with a block order that keeps tiles in L2:
  *   sgemm_warptile_128x128x16_w64x32_t8x8_s3_g8 ("warptile128_l2"), GROUP_M = 8
  *
- * What it adds over rung 3 (blocktile128):
+ * What it adds over rung 2 (blocktile128):
  *   - warp tiling: each warp owns a 64x32 piece of the block tile and its 32 lanes an 8x8
  *     register tile inside it, so each LDS.128 of a fragment reads 128 consecutive bytes of As
  *     or 64 of Bs across the warp (no bank conflicts, the repeats broadcast) and a warp's
@@ -12,7 +12,7 @@
  *   - asynchronous copies: global tiles go straight into shared memory by cp.async (LDGSTS),
  *     with no trip through registers, into STAGES = 3 rotating buffers, so the copies of phase
  *     t + 2 are in flight while phase t is computed.  One __syncthreads per phase instead of
- *     rung 3's two;
+ *     rung 2's two;
  *   - BK 16 instead of 8: half as many phases (barriers, waits) per FMA.
  *   block tile   BM x BN x BK = 128 x 128 x 16, 256 threads = 8 warps as 2 (m) x 4 (n)
  *   warp tile    64 x 32, lanes as 8 (m) x 4 (n)
@@ -25,8 +25,8 @@
  *                limit above the default 48 KiB.  Two blocks per SM on sm_80 and sm_90 (one on
  *                sm_75, whose limit is 64 KiB an SM)
  *   registers    __launch_bounds__(256, 2): at most 128 a thread, for 2 blocks an SM
- * What rung 5 adds over rung 4 (template parameter GROUP_M, 1 for rung 4; all else above is
- * shared):
+ * What the _l2 variants add over warptile128 (template parameter GROUP_M, 1 for warptile128;
+ * all else above is shared):
  *   - grouped block order: the blocks go on a 1-D grid (batch still in blockIdx.z) and block
  *     pid takes the tile grouped_tile<GROUP_M> (common.cuh) gives it, so that consecutive
  *     blocks sweep a group of GROUP_M = 8 tile rows column by column instead of one tile row
@@ -190,7 +190,7 @@ struct WarptileLaunch {
 };
 
 /* Picks the instantiation for how op(A) and op(B) sit in memory and whether vectors are legal
- * (as rung 3; launch_for_copies). */
+ * (launch_for_copies). */
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GROUP_M>
 int launch_warptile(const tg_problem *p, void *stream)
 {
@@ -201,7 +201,7 @@ int launch_warptile(const tg_problem *p, void *stream)
 } // namespace
 
 #if TG_IN_UNIT(warptile128)
-extern "C" const tg_rung tg_rung_warptile128 = {.name = "warptile128", .level = 4,
+extern "C" const tg_rung tg_rung_warptile128 = {.name = "warptile128", .level = 3,
     .summary = "128x128x16 block, 64x32 warp tiles, 8x8 per thread, 3-stage cp.async pipeline",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_warptile<128, 128, 16, 64, 32, 3, 1>,
@@ -209,7 +209,7 @@ extern "C" const tg_rung tg_rung_warptile128 = {.name = "warptile128", .level = 
 #endif
 
 #if TG_IN_UNIT(warptile128_l2)
-extern "C" const tg_rung tg_rung_warptile128_l2 = {.name = "warptile128_l2", .level = 5,
+extern "C" const tg_rung tg_rung_warptile128_l2 = {.name = "warptile128_l2", .level = 3,
     .summary = "warptile128 + grouped block order (8 tile rows, column by column): shared A/B "
                "tiles stay in L2",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
@@ -220,7 +220,7 @@ extern "C" const tg_rung tg_rung_warptile128_l2 = {.name = "warptile128_l2", .le
 /* Variants of the same kernel for the tuned table (bench --tune picks per shape): a larger
  * block tile for large products, a smaller one that fills the SMs on thin ones. */
 #if TG_IN_UNIT(warptile256x128_l2)
-extern "C" const tg_rung tg_rung_warptile256x128_l2 = {.name = "warptile256x128_l2", .level = 5,
+extern "C" const tg_rung tg_rung_warptile256x128_l2 = {.name = "warptile256x128_l2", .level = 3,
     .summary = "warptile128_l2 with a 256x128x16 block of 16 warps (512 threads): half the "
                "loads of B per FFMA",
     .block_rows = 256, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
@@ -229,7 +229,7 @@ extern "C" const tg_rung tg_rung_warptile256x128_l2 = {.name = "warptile256x128_
 #endif
 
 #if TG_IN_UNIT(warptile64)
-extern "C" const tg_rung tg_rung_warptile64 = {.name = "warptile64", .level = 5,
+extern "C" const tg_rung tg_rung_warptile64 = {.name = "warptile64", .level = 3,
     .summary = "warptile128 with a 64x64x16 block of 2 warps: 4x the blocks, for thin and "
                "small products",
     .block_rows = 64, .block_cols = 64, .in_auto = 1, .arith = TG_ARITH_FFMA,

@@ -1,5 +1,5 @@
 /*
- * Rung 3: 2D register blocking with vectorized loads.
+ * Rung 2: 2D register blocking with vectorized loads.
  *   sgemm_blocktile_128x128x8_t8x8 ("blocktile128"), sgemm_blocktile_64x64x8_t8x4 ("blocktile64")
  *
  * What it adds over the tiled rungs: each thread computes a TM x TN tile of outputs held in
@@ -234,12 +234,12 @@ const char *blocktile_unsupported(const tg_problem *) { return nullptr; }
 
 } // namespace
 
-extern "C" const tg_rung tg_rung_blocktile64 = {.name = "blocktile64", .level = 3,
+extern "C" const tg_rung tg_rung_blocktile64 = {.name = "blocktile64", .level = 2,
     .summary = "64x64x8 block, 8x4 outputs per thread in registers, 128-bit global and shared "
                "loads",
     .block_rows = 64, .block_cols = 64, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_blocktile<64, 64, 8, 8, 4>, .unsupported = blocktile_unsupported};
-extern "C" const tg_rung tg_rung_blocktile128 = {.name = "blocktile128", .level = 3,
+extern "C" const tg_rung tg_rung_blocktile128 = {.name = "blocktile128", .level = 2,
     .summary = "128x128x8 block, 8x8 outputs per thread in registers, 128-bit global and shared "
                "loads",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,

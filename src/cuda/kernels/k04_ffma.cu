@@ -1,5 +1,5 @@
 /*
- * Rung 5 (FFMA): large block tiles, 16 x 8 accumulators a thread, one block an SM, and
+ * Rung 4 (FFMA): large block tiles, 16 x 8 accumulators a thread, one block an SM, and
  * register fragments read one k step ahead: the FP32 FFMA kernel for large products.
  *   sgemm_ffma_256x128x8_w64x64_t16x8_s3_g8   ("ffma256x128")      the configuration cuBLAS
  *                                                                  uses for FP32 on sm_90
@@ -11,11 +11,11 @@
  *                                                                  medium products
  * All are one template (sgemm_ffma below), instantiated per configuration for the sweep.
  *
- * What it adds over rung 4 (warptile128, and rung 5's grouped order, warptile128_l2):
+ * What it adds over rung 3 (warptile128, and its grouped order, warptile128_l2):
  *   - a 16 x 8 thread tile (128 accumulators) instead of 8 x 8: per k step a thread reads
- *     4 + 2 LDS.128 for 128 FFMA (rung 4: 2 + 2 for 64), so shared-memory traffic per FFMA
+ *     4 + 2 LDS.128 for 128 FFMA (rung 3: 2 + 2 for 64), so shared-memory traffic per FFMA
  *     drops by a quarter and the FFMA share of the instruction stream rises;
- *   - __launch_bounds__(THREADS, 1): up to 255 registers a thread (rung 4 is held to 128 for
+ *   - __launch_bounds__(THREADS, 1): up to 255 registers a thread (rung 3 is held to 128 for
  *     two blocks an SM).  One 256-thread block an SM, 8 warps: 12.5% occupancy, as cuBLAS's
  *     kernel; latency is hidden by instruction-level parallelism (128 independent FFMA a k
  *     step) rather than by warps;
@@ -24,7 +24,7 @@
  *     barrier and the first reads of the next phase, so no LDS latency is exposed;
  *   - fragment reads with no excess wavefronts: lanes are 4 (m) x 8 (n), lane_n = lane % 8, so
  *     each quarter-warp phase of an LDS.128 reads one 16-byte chunk of As (broadcast) and 8
- *     consecutive chunks (128 bytes, 32 banks) of Bs.  Rung 4's lanes are 8 (m) x 4 (n);
+ *     consecutive chunks (128 bytes, 32 banks) of Bs.  Rung 3's lanes are 8 (m) x 4 (n);
  *   - BK 8 by default (as cuBLAS; BK 16 as a variant): a 256 x 128 block tile is 12 KiB a
  *     phase, so 3 stages take 37.5 KiB of shared memory and leave most of the SM's 228 KiB to
  *     L1.
@@ -36,7 +36,7 @@
  *   stages       STAGES rotating shared buffers (3, or 4): the copies of phase t + STAGES - 1
  *                are issued at the start of phase t, one __syncthreads a phase
  *   shared       STAGES x (As[BK][BM + padA] + Bs[BK][BN + padB]), k-major, dynamic, through
- *                k04's loader (tile_loader.cuh): pad 4 floats for an operand copied along k
+ *                k03's loader (tile_loader.cuh): pad 4 floats for an operand copied along k
  *                (its pitch of 4 mod 32 floats spreads a warp's 8 k x 4 rows of 4-byte copies
  *                over 32 banks), none for one copied along m or n (a warp's 16-byte copies
  *                write 512 consecutive bytes).  256x128x8, 3 stages: 36 to 37.5 KiB
@@ -48,7 +48,7 @@
  *                k (row-major NN), up to 1200 with both by 4-byte copies: 85-91% FFMA
  *   block order  grouped_tile<8> (common.cuh), on a 1-D grid: consecutive blocks sweep 8 tile
  *                rows column by column, so the resident blocks share A and B tiles in L2
- * How each operand layout is copied: as rung 4 (tile_loader.cuh): 16-byte cp.async.cg along m
+ * How each operand layout is copied: as rung 3 (tile_loader.cuh): 16-byte cp.async.cg along m
  * or n where vectors_allowed, else 4-byte cp.async (misaligned pointers, odd leading
  * dimensions, general strides, and an operand contiguous along k, whose k-major tile is a
  * transpose of its global layout).
@@ -198,12 +198,12 @@ int launch_ffma(const tg_problem *p, void *stream)
 
 } // namespace
 
-/* Level 5: the top of the FFMA ladder beside warptile128_l2 (same arithmetic, same grouped
- * order); level 6 stays the tensor-core rungs'.  The registry lists ffma256x128 last of these, so
+/* Level 4: the top of the FFMA ladder for large products (warptile128_l2's arithmetic and
+ * grouped order).  The registry lists ffma256x128 last of these, so
  * that without a tuned entry auto's highest FFMA rung is the cuBLAS-shaped one.  Variants of
  * one kernel for the tuned table (bench --tune picks per shape). */
 #if TG_IN_UNIT(ffma128x128)
-extern "C" const tg_rung tg_rung_ffma128x128 = {.name = "ffma128x128", .level = 5,
+extern "C" const tg_rung tg_rung_ffma128x128 = {.name = "ffma128x128", .level = 4,
     .summary = "ffma256x128 on a 128x128x8 block of 4 warps (128 threads): two blocks an SM, "
                "twice the blocks for medium products",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
@@ -211,14 +211,14 @@ extern "C" const tg_rung tg_rung_ffma128x128 = {.name = "ffma128x128", .level = 
 #endif
 
 #if TG_IN_UNIT(ffma128x256)
-extern "C" const tg_rung tg_rung_ffma128x256 = {.name = "ffma128x256", .level = 5,
+extern "C" const tg_rung tg_rung_ffma128x256 = {.name = "ffma128x256", .level = 4,
     .summary = "ffma256x128 with the block transposed: 128x256x8, 8 warps",
     .block_rows = 128, .block_cols = 256, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_ffma<128, 256, 8, 3>, .unsupported = grouped_order_unsupported<128, 256, 8>};
 #endif
 
 #if TG_IN_UNIT(ffma256x128_k16)
-extern "C" const tg_rung tg_rung_ffma256x128_k16 = {.name = "ffma256x128_k16", .level = 5,
+extern "C" const tg_rung tg_rung_ffma256x128_k16 = {.name = "ffma256x128_k16", .level = 4,
     .summary = "ffma256x128 with BK 16: half the barriers and waits per FFMA, 75 KiB of shared "
                "memory",
     .block_rows = 256, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
@@ -226,14 +226,14 @@ extern "C" const tg_rung tg_rung_ffma256x128_k16 = {.name = "ffma256x128_k16", .
 #endif
 
 #if TG_IN_UNIT(ffma256x128_s4)
-extern "C" const tg_rung tg_rung_ffma256x128_s4 = {.name = "ffma256x128_s4", .level = 5,
+extern "C" const tg_rung tg_rung_ffma256x128_s4 = {.name = "ffma256x128_s4", .level = 4,
     .summary = "ffma256x128 with 4 stages: three phases of copies in flight",
     .block_rows = 256, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_ffma<256, 128, 8, 4>, .unsupported = grouped_order_unsupported<256, 128, 8>};
 #endif
 
 #if TG_IN_UNIT(ffma256x128)
-extern "C" const tg_rung tg_rung_ffma256x128 = {.name = "ffma256x128", .level = 5,
+extern "C" const tg_rung tg_rung_ffma256x128 = {.name = "ffma256x128", .level = 4,
     .summary = "256x128x8 block of 8 warps, 64x64 warp tiles, 16x8 per thread (255 registers, "
                "one block an SM), fragments read a k step ahead, 3-stage cp.async, grouped order",
     .block_rows = 256, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,

@@ -1,5 +1,5 @@
 /*
- * Rung 6: tensor cores at FP32 accuracy, each input split into two TF32 parts (3xTF32).
+ * Rung 8: tensor cores at FP32 accuracy, each input split into two TF32 parts (3xTF32).
  *   sgemm_mma3xtf32_128x128x32_w32x64_s4_p32 ("mma3xtf32")  the default math mode's rung
  *   sgemm_mmatf32_128x128x32_w32x64_s4_p32   ("mmatf32")    the same kernel, big parts only:
  *                                                            the opt-in TF32 mode
@@ -221,7 +221,7 @@ const char *mma_tf32_unsupported(const tg_problem *) { return nullptr; }
 } // namespace
 
 #if TG_IN_UNIT(mma3xtf32)
-extern "C" const tg_rung tg_rung_mma3xtf32 = {.name = "mma3xtf32", .level = 6,
+extern "C" const tg_rung tg_rung_mma3xtf32 = {.name = "mma3xtf32", .level = 8,
     .summary = "tensor cores at FP32 accuracy: inputs split into two TF32 parts (3 mma.sync "
                "m16n8k8), 128x128x32 block, 32x64 warp tiles, 4-stage cp.async, FP32 "
                "promotion every 32 of k",
@@ -230,7 +230,7 @@ extern "C" const tg_rung tg_rung_mma3xtf32 = {.name = "mma3xtf32", .level = 6,
 #endif
 
 #if TG_IN_UNIT(mmatf32)
-extern "C" const tg_rung tg_rung_mmatf32 = {.name = "mmatf32", .level = 6,
+extern "C" const tg_rung tg_rung_mmatf32 = {.name = "mmatf32", .level = 8,
     .summary = "mma3xtf32 without the small parts: TF32 inputs (opt-in TF32 math mode, below "
                "FP32 accuracy)",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 80,
