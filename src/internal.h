@@ -97,7 +97,6 @@ typedef struct tg_plan {
     int managed;        /* some operand is managed memory: the CPU must wait for the GPU */
     int explaining;     /* fill `why` (tg_explain); plain calls skip the text */
     int split_k;        /* slices of k (see split_k.h); 1 runs the product in one piece */
-    int tuned_split_k;  /* the tuned table's split-K for this call, 0 when it has none */
     char why[768];
 } tg_plan;
 

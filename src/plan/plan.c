@@ -158,6 +158,8 @@ static void fill_model_rows(void)
 
 static const tg_model_rung *model_row(const tg_model_device *model, int i, const tg_problem *p)
 {
+    if (!model)
+        return NULL;
     const int d = (int)(model - tg_model_devices);
     if (d < 0 || d >= kMaxModelDevices || i >= kMaxRungs)
         return tg_model_rung_for(model, tg_rungs[i]->name, p);
@@ -233,7 +235,8 @@ int tg_choose(const tg_device_props *dev, tg_math math, int forced_rung, int for
         const int slices = forced_split ? forced_split : tuned->split_k;
         if (!auto_refuses(dev, math, i, p) && (slices == 0 || forced_split ||
                                                split_allowed(i, p, slices))) {
-            if (slices != 0 || !weigh_rung(out, model, sms, i, 0, p)) {
+            const int weighed = slices == 0 ? weigh_rung(out, model, sms, i, 0, p) : 0;
+            if (!weighed) {
                 out->rung = i;
                 out->split_k = slices ? slices : 1;
             }
