@@ -128,25 +128,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32,
         const float *const a = As + read * LoadA::kTileFloats + a_off;
         const float *const b = Bs + read * LoadB::kTileFloats + b_off;
 #pragma unroll
-        for (int kk = 0; kk < BK; ++kk) {
-            float af[kTM], bf[kTN];
-#pragma unroll
-            for (int g = 0; g < 2; ++g) {
-                const float4 va =
-                    *reinterpret_cast<const float4 *>(&a[kk * LoadA::kPitch + g * WM / 2]);
-                af[g * 4 + 0] = va.x, af[g * 4 + 1] = va.y, af[g * 4 + 2] = va.z,
-                af[g * 4 + 3] = va.w;
-                const float4 vb =
-                    *reinterpret_cast<const float4 *>(&b[kk * LoadB::kPitch + g * WN / 2]);
-                bf[g * 4 + 0] = vb.x, bf[g * 4 + 1] = vb.y, bf[g * 4 + 2] = vb.z,
-                bf[g * 4 + 3] = vb.w;
-            }
-#pragma unroll
-            for (int i = 0; i < kTM; ++i)
-#pragma unroll
-                for (int j = 0; j < kTN; ++j)
-                    acc[i][j] += af[i] * bf[j];
-        }
+        for (int kk = 0; kk < BK; ++kk)
+            ffma_step<WM / 2, WN / 2>(acc, a + kk * LoadA::kPitch, b + kk * LoadB::kPitch);
         read = read == STAGES - 1 ? 0 : read + 1;
     }
     async_wait<0>(); /* only empty groups can be left; drain them before the block exits */
@@ -155,37 +138,19 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32,
     store_thread_tile<kTM, kTN, WM / 2, WN / 2>(acc, p, i0 + a_off, j0 + b_off);
 }
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GROUP_M, bool A_K_CONTIG,
-          bool A_VEC, bool B_N_CONTIG, bool B_VEC>
-int launch_instance(const tg_problem *p, cudaStream_t stream)
-{
-    using LoadA = AsyncTileLoader<BM, BK, (BM / WM) * (BN / WN) * 32, A_K_CONTIG, A_VEC>;
-    using LoadB = AsyncTileLoader<BN, BK, (BM / WM) * (BN / WN) * 32, !B_N_CONTIG, B_VEC>;
-    const size_t smem = STAGES * (LoadA::kTileFloats + LoadB::kTileFloats) * sizeof(float);
-    constexpr auto kernel = sgemm_warptile<BM, BN, BK, WM, WN, STAGES, GROUP_M, A_K_CONTIG,
-                                           A_VEC, B_N_CONTIG, B_VEC>;
-    const cudaError_t e = opt_in_shared_memory<kernel>(smem);
-    if (e != cudaSuccess)
-        return (int)e;
-    const dim3 block((BM / WM) * (BN / WN) * 32);
-    if (GROUP_M > 1 && (p->m + BM - 1) / BM * ((p->n + BN - 1) / BN) > INT32_MAX)
-        return (int)cudaErrorInvalidConfiguration; /* grouped_order_unsupported refuses these */
-    const unsigned tiles_m = ceil_div(p->m, BM), tiles_n = ceil_div(p->n, BN);
-    /* GROUP_M > 1: one block per tile along x, the kernel finds its tile (grouped_tile) */
-    const dim3 grid = GROUP_M > 1 ? dim3(tiles_m * tiles_n, 1, (unsigned)p->batch)
-                                  : dim3(tiles_n, tiles_m, (unsigned)p->batch);
-    kernel<<<grid, block, smem, stream>>>(*p);
-    return (int)cudaGetLastError();
-}
-
-/* The launch of each layout's instantiation, for launch_for_copies (tile_loader.cuh). */
+/* The launch of each layout's instantiation, for launch_for_copies (tile_loader.cuh).  For
+ * GROUP_M > 1 one block per tile along x, the kernel finds its tile (grouped_tile). */
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int GROUP_M>
 struct WarptileLaunch {
     template <bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG, bool B_VEC>
     static int run(const tg_problem *p, cudaStream_t stream)
     {
-        return launch_instance<BM, BN, BK, WM, WN, STAGES, GROUP_M, A_K_CONTIG, A_VEC,
-                               B_N_CONTIG, B_VEC>(p, stream);
+        constexpr int kThreads = kWarpTiledThreads<BM, BN, WM, WN>;
+        return launch_tiled<sgemm_warptile<BM, BN, BK, WM, WN, STAGES, GROUP_M, A_K_CONTIG,
+                                           A_VEC, B_N_CONTIG, B_VEC>,
+                            BM, BN, STAGES, GROUP_M, kThreads,
+                            AsyncTileLoader<BM, BK, kThreads, A_K_CONTIG, A_VEC>,
+                            AsyncTileLoader<BN, BK, kThreads, !B_N_CONTIG, B_VEC>>(p, stream);
     }
 };
 

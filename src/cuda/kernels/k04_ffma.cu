@@ -151,11 +151,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(cons
                 load_fragment<TM, kPieceM>(af[0], a);
                 load_fragment<TN, kPieceN>(bf[0], b);
             }
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j)
-                    acc[i][j] += af[kk % 2][i] * bf[kk % 2][j];
+            ffma_outer_product(acc, af[kk % 2], bf[kk % 2]);
         }
     }
     async_wait<0>(); /* only empty groups can be left; drain them before the block exits */
@@ -170,22 +166,12 @@ struct FfmaLaunch {
     template <bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG, bool B_VEC>
     static int run(const tg_problem *p, cudaStream_t stream)
     {
-        constexpr int kThreads = (BM / WM) * (BN / WN) * 32;
-        using LoadA = AsyncTileLoader<BM, BK, kThreads, A_K_CONTIG, A_VEC>;
-        using LoadB = AsyncTileLoader<BN, BK, kThreads, !B_N_CONTIG, B_VEC>;
-        const size_t smem = STAGES * (LoadA::kTileFloats + LoadB::kTileFloats) * sizeof(float);
-        constexpr auto kernel = sgemm_ffma<BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP_M,
-                                           A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>;
-        const cudaError_t e = opt_in_shared_memory<kernel>(smem);
-        if (e != cudaSuccess)
-            return (int)e;
-        if (GROUP_M > 1 && (p->m + BM - 1) / BM * ((p->n + BN - 1) / BN) > INT32_MAX)
-            return (int)cudaErrorInvalidConfiguration; /* grouped_order_unsupported refuses */
-        const unsigned tiles_m = ceil_div(p->m, BM), tiles_n = ceil_div(p->n, BN);
-        const dim3 grid = GROUP_M > 1 ? dim3(tiles_m * tiles_n, 1, (unsigned)p->batch)
-                                      : dim3(tiles_n, tiles_m, (unsigned)p->batch);
-        kernel<<<grid, dim3(kThreads), smem, stream>>>(*p);
-        return (int)cudaGetLastError();
+        constexpr int kThreads = kWarpTiledThreads<BM, BN, WM, WN>;
+        return launch_tiled<sgemm_ffma<BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP_M, A_K_CONTIG,
+                                       A_VEC, B_N_CONTIG, B_VEC>,
+                            BM, BN, STAGES, GROUP_M, kThreads,
+                            AsyncTileLoader<BM, BK, kThreads, A_K_CONTIG, A_VEC>,
+                            AsyncTileLoader<BN, BK, kThreads, !B_N_CONTIG, B_VEC>>(p, stream);
     }
 };
 
