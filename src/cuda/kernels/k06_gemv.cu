@@ -1,13 +1,13 @@
 /*
  * Rung 6: m <= 8 or n <= 8, a matrix-vector product with up to 8 vectors, in FP32 FFMA.
  *
- * sgemm_gemv8 ("gemv8"):
+ * sgemm_gemv8_along_k and sgemm_gemv8_along_m ("gemv8"):
  * The problem is turned so that the long side is m' and the short one n' <= 8 (for m <= 8,
  * C^T = op(B)^T op(A)^T); the long operand L = op(A') (m' x k) is read once, at HBM speed,
  * and the short one S = op(B') (k x 8, zero-padded) is staged in shared memory a chunk of k
  * at a time and read by every warp.  Each thread keeps 4 rows x 8 outputs in registers and
  * holds 8 16-byte loads of L in flight; the partial sums are added in shared memory at the
- * end.  Two forms, by how L sits in memory:
+ * end.  Two kernels, by how L sits in memory:
  *   along k (A' row-major, e.g. NN with n <= 8): a warp owns 4 rows of L and its lanes split
  *     k (32 lanes x 4 floats = 128 of k a step, 2 steps a chunk of 256), the block's 8 warps
  *     32 rows; the lanes' partial sums are added at the end
@@ -41,25 +41,124 @@ struct GemvProblem {
     int64_t c_rs, c_cs;
 };
 
-/*
- * L_K_CONTIG: op(A) (= L) is contiguous along k (a_cs == 1), else along m or general strides.
- * VEC: L may be read by 16-byte vectors along its contiguous direction.
- */
-template <bool L_K_CONTIG, bool VEC>
-__global__ void __launch_bounds__(kGemvThreads, 2) sgemm_gemv8(const GemvProblem g)
-{
-    /* along k: a warp's 4 rows, 2 steps of 128 of k a chunk; along m: a lane's 4 rows, each
-     * warp 8 of k a chunk */
-    constexpr int kChunk = L_K_CONTIG ? 2 * 32 * 4 : kGemvWarps * kGemvLoads;
-    constexpr int kBlockRows = L_K_CONTIG ? kGemvWarps * kGemvRows : 32 * kGemvRows;
-    constexpr int kShare = kChunk * kGemvShort / kGemvThreads; /* floats of S a thread stages */
-    static_assert(kChunk * kGemvShort % kGemvThreads == 0 && kGemvThreads % kChunk == 0,
+/* The rows of L a thread reads, first + r * ROW_STEP for r < 4, and whether each is inside. */
+template <int ROW_STEP>
+struct GemvRows {
+    bool in[kGemvRows];
+    const float *at[kGemvRows]; /* row r's float at k0 + k_first; read only where inside */
+    bool all_in;
+
+    __device__ __forceinline__ GemvRows(const tg_problem &p, const float *A, int64_t row0,
+                                        int first, int k_first)
+    {
+        const int64_t rows_left = p.m - row0 - first;
+#pragma unroll
+        for (int r = 0; r < kGemvRows; ++r) {
+            in[r] = r * ROW_STEP < rows_left;
+            at[r] = A + (in[r] ? row0 + first + r * ROW_STEP : 0) * p.a_rs + k_first * p.a_cs;
+        }
+        all_in = in[kGemvRows - 1];
+    }
+    __device__ __forceinline__ void advance(int64_t k_step)
+    {
+#pragma unroll
+        for (int r = 0; r < kGemvRows; ++r)
+            at[r] += k_step;
+    }
+};
+
+/* The short operand S, staged a chunk of CHUNK k at a time: this thread's floats c < kShare are
+ * S(k0 + q + c * dq, j + c * dj), consecutive threads along S's contiguous direction. */
+template <int CHUNK>
+struct GemvShortStage {
+    static constexpr int kShare = CHUNK * kGemvShort / kGemvThreads;
+    static_assert(CHUNK * kGemvShort % kGemvThreads == 0 && kGemvThreads % CHUNK == 0,
                   "the threads must split a chunk of S evenly");
-    static_assert(!L_K_CONTIG || kGemvLoads == kGemvRows * kChunk / 128,
-                  "along k, a thread's loads are its warp's rows times the chunk's steps of 128");
-    /* between this thread's rows, and between the floats of a run along k */
-    constexpr int kRowStep = L_K_CONTIG || VEC ? 1 : 32;
-    constexpr int kFloatStep = VEC ? 1 : 32;
+    int q, j, dq, dj;
+    const float *src;
+    int64_t step;
+
+    __device__ __forceinline__ GemvShortStage(const tg_problem &p, const float *B, int tid)
+    {
+        const bool along_n = p.b_cs == 1;
+        q = along_n ? tid / kGemvShort : tid % CHUNK;
+        j = along_n ? tid % kGemvShort : tid / CHUNK;
+        dq = along_n ? kGemvThreads / kGemvShort : 0;
+        dj = along_n ? 0 : kGemvThreads / CHUNK;
+        src = B + q * p.b_rs + j * p.b_cs;
+        step = dq * p.b_rs + dj * p.b_cs;
+    }
+    /* Reads this thread's share of the chunk at k0, then (after everyone is done with the
+     * previous chunk) writes it to s_chunk, and moves on to the next chunk. */
+    __device__ __forceinline__ void stage(float (*s_chunk)[kGemvShort], const tg_problem &p,
+                                          int64_t k0)
+    {
+        float s_in[kShare];
+#pragma unroll
+        for (int c = 0; c < kShare; ++c)
+            s_in[c] = j + c * dj < p.n && k0 + q + c * dq < p.k ? __ldg(src + c * step) : 0.0f;
+        __syncthreads();
+#pragma unroll
+        for (int c = 0; c < kShare; ++c)
+            s_chunk[q + c * dq][j + c * dj] = s_in[c];
+        __syncthreads();
+        src += CHUNK * p.b_rs;
+    }
+};
+
+/* acc[r][j] += l[r] * S(q, j): S's row q read by 2 LDS.128 (a broadcast along m). */
+__device__ __forceinline__ void gemv_fma(float (&acc)[kGemvRows][kGemvShort],
+                                         const float (&l)[kGemvRows], const float *s_row)
+{
+    const float4 s0 = *reinterpret_cast<const float4 *>(s_row);
+    const float4 s1 = *reinterpret_cast<const float4 *>(s_row + 4);
+    const float s[kGemvShort] = {s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w};
+#pragma unroll
+    for (int r = 0; r < kGemvRows; ++r)
+#pragma unroll
+        for (int j = 0; j < kGemvShort; ++j)
+            acc[r][j] += l[r] * s[j];
+}
+
+/* The partial sums of the block, partial[warp][r * 8 + j][lane] = acc[r][j], added up and
+ * stored: output o of the block's rows x 8 is (row, j), sum(row, j) its total. */
+template <int BLOCK_ROWS, class SUM>
+__device__ __forceinline__ void gemv_store(float (*partial)[kGemvRows * kGemvShort][33],
+                                           const float (&acc)[kGemvRows][kGemvShort],
+                                           const GemvProblem &g, int64_t row0, SUM sum_of)
+{
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+#pragma unroll
+    for (int r = 0; r < kGemvRows; ++r)
+#pragma unroll
+        for (int j = 0; j < kGemvShort; ++j)
+            partial[warp][r * kGemvShort + j][lane] = acc[r][j];
+    __syncthreads();
+    const tg_problem &p = g.p;
+    float *const C = batch_item(p).C;
+    const bool rows_contiguous = g.c_rs == 1 && g.c_cs != 1; /* C's long side is contiguous */
+    for (int o = tid; o < BLOCK_ROWS * kGemvShort; o += kGemvThreads) {
+        const int row = rows_contiguous ? o % BLOCK_ROWS : o / kGemvShort;
+        const int j = rows_contiguous ? o / BLOCK_ROWS : o % kGemvShort;
+        const float sum = sum_of(row, j);
+        if (row0 + row < p.m && j < p.n)
+            store_result(C + (row0 + row) * g.c_rs + j * g.c_cs, sum, p.alpha, p.beta);
+    }
+}
+
+/*
+ * L along k (op(A') contiguous along k, a_cs == 1): a warp owns 4 rows of L, its lanes split
+ * k, 4 floats a lane (one 16-byte load where VEC allows, else 4 floats 32 apart), 128 of k a
+ * step, 2 steps a chunk of 256; the block's 8 warps 32 rows.  The lanes' partial sums are added
+ * at the end.
+ */
+template <bool VEC>
+__global__ void __launch_bounds__(kGemvThreads, 2) sgemm_gemv8_along_k(const GemvProblem g)
+{
+    constexpr int kChunk = 2 * 32 * 4, kBlockRows = kGemvWarps * kGemvRows;
+    constexpr int kFloatStep = VEC ? 1 : 32; /* between the floats of a lane's run along k */
+    static_assert(kGemvLoads == kGemvRows * kChunk / 128,
+                  "a thread's loads are its warp's rows times the chunk's steps of 128");
     __shared__ __align__(16) float s_chunk[kChunk][kGemvShort];       /* S(q, j), q in chunk */
     __shared__ float partial[kGemvWarps][kGemvRows * kGemvShort][33]; /* padded: no conflicts */
 
@@ -67,136 +166,112 @@ __global__ void __launch_bounds__(kGemvThreads, 2) sgemm_gemv8(const GemvProblem
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const batch_item item(p);
     const int64_t row0 = blockIdx.x * (int64_t)kBlockRows;
-    /* This thread's first row and first k in a chunk; rows first + r * kRowStep, r < 4 */
-    const int first = L_K_CONTIG ? warp * kGemvRows : VEC ? lane * 4 : lane;
-    const int k_first = L_K_CONTIG ? (VEC ? lane * 4 : lane) : warp;
-    const int64_t rows_left = p.m - row0 - first;
-    bool row_in[kGemvRows];
-    const float *l_row[kGemvRows]; /* row r's float at k0 + k_first; read only where inside */
-#pragma unroll
-    for (int r = 0; r < kGemvRows; ++r) {
-        row_in[r] = r * kRowStep < rows_left;
-        l_row[r] = item.A + (row_in[r] ? row0 + first + r * kRowStep : 0) * p.a_rs +
-                   k_first * p.a_cs;
-    }
-    const bool rows_all_in = row_in[kGemvRows - 1];
-    const int64_t k_run = L_K_CONTIG ? 0 : kGemvWarps * p.a_cs; /* along m: between runs */
-
-    /* This thread's share of a chunk of S: floats c < kShare at S(k0 + s_q + c * s_dq,
-     * s_j + c * s_dj), consecutive threads along S's contiguous direction */
-    const bool along_n = p.b_cs == 1;
-    const int s_q = along_n ? tid / kGemvShort : tid % kChunk;
-    const int s_j = along_n ? tid % kGemvShort : tid / kChunk;
-    const int s_dq = along_n ? kGemvThreads / kGemvShort : 0;
-    const int s_dj = along_n ? 0 : kGemvThreads / kChunk;
-    const float *s_src = item.B + s_q * p.b_rs + s_j * p.b_cs;
-    const int64_t s_step = s_dq * p.b_rs + s_dj * p.b_cs;
+    const int k_first = VEC ? lane * 4 : lane;
+    GemvRows<1> rows(p, item.A, row0, warp * kGemvRows, k_first);
+    GemvShortStage<kChunk> short_stage(p, item.B, tid);
 
     float acc[kGemvRows][kGemvShort] = {};
     for (int64_t k0 = 0; k0 < p.k; k0 += kChunk) {
         const bool chunk_in = k0 + kChunk <= p.k;
-        /* This chunk's runs of L, issued first so they are in flight while S is staged.
-         * Along k, run i = h * 4 + r is row r at k0 + k_first + h * 128 + e * kFloatStep;
-         * along m, run i is the 4 rows at k0 + warp + 8 i. */
+        /* This chunk's runs of L, issued first so that they are in flight while S is staged:
+         * run i = h * 4 + r is row r at k0 + k_first + h * 128 + e * kFloatStep. */
         float x[kGemvLoads][4];
 #pragma unroll
         for (int i = 0; i < kGemvLoads; ++i) {
-            if (L_K_CONTIG) {
-                const int r = i % kGemvRows, off = i / kGemvRows * 128;
-                const float *src = l_row[r] + off;
-                const int64_t k_left = p.k - (k0 + k_first + off);
-                if (VEC && row_in[r] && (chunk_in || k_left >= 4)) {
-                    const float4 v = __ldg(reinterpret_cast<const float4 *>(src));
-                    x[i][0] = v.x, x[i][1] = v.y, x[i][2] = v.z, x[i][3] = v.w;
-                } else {
-#pragma unroll
-                    for (int e = 0; e < 4; ++e)
-                        x[i][e] = row_in[r] && (chunk_in || e * kFloatStep < k_left)
-                                      ? __ldg(src + e * kFloatStep)
-                                      : 0.0f;
-                }
+            const int r = i % kGemvRows, off = i / kGemvRows * 128;
+            const float *src = rows.at[r] + off;
+            const int64_t k_left = p.k - (k0 + k_first + off);
+            if (VEC && rows.in[r] && (chunk_in || k_left >= 4)) {
+                const float4 v = __ldg(reinterpret_cast<const float4 *>(src));
+                x[i][0] = v.x, x[i][1] = v.y, x[i][2] = v.z, x[i][3] = v.w;
             } else {
-                const bool k_in = chunk_in || k0 + k_first + kGemvWarps * i < p.k;
-                if (VEC && rows_all_in && k_in) {
-                    const float4 v = __ldg(reinterpret_cast<const float4 *>(l_row[0] + i * k_run));
-                    x[i][0] = v.x, x[i][1] = v.y, x[i][2] = v.z, x[i][3] = v.w;
-                } else {
 #pragma unroll
-                    for (int r = 0; r < kGemvRows; ++r)
-                        x[i][r] = row_in[r] && k_in
-                                      ? __ldg(VEC ? l_row[0] + i * k_run + r * p.a_rs
-                                                  : l_row[r] + i * k_run)
-                                      : 0.0f;
-                }
+                for (int e = 0; e < 4; ++e)
+                    x[i][e] = rows.in[r] && (chunk_in || e * kFloatStep < k_left)
+                                  ? __ldg(src + e * kFloatStep)
+                                  : 0.0f;
             }
         }
-        float s_in[kShare];
+        short_stage.stage(s_chunk, p, k0);
+        rows.advance(kChunk * p.a_cs);
+        /* the 4 rows of a step share each q's S */
 #pragma unroll
-        for (int c = 0; c < kShare; ++c)
-            s_in[c] = s_j + c * s_dj < p.n && k0 + s_q + c * s_dq < p.k ? __ldg(s_src + c * s_step)
-                                                                         : 0.0f;
-        /* everyone is done with the previous chunk of S */
-        __syncthreads();
-#pragma unroll
-        for (int c = 0; c < kShare; ++c)
-            s_chunk[s_q + c * s_dq][s_j + c * s_dj] = s_in[c];
-        __syncthreads();
-#pragma unroll
-        for (int r = 0; r < kGemvRows; ++r)
-            l_row[r] += kChunk * p.a_cs;
-        s_src += kChunk * p.b_rs;
-
-        /* acc[r][j] += L(row r, q) * S(q, j) over this thread's floats of the chunk; each q's
-         * S is read once, by 2 LDS.128 (a broadcast along m) */
-#pragma unroll
-        for (int i = 0; i < kGemvLoads; ++i) {
+        for (int h = 0; h < kGemvLoads / kGemvRows; ++h)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-                if (L_K_CONTIG ? i % kGemvRows != 0 : e != 0)
-                    continue; /* along k: the 4 rows of a step share S; along m: one q a run */
-                const int q = L_K_CONTIG ? i / kGemvRows * 128 + k_first + e * kFloatStep
-                                         : k_first + kGemvWarps * i;
-                const float4 s0 = *reinterpret_cast<const float4 *>(&s_chunk[q][0]);
-                const float4 s1 = *reinterpret_cast<const float4 *>(&s_chunk[q][4]);
-                const float s[kGemvShort] = {s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w};
+                const float l[kGemvRows] = {x[h * 4][e], x[h * 4 + 1][e], x[h * 4 + 2][e],
+                                            x[h * 4 + 3][e]};
+                gemv_fma(acc, l, s_chunk[h * 128 + k_first + e * kFloatStep]);
+            }
+    }
+    /* each lane holds a part of its warp's rows: summed over the lanes */
+    gemv_store<kBlockRows>(partial, acc, g, row0, [&](int row, int j) {
+        const float *part = partial[row / kGemvRows][row % kGemvRows * kGemvShort + j];
+        float sum = 0.0f;
+        for (int l = 0; l < 32; ++l)
+            sum += part[l];
+        return sum;
+    });
+}
+
+/*
+ * L along m' (e.g. NN with m <= 8, where L is B): a lane owns 4 rows (by one 16-byte load where
+ * VEC allows, else 4 rows 32 apart), a warp 128 rows, and the block's 8 warps split k (warp w
+ * takes k w, w + 8, ... of each chunk of 64).  The warps' partial sums are added at the end.
+ */
+template <bool VEC>
+__global__ void __launch_bounds__(kGemvThreads, 2) sgemm_gemv8_along_m(const GemvProblem g)
+{
+    constexpr int kChunk = kGemvWarps * kGemvLoads, kBlockRows = 32 * kGemvRows;
+    __shared__ __align__(16) float s_chunk[kChunk][kGemvShort];       /* S(q, j), q in chunk */
+    __shared__ float partial[kGemvWarps][kGemvRows * kGemvShort][33]; /* padded: no conflicts */
+
+    const tg_problem &p = g.p;
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const batch_item item(p);
+    const int64_t row0 = blockIdx.x * (int64_t)kBlockRows;
+    const int k_first = warp;
+    GemvRows<VEC ? 1 : 32> rows(p, item.A, row0, VEC ? lane * 4 : lane, k_first);
+    GemvShortStage<kChunk> short_stage(p, item.B, tid);
+    const int64_t k_run = kGemvWarps * p.a_cs; /* between a thread's runs */
+
+    float acc[kGemvRows][kGemvShort] = {};
+    for (int64_t k0 = 0; k0 < p.k; k0 += kChunk) {
+        const bool chunk_in = k0 + kChunk <= p.k;
+        /* This chunk's runs of L, issued first so that they are in flight while S is staged:
+         * run i is the 4 rows at k0 + warp + 8 i. */
+        float x[kGemvLoads][4];
 #pragma unroll
-                for (int r = 0; r < kGemvRows; ++r) {
-                    const float l = L_K_CONTIG ? x[i + r][e] : x[i][r];
+        for (int i = 0; i < kGemvLoads; ++i) {
+            const bool k_in = chunk_in || k0 + k_first + kGemvWarps * i < p.k;
+            if (VEC && rows.all_in && k_in) {
+                const float4 v = __ldg(reinterpret_cast<const float4 *>(rows.at[0] + i * k_run));
+                x[i][0] = v.x, x[i][1] = v.y, x[i][2] = v.z, x[i][3] = v.w;
+            } else {
 #pragma unroll
-                    for (int j = 0; j < kGemvShort; ++j)
-                        acc[r][j] += l * s[j];
-                }
+                for (int r = 0; r < kGemvRows; ++r)
+                    x[i][r] = rows.in[r] && k_in
+                                  ? __ldg(VEC ? rows.at[0] + i * k_run + r * p.a_rs
+                                              : rows.at[r] + i * k_run)
+                                  : 0.0f;
             }
         }
+        short_stage.stage(s_chunk, p, k0);
+        rows.advance(kChunk * p.a_cs);
+        /* one q a run */
+#pragma unroll
+        for (int i = 0; i < kGemvLoads; ++i)
+            gemv_fma(acc, x[i], s_chunk[k_first + kGemvWarps * i]);
     }
-
-    /* The partial sums: along k each lane holds a part of its warp's rows (summed over the
-     * lanes), along m each warp a part of the lanes' rows (summed over the warps). */
-#pragma unroll
-    for (int r = 0; r < kGemvRows; ++r)
-#pragma unroll
-        for (int j = 0; j < kGemvShort; ++j)
-            partial[warp][r * kGemvShort + j][lane] = acc[r][j];
-    __syncthreads();
-    float *const C = item.C;
-    const bool rows_contiguous = g.c_rs == 1 && g.c_cs != 1; /* C's long side is contiguous */
-    for (int o = tid; o < kBlockRows * kGemvShort; o += kGemvThreads) {
-        const int row = rows_contiguous ? o % kBlockRows : o / kGemvShort;
-        const int j = rows_contiguous ? o / kBlockRows : o % kGemvShort;
+    /* each warp holds a part of the lanes' rows: summed over the warps; row = lane * 4 + r
+     * (VEC) or r * 32 + lane */
+    gemv_store<kBlockRows>(partial, acc, g, row0, [&](int row, int j) {
+        const int r = VEC ? row % 4 : row / 32, l = VEC ? row / 4 : row % 32;
         float sum = 0.0f;
-        if (L_K_CONTIG) {
-            const float *part = partial[row / kGemvRows][row % kGemvRows * kGemvShort + j];
-            for (int l = 0; l < 32; ++l)
-                sum += part[l];
-        } else {
-            /* row = lane * 4 + r (VEC) or r * 32 + lane */
-            const int r = VEC ? row % 4 : row / 32, l = VEC ? row / 4 : row % 32;
-            for (int w = 0; w < kGemvWarps; ++w)
-                sum += partial[w][r * kGemvShort + j][l];
-        }
-        if (row0 + row < p.m && j < p.n)
-            store_result(C + (row0 + row) * g.c_rs + j * g.c_cs, sum, p.alpha, p.beta);
-    }
+        for (int w = 0; w < kGemvWarps; ++w)
+            sum += partial[w][r * kGemvShort + j][l];
+        return sum;
+    });
 }
 
 template <bool L_K_CONTIG, bool VEC>
@@ -204,7 +279,10 @@ int launch_gemv8_instance(const GemvProblem &g, cudaStream_t stream)
 {
     constexpr int kBlockRows = L_K_CONTIG ? kGemvWarps * kGemvRows : 32 * kGemvRows;
     const dim3 grid(ceil_div(g.p.m, kBlockRows), 1, (unsigned)g.p.batch);
-    sgemm_gemv8<L_K_CONTIG, VEC><<<grid, dim3(kGemvThreads), 0, stream>>>(g);
+    if (L_K_CONTIG)
+        sgemm_gemv8_along_k<VEC><<<grid, dim3(kGemvThreads), 0, stream>>>(g);
+    else
+        sgemm_gemv8_along_m<VEC><<<grid, dim3(kGemvThreads), 0, stream>>>(g);
     return (int)cudaGetLastError();
 }
 
