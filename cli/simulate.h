@@ -58,6 +58,17 @@ typedef struct tg_load_counts {
     double tiled_flops_per_load;       /* flops / tiled_loads, about tile */
 } tg_load_counts;
 
+/* The walk-through's limits and the exit codes of `tilegemm simulate`. */
+enum {
+    TG_SIMULATE_MAX_PRINT = 64, /* larger matrices do not fit a terminal */
+    TG_SIMULATE_MAX_TILE = 64,
+    TG_SIMULATE_OK = 0,
+    TG_SIMULATE_MISMATCH = 1,
+    TG_SIMULATE_USAGE = 2
+};
+/* Sizes for --counts-only: keeps every count of tg_count_loads exact in int64. */
+#define TG_SIMULATE_MAX_COUNT (INT64_C(1) << 20)
+
 /*
  * Fills *out with the closed-form counts.  Sizes of 0 give zero loads and zero ratios;
  * tile < 1 (or a negative size) zeroes the whole struct.  Exact in int64 while

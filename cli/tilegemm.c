@@ -8,12 +8,16 @@
  *   algos     the rungs this build has
  * Like the tests, and unlike the library, the tool prints and exits on errors.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "bench.h"
+#include "cuda/registry.h" /* the rungs, for the planner's choice on a named GPU model */
+#include "internal.h"      /* tg_choose */
 #include "shape.h"
 #include "simulate.h"
 #include "tilegemm.h"
@@ -29,36 +33,33 @@ static int usage(FILE *out)
             "usage: tilegemm <command> [options]    (tilegemm <command> --help for its options)\n"
             "  info                       backends, GPU, library version\n"
             "  verify [--quick]           every rung against the float64 reference\n"
-            "  bench [MxNxK ...]          time rungs, auto and cuBLAS (FP32 and FAST_TF32)\n"
+            "  bench [MxNxK ...] [--suite squares|awkward|transposes|random|all|quick]\n"
+            "                             time rungs, auto and cuBLAS (FP32 and FAST_TF32)\n"
             "  run MxNxK --algo NAME      time one rung against cuBLAS\n"
             "  simulate [MxNxK] [--tile T] the tiled algorithm, step by step (--svg FILE)\n"
-            "  explain MxNxK [--layout row|col] [--trans NN|NT|TN|TT] [--math MODE]\n"
+            "  explain MxNxK [--layout row|col] [--trans NN|NT|TN|TT] [--math MODE] [--gpu h100]\n"
             "                             the plan for a shape, why, and its roofline\n"
             "  algos                      the rungs of this build\n"
             "  --version                  the library version\n");
     return out == stderr ? 2 : 0;
 }
 
-/* For subcommands that take no options: --help prints usage (exit 0), anything else is an
- * error naming it (exit 2); -1 means go on. */
-static int no_options(const char *cmd, const char *text, int argc, char **argv)
+static void info_usage(FILE *out)
 {
-    for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: tilegemm %s\n  %s\n", cmd, text);
-            return 0;
-        }
-        fprintf(stderr, "tilegemm %s: unknown %s %s (see tilegemm %s --help)\n", cmd,
-                argv[i][0] == '-' ? "option" : "argument", argv[i], cmd);
-        return 2;
-    }
-    return -1;
+    fprintf(out, "usage: tilegemm info\n  backends, the GPU and its compute capability, SMs, "
+                 "memory, library version\n");
+}
+
+static void algos_usage(FILE *out)
+{
+    fprintf(out, "usage: tilegemm algos [--tsv]\n  the rungs of this build: name, level, "
+                 "arithmetic, whether auto may pick it, lowest compute capability, summary;\n"
+                 "  --tsv: name, block tile, arithmetic, tab-separated for scripts\n");
 }
 
 static int cmd_info(int argc, char **argv)
 {
-    const int early = no_options("info", "backends, the GPU and its compute capability, SMs, "
-                                 "memory, library version", argc, argv);
+    const int early = tg_args_parse("info", argc, argv, NULL, NULL, NULL, info_usage);
     if (early >= 0)
         return early;
     printf("tilegemm %s\n", tg_version());
@@ -120,14 +121,13 @@ static int print_algos_tsv(void)
 
 static int cmd_algos(int argc, char **argv)
 {
-    if (argc == 2 && !strcmp(argv[1], "--tsv"))
-        return print_algos_tsv();
-    const int early = no_options("algos [--tsv]", "the rungs of this build: name, level, "
-                                 "arithmetic, whether auto may pick it, lowest compute "
-                                 "capability, summary; --tsv: name, block tile, arithmetic, "
-                                 "tab-separated for scripts", argc, argv);
+    int tsv = 0;
+    const tg_option options[] = {{"--tsv", NULL, &tsv, NULL}, {NULL, NULL, NULL, NULL}};
+    const int early = tg_args_parse("algos", argc, argv, options, NULL, NULL, algos_usage);
     if (early >= 0)
         return early;
+    if (tsv)
+        return print_algos_tsv();
     printf("%-19s %4s %-6s %-4s %-6s  %s\n", "name", "rung", "arith", "auto", "min cc",
            "summary");
     printf("%-19s %4s %-6s %-4s %-6s  %s\n", "auto", "-", "-", "-", "-",
@@ -216,56 +216,75 @@ static void print_roofline(long long m, long long n, long long k, const char *al
     printf("  peaks: %s\n", source);
 }
 
-static int explain_usage(FILE *out)
+static void explain_usage(FILE *out)
 {
     fprintf(out, "usage: tilegemm explain MxNxK [--layout row|col] [--trans NN|NT|TN|TT] "
-                 "[--algo NAME] [--math fp32|strict|tf32]\n"
-                 "  the plan tg_sgemm would follow for host operands of this shape, why, and "
-                 "for a GPU rung its\n  arithmetic intensity, predicted traffic, roofline bound "
-                 "and the tuned table's measured speed\n");
-    return out == stderr ? 2 : 0;
+                 "[--algo NAME] [--math fp32|strict|tf32] [--gpu h100]\n"
+                 "  the plan tg_sgemm would follow for host operands of this shape and why; the\n"
+                 "  rung the planner picks for device operands on this GPU, or on the --gpu\n"
+                 "  model where there is none (default h100); and for that rung its arithmetic\n"
+                 "  intensity, predicted traffic, roofline bound and the tuned table's speed\n");
+}
+
+/* The GPU models explain can plan for without one: what the planner's tuned table and cost
+ * model know (tuning/). */
+typedef struct gpu_model {
+    const char *name;
+    tg_device_props props;
+    const char *description;
+} gpu_model;
+static const gpu_model kGpuModels[] = {
+    {"h100", {.compute_capability = 90, .sm_count = 132}, "an H100 (sm_90, 132 SMs)"}};
+static const char *const kGpuModelNames[] = {"h100", NULL};
+
+typedef struct explain_shape {
+    long long m, n, k;
+} explain_shape;
+
+static int take_shape(const char *arg, void *ctx)
+{
+    explain_shape *s = ctx;
+    return s->m < 0 && tg_parse_shape(arg, &s->m, &s->n, &s->k) == 0 ? 0 : -1;
+}
+
+/* What auto (or the forced rung) would run on the GPU model for device operands: the
+ * planner's own choice (tg_choose).  Returns the rung's name, NULL when none can run it. */
+static const char *choose_on_model(tg_handle *h, const gpu_model *model, const char *algo,
+                                   const tg_call *call, int *split_k)
+{
+    tg_problem p;
+    tg_normalize(call, &p);
+    const int forced = strcmp(algo, "auto") ? tg_find_rung(algo) : -1;
+    tg_choice c;
+    if (!tg_choose(&model->props, tg_get_math(h), forced, 0, &p, &c))
+        return NULL;
+    *split_k = c.split_k;
+    return tg_rungs[c.rung]->name;
 }
 
 static int cmd_explain(int argc, char **argv)
 {
-    long long m = -1, n = -1, k = -1;
+    explain_shape shape = {-1, -1, -1};
     tg_layout layout = TG_ROW_MAJOR;
-    tg_op ta = TG_NO_TRANS, tb = TG_NO_TRANS;
+    tg_op trans[2] = {TG_NO_TRANS, TG_NO_TRANS};
     const char *algo = "auto";
-    int math = -1;
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-            return explain_usage(stdout);
-        if (a[0] == '-' && strcmp(a, "--layout") && strcmp(a, "--trans") && strcmp(a, "--algo") &&
-            strcmp(a, "--math"))
-            return fprintf(stderr, "tilegemm explain: unknown option %s (see tilegemm explain "
-                                   "--help)\n", a), 2;
-        if (a[0] == '-' && !v)
-            return fprintf(stderr, "tilegemm explain: %s needs a value\n", a), 2;
-        if (!strcmp(a, "--layout")) {
-            if (strcmp(v, "row") && strcmp(v, "col"))
-                return fprintf(stderr, "tilegemm explain: --layout %s is not row or col\n", v), 2;
-            layout = v[0] == 'r' ? TG_ROW_MAJOR : TG_COL_MAJOR;
-        } else if (!strcmp(a, "--trans")) {
-            if (strlen(v) != 2 || !strchr("NT", v[0]) || !strchr("NT", v[1]))
-                return fprintf(stderr, "tilegemm explain: --trans %s is not NN, NT, TN or TT\n",
-                               v), 2;
-            ta = v[0] == 'T' ? TG_TRANS : TG_NO_TRANS;
-            tb = v[1] == 'T' ? TG_TRANS : TG_NO_TRANS;
-        } else if (!strcmp(a, "--algo")) {
-            algo = v;
-        } else if (!strcmp(a, "--math")) {
-            if ((math = tg_math_from_name(v)) < 0)
-                return fprintf(stderr, "tilegemm explain: --math %s is not fp32, strict or "
-                                       "tf32\n", v), 2;
-        } else if (m >= 0 || tg_parse_shape(a, &m, &n, &k) != 0) {
-            return fprintf(stderr, "tilegemm explain: %s is not a shape MxNxK\n", a), 2;
-        }
-        i += a[0] == '-';
-    }
-    if (m < 0)
-        return explain_usage(stderr);
+    int math = -1, model_index = 0;
+    tg_choice_arg model_arg = {kGpuModelNames, &model_index};
+    const tg_option options[] = {
+        {"--layout", tg_arg_layout, &layout, "row or col"},
+        {"--trans", tg_arg_trans, trans, "NN, NT, TN or TT"},
+        {"--algo", tg_arg_name, &algo, "a rung of `tilegemm algos` or auto"},
+        {"--math", tg_arg_math, &math, "fp32, strict or tf32"},
+        {"--gpu", tg_arg_choice, &model_arg, "h100"},
+        {NULL, NULL, NULL, NULL}};
+    const int early = tg_args_parse("explain", argc, argv, options, take_shape, &shape,
+                                    explain_usage);
+    if (early >= 0)
+        return early;
+    if (shape.m < 0)
+        return explain_usage(stderr), 2;
+    const long long m = shape.m, n = shape.n, k = shape.k;
+    const tg_op ta = trans[0], tb = trans[1];
     /* Tightest legal leading dimensions for this layout and these transposes. */
     const int row = layout == TG_ROW_MAJOR;
     const int64_t lda = tg_min_ld(layout, ta, m, k), ldb = tg_min_ld(layout, tb, k, n);
@@ -288,27 +307,44 @@ static int cmd_explain(int argc, char **argv)
     printf("%lldx%lldx%lld, %s-major, %c%c, host operands, math mode %s:\n%s", m, n, k,
            row ? "row" : "column", ta == TG_TRANS ? 'T' : 'N', tb == TG_TRANS ? 'T' : 'N',
            tg_math_name(tg_get_math(h)), plan);
-    /* The roofline of the rung the plan chose, or of the forced or auto-highest rung when the
-     * plan runs on the CPU (what a GPU would run). */
+    /* Where the plan runs on the CPU (or computes no product), what a GPU would run for device
+     * operands, from the planner: this machine's GPU, else the named model. */
     const char *chosen = tg_explained_algo(h);
-    if (!strcmp(chosen, "cpu") || !strcmp(chosen, "none"))
-        chosen = strcmp(algo, "auto") ? algo : NULL;
-    for (int i = tg_algo_count() - 1; !chosen && i >= 0; --i) {
-        tg_algo_info a;
-        if (tg_algo_info_get(i, &a) == TG_SUCCESS && a.in_auto &&
-            tg_math_allows(tg_get_math(h), a.arith))
-            chosen = a.name;
+    if ((!strcmp(chosen, "cpu") || !strcmp(chosen, "none")) && m > 0 && n > 0 && k > 0) {
+        int split = 1;
+        static _Alignas(256) float placeholder[1];
+        const tg_call call = {.layout = layout, .transa = ta, .transb = tb, .m = m, .n = n,
+                              .k = k, .alpha = 1.0f, .A = placeholder, .lda = lda,
+                              .B = placeholder, .ldb = ldb, .C = placeholder, .ldc = ldc,
+                              .batch = 1};
+        const char *where = "this GPU";
+        if (tg_backend_available(TG_BACKEND_CUDA)) {
+            const char *gpu_algo = NULL;
+            if (tg_choose_algo(h, layout, ta, tb, m, n, k, lda, ldb, ldc, &gpu_algo, &split) !=
+                TG_SUCCESS)
+                gpu_algo = NULL;
+            chosen = gpu_algo;
+        } else {
+            where = kGpuModels[model_index].description;
+            chosen = choose_on_model(h, &kGpuModels[model_index], algo, &call, &split);
+        }
+        if (chosen)
+            printf("with device operands on %s%s, the planner would run %s%s%s\n", where,
+                   tg_backend_available(TG_BACKEND_CUDA) ? "" : " (no GPU here: the model of one)",
+                   chosen, split > 1 ? " with split-K" : "",
+                   strcmp(algo, "auto") ? " (forced)" : "");
+        else
+            printf("on %s, %s\n", where,
+                   tg_algo_count() == 0 ? "nothing: this build has no CUDA rungs"
+                                        : "no rung of this build can run it");
     }
-    if (chosen) {
-        if (strcmp(chosen, tg_explained_algo(h)))
-            printf("on a GPU, %s would run:\n", chosen);
+    if (chosen && strcmp(chosen, "cpu") && strcmp(chosen, "none"))
         print_roofline(m, n, k, chosen);
-    }
     tg_destroy(h);
     return 0;
 }
 
-int main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
     if (argc < 2)
         return usage(stderr);
@@ -319,9 +355,29 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "simulate")) return tg_simulate_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain")) return cmd_explain(argc - 1, argv + 1);
     if (!strcmp(cmd, "algos")) return cmd_algos(argc - 1, argv + 1);
-    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version"))
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        if (argc > 2)
+            return fprintf(stderr, "tilegemm %s: unexpected argument \"%s\"\n", cmd, argv[2]), 2;
         return printf("tilegemm %s\n", tg_version()), 0;
-    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) return usage(stdout);
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        if (argc > 2)
+            return fprintf(stderr, "tilegemm %s: unexpected argument \"%s\"\n", cmd, argv[2]), 2;
+        return usage(stdout);
+    }
     fprintf(stderr, "tilegemm: unknown command \"%s\"\n", cmd);
     return usage(stderr);
+}
+
+/* The command's exit code, unless what it printed could not be written (a full disk, a closed
+ * pipe): then 1, so that a script never takes a truncated output for a whole one. */
+int main(int argc, char **argv)
+{
+    int status = run_command(argc, argv);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "tilegemm: cannot write the output: %s\n", strerror(errno));
+        if (status == 0)
+            status = 1;
+    }
+    return status;
 }

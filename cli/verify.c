@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "args.h"
 #include "check.h"
 #include "rerun.h"
 #include "shape.h"
@@ -188,34 +189,12 @@ static void usage(FILE *to)
             "      1 with TILEGEMM_REQUIRE_GPU=1)\n");
 }
 
-static int bad(const char *fmt, const char *a, const char *b)
+/* --seed: the seed of the cases (g_seed), and that one was given (*out). */
+static int read_seed(const char *value, void *out)
 {
-    fprintf(stderr, "verify: ");
-    fprintf(stderr, fmt, a, b);
-    fputc('\n', stderr);
-    return 2;
-}
-
-/* A whole non-negative int64 in text, or -1. */
-static int parse_count(const char *text, long long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    const long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end || v < 0)
+    if (tg_arg_u64(value, &g_seed) != 0)
         return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_float(const char *text, float *out)
-{
-    char *end = NULL;
-    errno = 0;
-    const float v = strtof(text, &end);
-    if (errno || end == text || *end)
-        return -1;
-    *out = v;
+    *(int *)out = 1;
     return 0;
 }
 
@@ -268,85 +247,58 @@ int tg_verify_main(int argc, char **argv)
     tg_case one = {.layout = TG_ROW_MAJOR, .transa = TG_NO_TRANS, .transb = TG_NO_TRANS,
                    .alpha = 1.0f, .beta = 0.0f, .batch = 1};
     g_seed = (uint64_t)time(NULL) * 1000003u;
-    static const char *const with_value[] = {"--algo",  "--seed", "--shape", "--layout",
-                                             "--trans", "--ld-pad", "--alpha", "--beta",
-                                             "--batch", "--memory", "--math", "--data"};
-    for (int i = 1; i < argc; ++i) {
-        const char *arg = argv[i];
-        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-            usage(stdout);
-            return 0;
-        }
-        if (!strcmp(arg, "--quick")) { quick = 1; continue; }
-        if (!strcmp(arg, "--cpu-only")) { cpu_only = 1; continue; }
-        if (!strcmp(arg, "--gpu-only")) { gpu_only = 1; continue; }
-        if (!strcmp(arg, "--share-a")) { one.share_a = 1; continue; }
-        if (!strcmp(arg, "--misalign")) { one.misalign = 1; continue; }
-        if (!strcmp(arg, "--exact")) { one.small_ints = 1; continue; }
-        int known = 0;
-        for (size_t o = 0; o < sizeof with_value / sizeof *with_value; ++o)
-            known |= !strcmp(arg, with_value[o]);
-        if (!known) {
-            fprintf(stderr, "verify: unknown option %s (see tilegemm verify --help)\n", arg);
+    static const char *const memories[] = {"host", "device", "managed", NULL};
+    static const char *const datas[] = {"uniform", "wide",      "cancel", "int12", "special",
+                                        "subnormal", "huge", "all", NULL};
+    int memory = TG_CHECK_HOST, data_index = TG_DIST_COUNT, math_mode = TG_MATH_FP32;
+    tg_op trans[2] = {TG_NO_TRANS, TG_NO_TRANS};
+    const char *shape_text = NULL;
+    tg_choice_arg memory_arg = {memories, &memory}, data_arg = {datas, &data_index};
+    tg_int_arg ld_pad = {0, INT64_MAX, &one.ld_pad, NULL}, batch = {1, INT64_MAX, &one.batch, NULL};
+    const tg_option options[] = {
+        {"--quick", NULL, &quick, NULL},
+        {"--cpu-only", NULL, &cpu_only, NULL},
+        {"--gpu-only", NULL, &gpu_only, NULL},
+        {"--share-a", NULL, &one.share_a, NULL},
+        {"--misalign", NULL, &one.misalign, NULL},
+        {"--exact", NULL, &one.small_ints, NULL},
+        {"--algo", tg_arg_name, &algo, "a rung of `tilegemm algos`, auto, cpu or all"},
+        {"--seed", read_seed, &seeded, "a non-negative integer"},
+        {"--shape", tg_arg_name, &shape_text, "MxNxK"},
+        {"--layout", tg_arg_layout, &one.layout, "row or col"},
+        {"--trans", tg_arg_trans, trans, "NN, NT, TN or TT"},
+        {"--ld-pad", tg_arg_int, &ld_pad, "a non-negative integer"},
+        {"--alpha", tg_arg_float, &one.alpha, "a finite float"},
+        {"--beta", tg_arg_float, &one.beta, "a finite float"},
+        {"--batch", tg_arg_int, &batch, "a positive integer"},
+        {"--memory", tg_arg_choice, &memory_arg, "host, device or managed"},
+        {"--math", tg_arg_math, &math_mode, "fp32, strict or tf32"},
+        {"--data", tg_arg_choice, &data_arg,
+         "uniform, wide, cancel, int12, special, subnormal, huge or all"},
+        {NULL, NULL, NULL, NULL}};
+    const int early = tg_args_parse("verify", argc, argv, options, NULL, NULL, usage);
+    if (early >= 0)
+        return early;
+    one.transa = trans[0], one.transb = trans[1];
+    one.memory = (tg_memory_choice)memory;
+    math = (tg_math)math_mode;
+    data = data_index >= TG_DIST_COUNT ? -1 : data_index;
+    if (shape_text) {
+        long long m, n, k;
+        if (tg_parse_shape(shape_text, &m, &n, &k)) {
+            fprintf(stderr, "tilegemm verify: --shape \"%s\": the value must be MxNxK\n",
+                    shape_text);
             return 2;
         }
-        if (i + 1 >= argc)
-            return bad("%s needs a value%s", arg, "");
-        const char *value = argv[++i];
-        long long m, n, k, count;
-        if (!strcmp(arg, "--algo")) {
-            algo = value;
-        } else if (!strcmp(arg, "--seed")) {
-            if (parse_count(value, &count))
-                return bad("--seed %s is not a non-negative integer%s", value, "");
-            g_seed = (uint64_t)count;
-            seeded = 1;
-        } else if (!strcmp(arg, "--shape")) {
-            if (tg_parse_shape(value, &m, &n, &k))
-                return bad("--shape %s is not MxNxK%s", value, "");
-            one.m = m, one.n = n, one.k = k, single = 1;
-        } else if (!strcmp(arg, "--layout")) {
-            if (strcmp(value, "row") && strcmp(value, "col"))
-                return bad("--layout %s is not row or col%s", value, "");
-            one.layout = value[0] == 'r' ? TG_ROW_MAJOR : TG_COL_MAJOR;
-        } else if (!strcmp(arg, "--trans")) {
-            if (strlen(value) != 2 || !strchr("NT", value[0]) || !strchr("NT", value[1]))
-                return bad("--trans %s is not NN, NT, TN or TT%s", value, "");
-            one.transa = value[0] == 'T' ? TG_TRANS : TG_NO_TRANS;
-            one.transb = value[1] == 'T' ? TG_TRANS : TG_NO_TRANS;
-        } else if (!strcmp(arg, "--ld-pad")) {
-            if (parse_count(value, &count))
-                return bad("--ld-pad %s is not a non-negative integer%s", value, "");
-            one.ld_pad = count;
-        } else if (!strcmp(arg, "--alpha") || !strcmp(arg, "--beta")) {
-            if (parse_float(value, arg[2] == 'a' ? &one.alpha : &one.beta))
-                return bad("%s %s is not a number", arg, value);
-        } else if (!strcmp(arg, "--batch")) {
-            if (parse_count(value, &count) || count < 1)
-                return bad("--batch %s is not a positive integer%s", value, "");
-            one.batch = count;
-        } else if (!strcmp(arg, "--memory")) {
-            if (!strcmp(value, "host")) one.memory = TG_CHECK_HOST;
-            else if (!strcmp(value, "device")) one.memory = TG_CHECK_DEVICE;
-            else if (!strcmp(value, "managed")) one.memory = TG_CHECK_MANAGED;
-            else return bad("--memory %s is not host, device or managed%s", value, "");
-        } else if (!strcmp(arg, "--math")) {
-            const int mode = tg_math_from_name(value);
-            if (mode < 0)
-                return bad("--math %s is not fp32, strict or tf32%s", value, "");
-            math = (tg_math)mode;
-        } else if (!strcmp(arg, "--data")) {
-            data = strcmp(value, "all") ? tg_distribution_from_name(value) : -1;
-            if (data < 0 && strcmp(value, "all"))
-                return bad("--data %s is not uniform, wide, cancel, int12, special, subnormal, "
-                           "huge or all%s", value, "");
-        }
+        one.m = m, one.n = n, one.k = k, single = 1;
     }
     if (single) {
         one.distribution = data < 0 ? TG_DIST_UNIFORM : (tg_distribution)data;
-        if (tg_case_bytes(&one) < 0)
-            return bad("--shape, --ld-pad and --batch ask for more memory than a 64-bit size "
-                       "holds%s%s", "", "");
+        if (tg_case_bytes(&one) < 0) {
+            fprintf(stderr, "tilegemm verify: --shape, --ld-pad and --batch ask for more memory "
+                            "than a 64-bit size holds\n");
+            return 2;
+        }
     }
     if (strcmp(algo, "all") && strcmp(algo, "cpu") && !is_rung(algo)) {
         fprintf(stderr, "verify: algo \"%s\" is not cpu, all or one of `tilegemm algos`\n", algo);
