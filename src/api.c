@@ -17,8 +17,6 @@
  * than the CPU needs.  Overridden by TILEGEMM_GPU_MIN_WORK. */
 #define TG_DEFAULT_GPU_MIN_WORK (256LL * 256 * 256)
 
-tg_fault_fn tg_fault_hook = NULL;
-
 const char *tg_version(void) { return TG_VERSION_STRING; }
 
 const char *tg_gpu_code(void) { return tg_cuda_code(); }

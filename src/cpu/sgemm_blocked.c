@@ -27,7 +27,7 @@
  * Benchmark: build bench/cpu_vs_openblas.c and run `cpu_vs_openblas 512 1024 2048`.
  */
 #include "cpu.h"
-#include "../internal.h" /* TG_FAULT */
+#include "../internal.h" /* TG_FAULT (error.h) */
 
 #include <stdlib.h>
 #include <string.h>
