@@ -52,9 +52,10 @@ static void info_usage(FILE *out)
 
 static void algos_usage(FILE *out)
 {
-    fprintf(out, "usage: tilegemm algos [--tsv]\n  the rungs of this build: name, level, "
-                 "arithmetic, whether auto may pick it, lowest compute capability, summary;\n"
-                 "  --tsv: name, block tile, arithmetic, tab-separated for scripts\n");
+    fprintf(out, "usage: tilegemm algos [--tsv]\n"
+                 "  the rungs of this build: name, level, arithmetic, whether auto may pick it,\n"
+                 "  lowest compute capability, summary; --tsv: name, block tile, arithmetic,\n"
+                 "  tab-separated for scripts\n");
 }
 
 static int cmd_info(int argc, char **argv)
@@ -218,8 +219,8 @@ static void print_roofline(long long m, long long n, long long k, const char *al
 
 static void explain_usage(FILE *out)
 {
-    fprintf(out, "usage: tilegemm explain MxNxK [--layout row|col] [--trans NN|NT|TN|TT] "
-                 "[--algo NAME] [--math fp32|strict|tf32] [--gpu h100]\n"
+    fprintf(out, "usage: tilegemm explain MxNxK [--layout row|col] [--trans NN|NT|TN|TT]\n"
+                 "                        [--algo NAME] [--math fp32|strict|tf32] [--gpu h100]\n"
                  "  the plan tg_sgemm would follow for host operands of this shape and why; the\n"
                  "  rung the planner picks for device operands on this GPU, or on the --gpu\n"
                  "  model where there is none (default h100); and for that rung its arithmetic\n"
