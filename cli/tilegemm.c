@@ -245,7 +245,13 @@ typedef struct explain_shape {
 static int take_shape(const char *arg, void *ctx)
 {
     explain_shape *s = ctx;
-    return s->m < 0 && tg_parse_shape(arg, &s->m, &s->n, &s->k) == 0 ? 0 : -1;
+    if (s->m >= 0)
+        return -1; /* one shape only */
+    if (tg_parse_shape(arg, &s->m, &s->n, &s->k) == 0)
+        return 0;
+    s->m = -1;
+    fprintf(stderr, "tilegemm explain: \"%s\" is not a shape MxNxK\n", arg);
+    return TG_ARGS_REPORTED;
 }
 
 /* What auto (or the forced rung) would run on the GPU model for device operands: the
