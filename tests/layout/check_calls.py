@@ -13,6 +13,10 @@ import shutil
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_includes import cycles  # noqa: E402
+
 
 def symbols(path):
     out = subprocess.run(["nm", "-P", path], capture_output=True, text=True, check=True).stdout
@@ -48,22 +52,7 @@ def main(objects):
             defined_by.setdefault(name, label(path))
     graph = {f: sorted({defined_by[s] for s in used if s in defined_by} - {f})
              for f, used in uses.items()}
-    problems, state, stack = [], {}, []
-
-    def visit(node):
-        state[node] = 1
-        stack.append(node)
-        for nxt in graph[node]:
-            if state.get(nxt) == 1:
-                problems.append("call cycle: " + " -> ".join(stack[stack.index(nxt):] + [nxt]))
-            elif state.get(nxt) is None:
-                visit(nxt)
-        stack.pop()
-        state[node] = 2
-
-    for node in sorted(graph):
-        if state.get(node) is None:
-            visit(node)
+    problems = ["call cycle: " + " -> ".join(c) for c in cycles(graph)]
     for p in problems:
         print("layout:", p)
     print(f"layout: {len(graph)} object files, {sum(map(len, graph.values()))} call edges, "

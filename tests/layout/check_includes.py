@@ -43,6 +43,28 @@ def resolve(path, name):
     return None
 
 
+def cycles(graph):
+    """The cycles a depth-first search of graph (node -> list of nodes) meets, each as the list
+    of its nodes with the first repeated at the end."""
+    found, state, stack = [], {}, []
+
+    def visit(node):
+        state[node] = 1  # on the stack
+        stack.append(node)
+        for nxt in graph.get(node, []):
+            if state.get(nxt) == 1:
+                found.append(stack[stack.index(nxt):] + [nxt])
+            elif state.get(nxt) is None:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2  # done
+
+    for node in sorted(graph):
+        if state.get(node) is None:
+            visit(node)
+    return found
+
+
 def main():
     graph, problems = {}, []
     for path in sorted(sources()):
@@ -57,24 +79,7 @@ def main():
             if path.startswith("src/") and target.startswith(UPPER):
                 problems.append(f"{path} includes {target}: the library (src/) must not "
                                 f"depend on {target.split('/')[0]}/")
-    # Cycles, by depth-first search (white, grey on the stack, black done).
-    state, stack = {}, []
-
-    def visit(node):
-        state[node] = 1
-        stack.append(node)
-        for nxt in graph.get(node, []):
-            if state.get(nxt) == 1:
-                cycle = stack[stack.index(nxt):] + [nxt]
-                problems.append("include cycle: " + " -> ".join(cycle))
-            elif state.get(nxt) is None:
-                visit(nxt)
-        stack.pop()
-        state[node] = 2
-
-    for node in sorted(graph):
-        if state.get(node) is None:
-            visit(node)
+    problems += ["include cycle: " + " -> ".join(c) for c in cycles(graph)]
     for p in problems:
         print("layout:", p)
     print(f"layout: {len(graph)} files, {sum(map(len, graph.values()))} includes, "
