@@ -55,7 +55,7 @@ int main(int argc, char **argv)
 {
     int64_t size = 1024;
     char ks_arg[256] = "16,64,256,1024,4096,16384";
-    char algos_arg[512] = "warptile128_l2,mma3xtf32,wgmma3xtf32,mmatf32";
+    char algos_arg[512] = "warptile128_l2,mma3xtf32,tma_wgmma3xtf32,mmatf32";
     int samples = 512;
     uint64_t seed = 2026;
     const char *json_path = NULL;

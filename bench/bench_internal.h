@@ -1,7 +1,8 @@
 /*
  * What the benchmark's files share: the cases, the results, the options and the run's
  * metadata.  The files, by concern:
- *   bench.c          the driver: data, checks, results, progress; tg_bench_main
+ *   bench.c          the driver: tg_bench_main
+ *   results.c        what the others share: results, data, checks, progress
  *   options.c        command line, suites, usage
  *   gpu.c            GPU timing: device buffers, cudaEvent timing, cuBLAS FP32 and FAST_TF32
  *   cpu.c            CPU mode: the CPU backend on host buffers
@@ -98,10 +99,11 @@ typedef struct run_info {
     double rotate_target_bytes;
 } run_info;
 
-/* bench.c: the results of this run, in order, and shared helpers. */
+/* results.c: the results of this run, in order, and shared helpers. */
 extern result *bench_results;
 extern int bench_nresults;
 extern const char *bench_cmd; /* the subcommand name, for messages */
+void bench_free_results(void);
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void *bench_xmalloc(size_t bytes);
 result *bench_new_result(const bench_case *c, const char *algo);

@@ -15,8 +15,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "../tools/rng.h"
-#include "../tools/timer.h"
+#include "../check/rng.h"
+#include "../check/timer.h"
 #include "tilegemm.h"
 
 #include <cblas.h>

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Fits the planner's cost model (src/cost_model.h) to benchmark sweeps and writes its rows.
+"""Fits the planner's cost model (src/plan/cost_model.h) to benchmark sweeps and writes its rows.
 
     python3 bench/fit_model.py SWEEP.json [SWEEP.json ...] -o tuning/model_sm_90.tsv
     python3 bench/fit_model.py SWEEP.json --model tuning/model_sm_90.tsv --check JUDGED.json
 
 The sweeps are `tilegemm bench` JSON files of rungs run unsplit (`--split-k 1`), on the random
-suite of a tuning seed (scripts/device_plan_sweep.sh).  For every rung and operand orientation
-(op(A) along k or not, op(B) along n or not) it fits the wave and k-step costs by weighted least
+suite of a tuning seed (`tilegemm bench --suite random --seed S --split-k 1 --algo ...`).
+For every rung and operand orientation (op(A) along k or not, op(B) along n or not) it fits the wave and k-step costs by weighted least
 squares on the compute-bound runs, with the blocks resident per SM and the k step that fit the
 rung's runs best, and a k step no faster than the rung's best measured rate allows (a class
 measured on few or small shapes must not promise more); the GPU's launch cost and streaming
@@ -74,11 +74,11 @@ def load(paths):
     return device, runs
 
 
-SPLIT_K_ALIGN = 4  # src/split_k.h
+SPLIT_K_ALIGN = 4  # src/plan/split_k.h
 
 
 def split_lengths(k, slices):
-    """(slice_k, full slices, tail) as src/split_k.h cuts k."""
+    """(slice_k, full slices, tail) as src/plan/split_k.h cuts k."""
     if slices <= 1:
         return k, 1, 0
     slice_k = max(k // slices // SPLIT_K_ALIGN * SPLIT_K_ALIGN, SPLIT_K_ALIGN)

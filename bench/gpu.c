@@ -345,7 +345,7 @@ static int run_case(gpu_ctx *g, const options *o, const bench_case *c)
     snprintf(r->status, sizeof r->status, "SKIPPED");
     snprintf(r->note, sizeof r->note, "%s", note);
     bench_print_row(r, 1);
-    return 1;
+    return 0; /* nothing was timed: the run must not pass for a measurement */
 }
 
 static void gpu_info(run_info *info)

@@ -6,14 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "bench_internal.h"
 #include "rng.h"
 #include "shape.h"
 
-static void usage(FILE *f, const char *cmd)
+static void bench_usage(FILE *f)
 {
     fprintf(f,
-            "usage: tilegemm %s [MxNxK ...] [options]\n"
+            "usage: tilegemm bench [MxNxK ...] [options]\n"
             "\n"
             "Times tilegemm's rungs, `auto`, cuBLAS FP32 and cuBLAS FAST_TF32 on the same device\n"
             "buffers (GPU), or the CPU backend on host buffers when no GPU is found.  Progress\n"
@@ -56,7 +57,24 @@ static void usage(FILE *f, const char *cmd)
             "Each result is checked once against float64 on %d sampled entries of C: worst scaled\n"
             "error (as `tilegemm verify` defines it, <= 1 is OK) and RMS relative error.\n"
             "Results pages: save the JSON in bench/results/, then run python3 bench/plot.py\n",
-            cmd, BENCH_DEFAULT_SEED, BENCH_DEFAULT_COUNT, CHECK_SAMPLES);
+            BENCH_DEFAULT_SEED, BENCH_DEFAULT_COUNT, CHECK_SAMPLES);
+}
+
+static void run_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: tilegemm run MxNxK [MxNxK ...] --algo NAME[,NAME...] [options]\n"
+            "\n"
+            "Times the named rungs (and `auto`) against cuBLAS FP32 and FAST_TF32 on the given\n"
+            "shapes, each result checked against float64 first: `tilegemm bench` with the\n"
+            "shapes and rungs named.  It takes every option of `tilegemm bench --help`, e.g.\n"
+            "  --trans NN|NT|TN|TT   --layout row|col   --math fp32|strict|tf32\n"
+            "  --repeats N           --split-k S[,S...] --json FILE\n");
+}
+
+static void usage(FILE *f)
+{
+    (strcmp(bench_cmd, "run") == 0 ? run_usage : bench_usage)(f);
 }
 
 void bench_add_case(options *o, const bench_case *c)
@@ -123,7 +141,7 @@ static const char *unfit_reason(long long m, long long n, long long k)
 static int parse_trans_list(const char *s, options *o)
 {
     o->ntrans = 0;
-    while (*s) {
+    for (;;) {
         const char *comma = strchr(s, ',');
         const size_t len = comma ? (size_t)(comma - s) : strlen(s);
         if (len != 2 || o->ntrans == 4)
@@ -145,11 +163,10 @@ static int parse_trans_list(const char *s, options *o)
             o->trans[o->ntrans][1] = ops[1];
             o->ntrans++;
         }
-        s += len;
-        if (*s == ',')
-            ++s;
+        if (!comma)
+            return 1; /* an empty item ("NN," or "NN,,NT") is refused by len != 2 above */
+        s = comma + 1;
     }
-    return o->ntrans > 0;
 }
 
 static int known_algo(const char *name)
@@ -197,6 +214,8 @@ static int parse_algos(const char *s, options *o)
             return 0;
         }
     }
+    if (strspn(s, ",") == strlen(s)) /* "" or only commas: no name at all */
+        return 0;
     o->algos_explicit = 1;
     return 1;
 }
@@ -215,172 +234,106 @@ static int parse_splits(const char *v, options *o)
         if (!*p)
             return 1;
     }
-    fprintf(stderr, "tilegemm %s: --split-k takes up to 8 values 0..256, e.g. 0,2,4\n", o->cmd);
     return 0;
 }
 
-static int parse_count(const options *o, const char *opt, const char *value, int min, int *out)
+/* Value readers of the options table (cli/args.h) that need the whole options. */
+static int read_algos(const char *value, void *out) { return parse_algos(value, out) ? 0 : -1; }
+static int read_trans(const char *value, void *out)
 {
-    char *end = NULL;
-    errno = 0;
-    const long v = value ? strtol(value, &end, 10) : 0;
-    if (!value || errno || end == value || *end || v < min || v > 1000000) {
-        fprintf(stderr, "tilegemm %s: %s needs an integer >= %d\n", o->cmd, opt, min);
-        return 0;
-    }
-    *out = (int)v;
-    return 1;
+    return parse_trans_list(value, out) ? 0 : -1;
 }
+static int read_splits(const char *value, void *out) { return parse_splits(value, out) ? 0 : -1; }
 
-/* One option with its value (v, NULL when missing); returns 1 when it consumed v, 0 when it
- * took none, -1 on a usage error (printed). */
-static int parse_option(options *o, const char *a, const char *v)
+typedef struct positional_shapes {
+    options *o;
+    long long (*shapes)[3];
+    int count;
+} positional_shapes;
+
+/* A positional argument: a shape MxNxK whose operands' sizes fit in 64 bits. */
+static int take_shape(const char *a, void *ctx)
 {
-    static const char *const suites[] = {"squares", "awkward", "transposes", "random", "all",
-                                         "quick"};
-    if (strcmp(a, "--suite") == 0) {
-        for (int i = 0; v && i < 6; ++i)
-            if (strcmp(v, suites[i]) == 0)
-                return o->suite = v, 1;
-        fprintf(stderr, "tilegemm %s: --suite takes squares, awkward, transposes, random, all "
-                        "or quick\n", o->cmd);
-        return -1;
+    positional_shapes *ps = ctx;
+    long long *d = ps->shapes[ps->count];
+    if (tg_parse_shape_ex(a, &d[0], &d[1], &d[2], 1) != 0 || d[0] <= 0 || d[1] <= 0 ||
+        d[2] <= 0) {
+        fprintf(stderr, "tilegemm %s: \"%s\" is not a shape MxNxK of positive integers\n",
+                ps->o->cmd, a);
+        return TG_ARGS_REPORTED;
     }
-    if (strcmp(a, "--count") == 0)
-        return parse_count(o, a, v, 0, &o->count) ? 1 : -1;
-    if (strcmp(a, "--seed") == 0) {
-        char *end = NULL;
-        errno = 0;
-        const unsigned long long seed = v ? strtoull(v, &end, 0) : 0;
-        if (!v || errno || end == v || *end) {
-            fprintf(stderr, "tilegemm %s: --seed needs an unsigned integer\n", o->cmd);
-            return -1;
-        }
-        o->seed = seed;
-        return 1;
+    const char *why = unfit_reason(d[0], d[1], d[2]);
+    if (why) {
+        fprintf(stderr, "tilegemm %s: %s cannot be run: %s\n", ps->o->cmd, a, why);
+        return TG_ARGS_REPORTED;
     }
-    if (strcmp(a, "--algo") == 0)
-        return v && parse_algos(v, o) ? 1 : (v ? -1 : (fprintf(stderr, "tilegemm %s: --algo "
-                                                       "needs a name list\n", o->cmd), -1));
-    if (strcmp(a, "--math") == 0) {
-        const int mode = tg_math_from_name(v);
-        if (mode < 0) {
-            fprintf(stderr, "tilegemm %s: --math takes fp32, strict or tf32\n", o->cmd);
-            return -1;
-        }
-        o->math = (tg_math)mode;
-        return 1;
-    }
-    if (strcmp(a, "--trans") == 0) {
-        if (v && parse_trans_list(v, o))
-            return 1;
-        fprintf(stderr, "tilegemm %s: --trans takes NN, NT, TN or TT (comma list)\n", o->cmd);
-        return -1;
-    }
-    if (strcmp(a, "--layout") == 0) {
-        if (v && (strcmp(v, "row") == 0 || strcmp(v, "col") == 0))
-            return o->layout = v[0] == 'r' ? TG_ROW_MAJOR : TG_COL_MAJOR, 1;
-        fprintf(stderr, "tilegemm %s: --layout takes row or col\n", o->cmd);
-        return -1;
-    }
-    if (strcmp(a, "--repeats") == 0)
-        return parse_count(o, a, v, 1, &o->repeats) ? 1 : -1;
-    if (strcmp(a, "--warmup") == 0)
-        return parse_count(o, a, v, 0, &o->warmup) ? (o->warmup_given = 1) : -1;
-    if (strcmp(a, "--rotate-mib") == 0) {
-        int mib = 0;
-        if (!parse_count(o, a, v, 0, &mib))
-            return -1;
-        o->rotate_mib = mib;
-        return 1;
-    }
-    if (strcmp(a, "--split-k") == 0)
-        return parse_splits(v, o) ? 1 : -1;
-    const char **text = strcmp(a, "--json") == 0        ? &o->json_path
-                        : strcmp(a, "--commit") == 0    ? &o->commit
-                        : strcmp(a, "--tune-file") == 0 ? &o->tune_path
-                                                        : NULL;
-    if (text) {
-        if (!v) {
-            fprintf(stderr, "tilegemm %s: %s needs a value\n", o->cmd, a);
-            return -1;
-        }
-        *text = v;
-        return 1;
-    }
-    int *flag = strcmp(a, "--save") == 0   ? &o->save
-                : strcmp(a, "--list") == 0 ? &o->list_only
-                : strcmp(a, "--tune") == 0 ? &o->tune
-                                           : NULL;
-    if (flag)
-        return *flag = 1, 0;
-    fprintf(stderr, "tilegemm %s: unknown option %s (see tilegemm %s --help)\n", o->cmd, a,
-            o->cmd);
-    return -1;
+    ++ps->count;
+    return 0;
 }
 
 int bench_parse_options(int argc, char **argv, options *o, int *exit_code)
 {
+    static const char *const suites[] = {"squares", "awkward", "transposes", "random", "all",
+                                         "quick", NULL};
     memset(o, 0, sizeof *o);
     o->cmd = argc > 0 && argv[0] ? argv[0] : "bench";
     bench_cmd = o->cmd;
     o->layout = TG_ROW_MAJOR;
     o->seed = BENCH_DEFAULT_SEED;
     o->count = BENCH_DEFAULT_COUNT;
-    o->math = TG_MATH_FP32;
     o->trans[0][0] = o->trans[0][1] = TG_NO_TRANS;
     o->ntrans = 1;
     o->repeats = 10;
-    o->warmup = 3;
-    o->rotate_mib = DEFAULT_ROTATE_MIB;
     o->nsplits = 1; /* splits[0] = 0: the planner's choice */
-    long long (*shapes)[3] = bench_xmalloc((size_t)(argc > 0 ? argc : 1) * sizeof *shapes);
-    int nshapes = 0;
-    *exit_code = 2;
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout, o->cmd);
-            *exit_code = 0;
-            goto fail;
-        }
-        if (a[0] == '-') {
-            const int used = parse_option(o, a, i + 1 < argc ? argv[i + 1] : NULL);
-            if (used < 0)
-                goto fail;
-            i += used;
-            continue;
-        }
-        long long *d = shapes[nshapes];
-        if (tg_parse_shape_ex(a, &d[0], &d[1], &d[2], 1) != 0 || d[0] <= 0 || d[1] <= 0 ||
-            d[2] <= 0) {
-            fprintf(stderr, "tilegemm %s: \"%s\" is not a shape MxNxK of positive integers\n",
-                    o->cmd, a);
-            goto fail;
-        }
-        const char *why = unfit_reason(d[0], d[1], d[2]);
-        if (why) {
-            fprintf(stderr, "tilegemm %s: %s cannot be run: %s\n", o->cmd, a, why);
-            goto fail;
-        }
-        ++nshapes;
+    int suite = -1, math = TG_MATH_FP32, warmup = -1, rotate_mib = DEFAULT_ROTATE_MIB;
+    tg_choice_arg suite_arg = {suites, &suite};
+    tg_int_arg count = {0, 1000000, NULL, &o->count}, repeats = {1, 1000000, NULL, &o->repeats},
+               warmups = {0, 1000000, NULL, &warmup}, rotate = {0, 1000000, NULL, &rotate_mib};
+    const tg_option table[] = {
+        {"--suite", tg_arg_choice, &suite_arg,
+         "squares, awkward, transposes, random, all or quick"},
+        {"--count", tg_arg_int, &count, "an integer 0..1000000"},
+        {"--seed", tg_arg_u64, &o->seed, "an unsigned integer"},
+        {"--algo", read_algos, o, "rungs of `tilegemm algos`, all or cublas, comma-separated"},
+        {"--math", tg_arg_math, &math, "fp32, strict or tf32"},
+        {"--trans", read_trans, o, "NN, NT, TN or TT, comma-separated"},
+        {"--layout", tg_arg_layout, &o->layout, "row or col"},
+        {"--repeats", tg_arg_int, &repeats, "an integer 1..1000000"},
+        {"--warmup", tg_arg_int, &warmups, "an integer 0..1000000"},
+        {"--rotate-mib", tg_arg_int, &rotate, "an integer 0..1000000"},
+        {"--split-k", read_splits, o, "up to 8 values 0..256, comma-separated, e.g. 0,2,4"},
+        {"--json", tg_arg_name, &o->json_path, "a file name"},
+        {"--commit", tg_arg_name, &o->commit, "a commit"},
+        {"--tune-file", tg_arg_name, &o->tune_path, "a file name"},
+        {"--save", NULL, &o->save, NULL},
+        {"--list", NULL, &o->list_only, NULL},
+        {"--tune", NULL, &o->tune, NULL},
+        {NULL, NULL, NULL, NULL}};
+    positional_shapes ps = {o, bench_xmalloc((size_t)(argc > 0 ? argc : 1) * sizeof *ps.shapes),
+                            0};
+    *exit_code = tg_args_parse(o->cmd, argc, argv, table, take_shape, &ps, usage);
+    if (*exit_code >= 0) {
+        free(ps.shapes);
+        bench_free_options(o);
+        return 0;
     }
-    o->have_shapes = nshapes > 0;
+    o->suite = suite >= 0 ? suites[suite] : NULL;
+    o->math = (tg_math)math;
+    o->warmup_given = warmup >= 0;
+    o->warmup = warmup >= 0 ? warmup : 3;
+    o->rotate_mib = rotate_mib;
+    o->have_shapes = ps.count > 0;
     /* Shapes are expanded later, once the mode (GPU or CPU) picks the suite's shapes; keep
      * the positional ones here in argument order. */
-    for (int s = 0; s < nshapes; ++s)
-        add_shape(o, "custom", shapes[s][0], shapes[s][1], shapes[s][2]);
-    free(shapes);
+    for (int s = 0; s < ps.count; ++s)
+        add_shape(o, "custom", ps.shapes[s][0], ps.shapes[s][1], ps.shapes[s][2]);
+    free(ps.shapes);
     if (!o->algos_explicit)
         for (const char *const *a = tg_algos(); *a; ++a)
             push_algo(o, *a);
     push_algo(o, "auto"); /* every table has auto */
     *exit_code = 0;
     return 1;
-fail:
-    free(shapes);
-    bench_free_options(o);
-    return 0;
 }
 
 void bench_free_options(options *o)

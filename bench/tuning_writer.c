@@ -3,7 +3,7 @@
  * (tg_math_allows) among the results that passed the float64 check, keyed by compute
  * capability and the normalized shape the planner sees (src/problem.h), written to a tuning
  * table.  The build embeds the tuning/sm_<cc>.tsv files (cmake/tuning.cmake) and `auto` looks its calls up
- * there by the handle's math mode (src/tuning.c).
+ * there by the handle's math mode (src/plan/tuning.c).
  */
 #include <errno.h>
 #include <math.h>

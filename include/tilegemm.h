@@ -146,7 +146,7 @@ TG_API int tg_math_from_name(const char *name);
  * "auto").  The strings are static. */
 typedef struct tg_algo_info {
     const char *name;    /* what tg_set_algo takes, e.g. "tiled32" */
-    int level;           /* its rung on the ladder: 0 naive, 1 tiled16, ... */
+    int level;           /* its rung: the number of its kernel file (k00_naive.cu: 0) */
     const char *summary; /* one line: its tiling and what it adds over the rung below */
     int block_rows;      /* rows of C one thread block covers */
     int block_cols;      /* columns of C one thread block covers */

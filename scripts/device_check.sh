@@ -22,7 +22,7 @@
 # Environment, to fit a time-limited machine:
 #   TG_CUDA_ARCH      architectures to build (default: the build's own, sm_90a included)
 #   CTEST_REGEX       tests to run (default: all); CTEST_TIMEOUT caps them, in seconds
-#   TUNE_ALGOS        the candidates --tune times (default: the FFMA, mma and wgmma rungs)
+#   TUNE_ALGOS        the candidates --tune times (default: the FFMA, mma and TMA wgmma rungs)
 #   SANITIZE_ALGOS    rungs for compute-sanitizer, comma-separated (default: all)
 #   DEADLINE          seconds after which the remaining steps are skipped (default: none)
 set -uo pipefail
@@ -89,7 +89,7 @@ grep -E '^\s*[0-9]+/[0-9]+ Test' "$out/ctest.log" >>"$summary"
 
 if ((bench)); then
   if ((tune)); then
-    candidates=${TUNE_ALGOS:-auto,warptile64,warptile128_l2,ffma128x256,ffma128x128,mma3xtf32,mmatf32,wgmma3xtf32,wgmmatf32}
+    candidates=${TUNE_ALGOS:-auto,warptile64,warptile128_l2,ffma128x256,ffma128x128,mma3xtf32,mmatf32,tma_wgmma3xtf32,tma_wgmmatf32}
     cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d .)
     run_step tune "$cli" bench --suite "$suite" --algo "$candidates" --repeats 5 --warmup 2 \
       --tune --tune-file "tuning/sm_$cc.tsv" --json "$top/bench-$suite-candidates.json" \

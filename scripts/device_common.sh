@@ -1,4 +1,4 @@
-# The set-up the device scripts share (device_hopper.sh, device_plan_*.sh), sourced from the
+# The set-up the device scripts share (device_check.sh, device_plan_judge.sh), sourced from the
 # project root:  device_setup DEFAULT_DEADLINE STATUS_WIDTH
 #   top      where results go (${OUT:-device-out}); out: its logs/ folder
 #   build    the build folder (${BUILD_DIR:-build-device})

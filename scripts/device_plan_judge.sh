@@ -24,7 +24,7 @@ for t in test_plan test_gpu_split_k; do
   status "$t" "rc $?"
 done
 cat "$out/test_gpu_split_k.log"
-for a in ${VERIFY_ALGOS:-shortk128 gemv8 skinny32x32 wgmma3xtf32}; do
+for a in ${VERIFY_ALGOS:-shortk128 gemv8 skinny32x32 tma_wgmma3xtf32}; do
   timeout 60 "$cli" verify --quick --algo "$a" >"$out/verify-$a.log" 2>&1
   status "verify --quick $a" "rc $?"
 done
@@ -40,7 +40,7 @@ done
 # tail's cost).
 if [ -n "${SPLIT_SHAPES:-}" ]; then
   # shellcheck disable=SC2086
-  timeout "$(left)" "$cli" bench $SPLIT_SHAPES --trans NN --algo skinny32x32,wgmma3xtf32 \
+  timeout "$(left)" "$cli" bench $SPLIT_SHAPES --trans NN --algo skinny32x32,tma_wgmma3xtf32 \
     --split-k 1,2,3,4,5,8,16,33,64 --repeats 5 --warmup 1 --json "$top/split-k.json" >"$out/split-k.log" 2>&1
   status "split-K slice counts" "rc $? at $SECONDS s"
 fi

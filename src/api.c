@@ -17,8 +17,6 @@
  * than the CPU needs.  Overridden by TILEGEMM_GPU_MIN_WORK. */
 #define TG_DEFAULT_GPU_MIN_WORK (256LL * 256 * 256)
 
-tg_fault_fn tg_fault_hook = NULL;
-
 const char *tg_version(void) { return TG_VERSION_STRING; }
 
 const char *tg_gpu_code(void) { return tg_cuda_code(); }
@@ -182,21 +180,6 @@ tg_status tg_set_split_k(tg_handle *h, int slices)
     return TG_SUCCESS;
 }
 
-static const char *const math_names[] = {"fp32", "strict", "tf32"};
-
-const char *tg_math_name(tg_math mode)
-{
-    return (unsigned)mode < 3 ? math_names[mode] : "unknown";
-}
-
-int tg_math_from_name(const char *name)
-{
-    for (int i = 0; name && i < 3; ++i)
-        if (strcmp(name, math_names[i]) == 0)
-            return i;
-    return -1;
-}
-
 tg_status tg_set_math(tg_handle *h, tg_math mode)
 {
     REQUIRE_HANDLE(h);
@@ -215,26 +198,6 @@ tg_backend tg_get_backend(const tg_handle *h) { return h ? h->backend : TG_BACKE
 const char *tg_get_algo(const tg_handle *h)
 {
     return h && h->algo >= 0 ? tg_rungs[h->algo]->name : "auto";
-}
-
-int tg_math_allows(tg_math mode, tg_arith arith)
-{
-    switch (mode) {
-    case TG_MATH_STRICT_FMA: return arith == TG_ARITH_FFMA;
-    case TG_MATH_FP32: return arith != TG_ARITH_TF32;
-    case TG_MATH_TF32: return 1;
-    }
-    return 0;
-}
-
-const char *tg_arith_name(tg_arith arith)
-{
-    switch (arith) {
-    case TG_ARITH_FFMA: return "ffma";
-    case TG_ARITH_3XTF32: return "3xtf32";
-    case TG_ARITH_TF32: return "tf32";
-    }
-    return "unknown";
 }
 
 int tg_algo_count(void) { return tg_rung_count; }

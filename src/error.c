@@ -1,8 +1,10 @@
-/* Error recording; see error.h. */
+/* Error recording and the test-only fault hook; see error.h. */
 #include "error.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+
+tg_fault_fn tg_fault_hook = NULL;
 
 static _Thread_local tg_error orphan_error;
 

@@ -29,6 +29,15 @@ tg_status tg_record(tg_error *err, tg_status status, int arg, const char *fmt, .
 #endif
     ;
 
+/* Test-only fault injection.  When set, every allocation site of the library (host, device
+ * workspace, staging) and every CUDA call checked by the backend first asks the hook, with a
+ * name for the site ("host: CPU packing buffers", "device: staging buffer for A", "CUDA:
+ * cudaMemcpyAsync(...)"); a non-zero answer makes the site fail as if memory had run out or
+ * the call had failed.  NULL (always, outside the tests) costs one load per site. */
+typedef int (*tg_fault_fn)(const char *site);
+extern tg_fault_fn tg_fault_hook;
+#define TG_FAULT(site) (tg_fault_hook != NULL && tg_fault_hook(site))
+
 #ifdef __cplusplus
 }
 #endif

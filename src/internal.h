@@ -103,7 +103,6 @@ typedef struct tg_plan {
     int managed;        /* some operand is managed memory: the CPU must wait for the GPU */
     int explaining;     /* fill `why` (tg_explain); plain calls skip the text */
     int split_k;        /* slices of k (see split_k.h); 1 runs the product in one piece */
-    int tuned_split_k;  /* the tuned table's split-K for this call, 0 when it has none */
     char why[768];
 } tg_plan;
 
@@ -147,14 +146,6 @@ int tg_choose(const tg_device_props *dev, tg_math math, int forced_rung, int for
 #define tg_fail(h, status, arg, ...) tg_record(tg_error_of(h), (status), (arg), __VA_ARGS__)
 static inline tg_error *tg_error_of(tg_handle *h) { return h ? &h->error : tg_orphan_error(); }
 
-/* Test-only fault injection.  When set, every allocation site of the library (host, device
- * workspace, staging) and every CUDA call checked by the backend first asks the hook, with a
- * name for the site ("host: CPU packing buffers", "device: staging buffer for A", "CUDA:
- * cudaMemcpyAsync(...)"); a non-zero answer makes the site fail as if memory had run out or
- * the call had failed.  NULL (always, outside the tests) costs one load per site. */
-typedef int (*tg_fault_fn)(const char *site);
-extern tg_fault_fn tg_fault_hook;
-#define TG_FAULT(site) (tg_fault_hook != NULL && tg_fault_hook(site))
 
 
 #ifdef __cplusplus

@@ -1,5 +1,5 @@
 /*
- * Fault injection through the library's test-only hook (tg_fault_hook, internal.h): every
+ * Fault injection through the library's test-only hook (tg_fault_hook, error.h): every
  * allocation site a call reaches, and every CUDA call it checks, is made to fail in turn.
  *
  *   allocation sites (host, device workspace, staging): the call returns TG_ERROR_ALLOCATION

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "rerun.h"
 #include "testing.h"
 #include "tilegemm.h"
 

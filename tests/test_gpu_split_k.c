@@ -25,7 +25,7 @@ static const split_case kCases[] = {
     {12, 156, 32461, "auto", 0, TG_MATH_FP32},   {234, 13, 23999, "auto", 0, TG_MATH_STRICT_FMA},
     {256, 256, 16384, "auto", 0, TG_MATH_FP32},  {777, 777, 12000, "auto", 0, TG_MATH_FP32},
     {100, 90, 30000, "warptile64", 200, TG_MATH_FP32},
-    {128, 128, 32768, "wgmma3xtf32", 64, TG_MATH_FP32},
+    {128, 128, 32768, "tma_wgmma3xtf32", 64, TG_MATH_FP32},
     {64, 64, 65536, "skinny32x32", 128, TG_MATH_FP32},
 };
 

@@ -12,12 +12,12 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "cost_model.h"
+#include "plan/cost_model.h"
 #include "cuda/registry.h"
 #include "internal.h"
 #include "rng.h"
 #include "testing.h"
-#include "tuning.h"
+#include "plan/tuning.h"
 
 static const tg_device_props kH100 = {.compute_capability = 90, .sm_count = 132};
 

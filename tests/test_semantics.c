@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "check.h"
+#include "rerun.h"
 #include "cpu/cpu.h"
 #include "internal.h"
 #include "testing.h"

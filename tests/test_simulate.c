@@ -1,5 +1,5 @@
 /*
- * Tests of the `simulate` lesson (tools/simulate.c): the closed-form load counts against
+ * Tests of the `simulate` lesson (cli/simulate.c): the closed-form load counts against
  * hand-computed numbers and against a brute-force replay of the kernels' load rules, and the
  * walk-through's own check of the tiled result against the direct product.
  * Exit code 0 when everything passes, 1 otherwise; each failure is printed.

@@ -9,7 +9,7 @@
 
 #include "cpu/cpu.h"
 #include "internal.h"
-#include "split_k.h"
+#include "plan/split_k.h"
 #include "testing.h"
 
 static float random_float(uint64_t *state)

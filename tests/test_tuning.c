@@ -5,7 +5,7 @@
 
 #include "testing.h"
 #include "tilegemm.h"
-#include "tuning.h"
+#include "plan/tuning.h"
 
 static const tg_tuned kTable[] = {
     {90, 4096, 4096, 4096, 1, 1, "warptile128", 0, TG_MATH_FP32, 0},

@@ -29,7 +29,7 @@
  */
 #include "cpu.h"
 #include "pool.h"
-#include "../internal.h" /* TG_FAULT */
+#include "../internal.h" /* TG_FAULT (error.h) */
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <atomic>
 
-#include "../split_k.h"
+#include "../plan/split_k.h"
 #include "../staging.h"
 #include "backend.h"
 #include "kernels/common.cuh" /* store_result: the one rule for writing C */

@@ -17,7 +17,7 @@ extern "C" {
 
 typedef struct tg_rung {
     const char *name;    /* what tg_set_algo and the CLI take, e.g. "tiled32" */
-    int level;           /* its rung on the ladder: 0 naive, 1 tiled16, ... */
+    int level;           /* its rung: the number of its kernel file (k00_naive.cu: 0) */
     const char *summary; /* one line: its tiling and what it adds over the rung below */
     int block_rows;      /* rows of C one block covers: the launcher keeps grid.y in range */
     int block_cols;      /* columns of C one block covers: planning counts tiles with both */

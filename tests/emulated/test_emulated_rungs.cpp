@@ -71,7 +71,11 @@
 
 #include "cpu/cpu.h"
 #include "cuda/registry.h"
+#include "fenced_buffer.h"
 #include "tensor_core_model.h"
+
+/* The tensor-core model on crafted cases (model_check.cpp). */
+int emulated_model_check();
 
 namespace {
 
@@ -181,10 +185,10 @@ std::vector<Case> sweep(const tg_rung &r, bool quick)
         cases.push_back({{33, 40, 300}, (Layout)l, l % 2 ? kMisaligned : kAligned,
                          l % 2 ? -1.5f : 1.25f, l % 2 ? -0.75f : 0.0f, 1, false});
     /* Thin outputs (a side of 1 to 33) and k from 1 to 1100, for the rungs made for them
-     * (rung 8): the skinny tiles' edges, gemv8's two forms and its chunks of k, shortk128's
+     * (rungs 5 to 7): the skinny tiles' edges, gemv8's two forms and its chunks of k, shortk128's
      * k <= 64 (it refuses the rest) and its C passed through shared memory in two halves of
      * 64 rows, ragged in both */
-    if (!quick && r.level == 8) {
+    if (!quick && r.level >= 5 && r.level <= 7) {
         const Shape thin[] = {{9, 300, 7},   {300, 9, 33}, {1, 200, 33}, {200, 1, 1},
                               {7, 150, 300}, {150, 7, 520}, {33, 70, 1}, {3, 5, 1100},
                               {131, 261, 64}, {200, 129, 45}};
@@ -232,84 +236,6 @@ std::vector<Case> sweep(const tg_rung &r, bool quick)
      * tensor core's truncations add up rather than cancel). */
     cases.push_back({{128, 128, 256}, kNN, kAligned, 1.0f, 0.0f, 1, false, kLongSum});
     return cases;
-}
-
-/* A buffer fenced by inaccessible pages: [4 MiB PROT_NONE][pages][4 MiB PROT_NONE], the view
- * placed to end at most 12 bytes before the upper fence (with `offset` floats past a 16-byte
- * boundary at its start), so a read or write past the end of the matrix faults, and the fault
- * handler names the operand and the case.  Everything in the pages outside the view is `fill`,
- * so a read of padding shows in the result and a write to it shows in the guard check. */
-constexpr size_t kFence = 4u << 20;
-
-struct Fenced {
-    const char *name;
-    char *lo, *hi; /* the fenced region, fences included */
-    float *view, *view_end;
-};
-Fenced fenced[4]; /* A, B, C and a rung's workspace */
-
-struct Buffer {
-    char *map = nullptr;
-    size_t map_bytes = 0;
-    float *base = nullptr; /* the accessible pages */
-    size_t total = 0;      /* floats in them */
-    float *view = nullptr;
-    Buffer(int slot, const char *name, int64_t len, int offset, float fill)
-    {
-        const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        const size_t need = (size_t)(len + 8) * sizeof(float);
-        const size_t rw = (need + page - 1) / page * page;
-        map_bytes = kFence + rw + kFence;
-        void *m = mmap(nullptr, map_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED || mprotect((char *)m + kFence, rw, PROT_READ | PROT_WRITE) != 0) {
-            perror("test_emulated_rungs: mmap");
-            exit(1);
-        }
-        map = (char *)m;
-        base = (float *)(map + kFence);
-        total = rw / sizeof(float);
-        /* view end = base + total - slack, start 4 * offset bytes past a 16-byte boundary */
-        const size_t slack = (size_t)((16 * 4 - (len + offset) % 4) % 4);
-        view = base + total - slack - (size_t)len;
-        for (size_t i = 0; i < total; ++i)
-            base[i] = fill;
-        fenced[slot] = Fenced{name, map, map + map_bytes, view, view + len};
-    }
-    ~Buffer()
-    {
-        for (Fenced &f : fenced)
-            if (f.lo == map)
-                f = Fenced{};
-        munmap(map, map_bytes);
-    }
-    Buffer(const Buffer &) = delete;
-    Buffer &operator=(const Buffer &) = delete;
-    std::vector<float> snapshot() const { return std::vector<float>(base, base + total); }
-    bool same_as(const std::vector<float> &s) const
-    {
-        return memcmp(base, s.data(), total * sizeof(float)) == 0;
-    }
-};
-
-/* A fault in a fence: say where, for which case, and fail (never a pass). */
-void on_fault(int sig, siginfo_t *info, void *)
-{
-    const char *addr = (const char *)info->si_addr;
-    char msg[512];
-    int len = snprintf(msg, sizeof msg, "EMULATION ABORT: signal %d at address %p", sig, (const void *)addr);
-    for (const Fenced &f : fenced)
-        if (f.lo && addr >= f.lo && addr < f.hi) {
-            const bool after = addr >= (const char *)f.view_end;
-            const long floats = after ? (long)((addr - (const char *)f.view_end) / 4)
-                                      : (long)(((const char *)f.view - addr + 3) / 4);
-            len += snprintf(msg + len, sizeof msg - len, ", %ld float(s) %s of %s",
-                            floats + (after ? 1 : 0), after ? "past the end" : "before the start",
-                            f.name);
-        }
-    len += snprintf(msg + len, sizeof msg - len, ", while running: %s\n", emu::context);
-    if (write(2, msg, (size_t)len) < 0) {
-    }
-    _exit(1);
 }
 
 int64_t round_up4(int64_t x) { return (x + 3) / 4 * 4; }
@@ -553,63 +479,6 @@ struct Summary {
     double seconds = 0.0;
 };
 
-/*
- * The tensor-core model on crafted cases, each with the H100's answer and whether it differs
- * from IEEE FP32's (the exact c + sum of products rounded once to nearest): the accumulation
- * cases show truncation where round-to-nearest rounds up.
- */
-int model_check()
-{
-    struct Crafted {
-        const char *what;
-        float a[8], b[8];
-        float c;
-        float tensor_core; /* what the H100 returns */
-        bool differs;      /* from the exact result rounded to nearest FP32 */
-    };
-    const float q = 0x1.8p-13f; /* q e = 1.5 x 2^-26 = 0.1875 ulp(1): under the last extra bit */
-    const float e = 0x1p-13f;
-    const Crafted cases[] = {
-        {"the sum is truncated to 24 bits: 1 + 0.75 ulp is 1", {0x1.8p-12f}, {0x1p-12f}, 1.0f,
-         1.0f, true},
-        {"truncation is toward zero: -1 - 0.75 ulp is -1", {0x1.8p-12f}, {-0x1p-12f}, -1.0f,
-         -1.0f, true},
-        {"products are aligned to the largest exponent with 2 bits beyond FP32's, the rest "
-         "cut off: 1 + 8 x 0.1875 ulp is 1",
-         {q, q, q, q, q, q, q, q}, {e, e, e, e, e, e, e, e}, 1.0f, 1.0f, true},
-        {"what the 2 extra bits hold is summed: 1 + 4 x 0.25 ulp is 1 + 1 ulp",
-         {0x1p-12f, 0x1p-12f, 0x1p-12f, 0x1p-12f}, {e, e, e, e}, 1.0f, 0x1.000002p0f, false},
-        {"inputs lose their low 13 bits, truncated: (1 + 2^-11 + 2^-12) x 1 is 1",
-         {0x1.0018p0f}, {1.0f}, 0.0f, 1.0f, true},
-        {"a subnormal input is read as zero: 2^-127 x 2^100 is 0", {0x1p-127f}, {0x1p100f}, 0.0f,
-         0.0f, true},
-        {"a subnormal result is flushed: 2^-70 x 2^-60 is 0", {0x1p-70f}, {0x1p-60f}, 0.0f, 0.0f,
-         true},
-        {"the accumulator is read whole: 2^-127 + 2^-100 x 2^-26 is 1.5 x 2^-126",
-         {0x1p-100f}, {0x1p-26f}, 0x1p-127f, 0x1.8p-126f, false},
-        {"Inf x 0 is NaN", {INFINITY}, {0.0f}, 1.0f, NAN, false},
-    };
-    int failed = 0;
-    for (const Crafted &t : cases) {
-        double exact = (double)t.c; /* exact for these cases */
-        for (int i = 0; i < 8; ++i)
-            exact += (double)t.a[i] * (double)t.b[i];
-        const float nearest = (float)exact;
-        const float got = tc_model::block_fma(t.a, t.b, 8, t.c);
-        auto same = [](float x, float y) {
-            return std::isnan(x) ? std::isnan(y) : std::memcmp(&x, &y, sizeof x) == 0;
-        };
-        const bool ok = same(got, t.tensor_core) && !same(got, nearest) == t.differs;
-        printf("%-4s %s: %a (round to nearest: %a)\n", ok ? "ok" : "FAIL", t.what, (double)got,
-               (double)nearest);
-        failed += !ok;
-    }
-    printf(failed ? "test_emulated_rungs --model-check: %d case(s) failed\n"
-                  : "test_emulated_rungs --model-check: all passed\n",
-           failed);
-    return failed ? 1 : 0;
-}
-
 } // namespace
 
 int main(int argc, char **argv)
@@ -631,7 +500,7 @@ int main(int argc, char **argv)
                 printf("%s\n", tg_rungs[r]->name);
             return tg_rung_count > 0 ? 0 : 1;
         } else if (!strcmp(argv[i], "--model-check")) {
-            return model_check();
+            return emulated_model_check();
         } else {
             fprintf(stderr,
                     "usage: %s [--rung NAME] [--quick] [--case N] [--verbose] | --list | "

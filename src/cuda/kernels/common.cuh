@@ -15,6 +15,28 @@
 #include "../../problem.h"
 #include "../registry.h"
 
+/* A product turned so that its short side is n: where `turn`, C^T = op(B)^T op(A)^T, so op(A)
+ * and op(B) swap places and transpose (their strides swap) and C is written transposed.
+ * C(i, j) of the turned problem is C[i * c_rs + j * c_cs].  For the kernels that keep a whole
+ * row of C in registers (gemv8, the stream rungs). */
+struct TurnedProblem {
+    tg_problem p;
+    int64_t c_rs, c_cs;
+};
+
+static inline TurnedProblem turned(const tg_problem &p, bool turn)
+{
+    TurnedProblem g{p, p.ldc, 1};
+    if (turn) {
+        tg_problem &q = g.p;
+        q.m = p.n, q.n = p.m;
+        q.A = p.B, q.a_rs = p.b_cs, q.a_cs = p.b_rs, q.stride_a = p.stride_b;
+        q.B = p.A, q.b_rs = p.a_cs, q.b_cs = p.a_rs, q.stride_b = p.stride_a;
+        g.c_rs = 1, g.c_cs = p.ldc;
+    }
+    return g;
+}
+
 /* Offsets one batch item's pointers; blockIdx.z is the item. */
 struct batch_item {
     const float *A;

@@ -4,7 +4,7 @@
  * once, and the tile kernels below this rung lose bandwidth on it: they transpose a row-major
  * operand into shared memory by 4-byte copies and pad the short side to a wide tile.
  *
- * What it adds over rung 5 (skinny):
+ * What it adds over rung 5 (skinny) and rung 6 (gemv8, n' <= 8 only):
  *   - the problem is turned so the short side is n' (C^T = op(B)^T op(A)^T when m is short);
  *     L = op(A') (m' x k) is the long operand, S = op(B') (k x n', n' <= NS) the short one;
  *   - L is copied into shared memory in its own orientation by 16-byte cp.async (rows of k when
@@ -59,11 +59,8 @@ struct StreamShape {
                   "thread tiles must split NS columns, and read S and L by 16-byte runs");
 };
 
-/* The problem turned so that m is the long side and n <= NS; C(i, j) is C[i * c_rs + j * c_cs]. */
-struct StreamProblem {
-    tg_problem p;
-    int64_t c_rs, c_cs;
-};
+/* The problem turned so that m is the long side and n <= NS (common.cuh). */
+using StreamProblem = TurnedProblem;
 
 /* Shared layout of one stage.  L along k: Ls[BM][BK + 4] (rows of k; a pitch of 4 mod 8 floats
  * puts a quarter warp's 16-byte reads of different rows in different banks); L along m':
@@ -326,14 +323,7 @@ template <int NS, int TM>
 int launch_stream(const tg_problem *p, void *stream_)
 {
     const cudaStream_t stream = (cudaStream_t)stream_;
-    StreamProblem g{*p, p->ldc, 1};
-    if (p->n > NS) {
-        tg_problem &q = g.p;
-        q.m = p->n, q.n = p->m;
-        q.A = p->B, q.a_rs = p->b_cs, q.a_cs = p->b_rs, q.stride_a = p->stride_b;
-        q.B = p->A, q.b_rs = p->a_cs, q.b_cs = p->a_rs, q.stride_b = p->stride_a;
-        g.c_rs = 1, g.c_cs = p->ldc;
-    }
+    const StreamProblem g = turned(*p, p->n > NS);
     const tg_problem &q = g.p;
     if (q.a_cs == 1)
         return vectors_allowed(q.A, q.a_cs, q.a_rs, q.stride_a)

@@ -1,5 +1,5 @@
 /*
- * Pieces the tensor-core rungs share (k06_mma_tf32.cu, k07_wgmma_tf32.cu):
+ * Pieces the tensor-core rungs share (k08_mma_tf32.cu, k09_tma_wgmma.cu):
  *   - the staging tile: an operand's rows (m for op(A), n for op(B)) x 32 of k in shared
  *     memory, k-contiguous and swizzled (tile_offset), filled by cp.async whatever the
  *     operand's layout (KTileLoader, which transposes in the copy where the operand runs along

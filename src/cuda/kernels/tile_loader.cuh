@@ -1,7 +1,7 @@
 /*
- * The k-major cp.async tile loader of the FFMA rungs (k04_warptile.cu, k05_ffma.cu,
- * k08_skinny.cu), and the dispatch that picks its instantiation from how op(A) and op(B) sit in
- * memory.
+ * The k-major cp.async tile loader of the warp-tiled FFMA rungs (k03_warptile.cu, k04_ffma.cu,
+ * k05_skinny.cu, k07_shortk.cu), the dispatch that picks its instantiation from how op(A) and
+ * op(B) sit in memory, the launch they share and their FFMA thread tile.
  *
  *   AsyncTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC>
  *       copies one operand's ROWS x BK tile into shared memory stored k-major,
@@ -12,8 +12,14 @@
  *       op(B) along n when b_cs == 1, else along k (b_rs == 1, or general strides); 16-byte
  *       copies only along m or n, the direction of the shared rows, and only where
  *       vectors_allowed (common.cuh) says so
+ *   launch_tiled<KERNEL, BM, BN, STAGES, GROUP_M, THREADS, LOAD_A, LOAD_B>(p, stream)
+ *       one layout's instantiation on its grid of BM x BN tiles, with STAGES shared tiles of
+ *       each operand
  *   load_fragment<N, STRIDE>(f, s)
  *       a thread's N floats of a k step from a shared tile, as runs of 4 by LDS.128
+ *   ffma_outer_product(acc, af, bf), ffma_step<PIECE_M, PIECE_N>(acc, a, b)
+ *       one k step of a thread's TM x TN tile: TM * TN FFMA on fragments already loaded, or
+ *       load_fragment of both operands first
  */
 #ifndef TG_KERNELS_TILE_LOADER_CUH
 #define TG_KERNELS_TILE_LOADER_CUH
@@ -164,6 +170,54 @@ __device__ __forceinline__ void load_fragment(float (&f)[N], const float *s)
     }
 }
 
+/* Threads of a block of (BM / WM) x (BN / WN) warps. */
+template <int BM, int BN, int WM, int WN>
+constexpr int kWarpTiledThreads = (BM / WM) * (BN / WN) * 32;
+
+/* One k step of a thread's TM x TN tile: acc[i][j] += af[i] * bf[j], TM * TN FFMA. */
+template <int TM, int TN>
+__device__ __forceinline__ void ffma_outer_product(float (&acc)[TM][TN], const float (&af)[TM],
+                                                   const float (&bf)[TN])
+{
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+            acc[i][j] += af[i] * bf[j];
+}
+
+/* The same, with the fragments read first: TM floats of op(A) at a (runs of 4, PIECE_M apart)
+ * and TN of op(B) at b (PIECE_N apart), of one k step of the shared tiles. */
+template <int PIECE_M, int PIECE_N, int TM, int TN>
+__device__ __forceinline__ void ffma_step(float (&acc)[TM][TN], const float *a, const float *b)
+{
+    float af[TM], bf[TN];
+    load_fragment<TM, PIECE_M>(af, a);
+    load_fragment<TN, PIECE_N>(bf, b);
+    ffma_outer_product(acc, af, bf);
+}
+
+/* The launch the warp-tiled FFMA families share, for one layout's instantiation KERNEL: STAGES
+ * tiles of LOAD_A and of LOAD_B in dynamic shared memory, a block of THREADS per BM x BN tile
+ * of C and batch item, on a 2-D grid, or for GROUP_M > 1 a 1-D grid that the kernel maps to the
+ * grouped order (block_tile). */
+template <auto KERNEL, int BM, int BN, int STAGES, int GROUP_M, int THREADS, class LOAD_A,
+          class LOAD_B>
+int launch_tiled(const tg_problem *p, cudaStream_t stream)
+{
+    const size_t smem = STAGES * (LOAD_A::kTileFloats + LOAD_B::kTileFloats) * sizeof(float);
+    const cudaError_t e = opt_in_shared_memory<KERNEL>(smem);
+    if (e != cudaSuccess)
+        return (int)e;
+    if (GROUP_M > 1 && (p->m + BM - 1) / BM * ((p->n + BN - 1) / BN) > INT32_MAX)
+        return (int)cudaErrorInvalidConfiguration; /* grouped_order_unsupported refuses these */
+    const unsigned tiles_m = ceil_div(p->m, BM), tiles_n = ceil_div(p->n, BN);
+    const dim3 grid = GROUP_M > 1 ? dim3(tiles_m * tiles_n, 1, (unsigned)p->batch)
+                                  : dim3(tiles_n, tiles_m, (unsigned)p->batch);
+    KERNEL<<<grid, dim3(THREADS), smem, stream>>>(*p);
+    return (int)cudaGetLastError();
+}
+
 /* The block's tile of C: (blockIdx.y, blockIdx.x) of a 2-D grid for GROUP_M == 1, else the tile
  * grouped_tile gives block blockIdx.x of a 1-D grid (consecutive blocks sweep GROUP_M tile rows
  * column by column, so the tiles of A and B they share stay in L2). */
@@ -192,7 +246,7 @@ __device__ __forceinline__ void pipeline_prologue(LOAD_A &load_a, LOAD_B &load_b
     }
 }
 
-/* What a warp-tiled FFMA block (rungs 4 and 5) sets up before its main loop: its tile of C
+/* What a warp-tiled FFMA block (rungs 3, 4 and 5) sets up before its main loop: its tile of C
  * (block_tile), the shared tiles (STAGES of op(A), then STAGES of op(B), k-major), where this
  * thread reads its fragments (a_off, b_off: warps WARPS_N to a row, lanes LANES_N to a row of
  * the warp tile, 4 floats apart), the two loaders, and the pipeline's prologue. */

@@ -12,16 +12,11 @@
  *                              (start address, stride between 8-row groups 1024 bytes, 128-byte
  *                              swizzle); the tensor core reads the top 19 bits of each float
  *   wgmma_fence()              orders this thread's register accesses before the next wgmma
- *   wgmma_64x128x8_ra(d, a, b, accumulate)
- *                              d (+)= A * B for one warpgroup, asynchronously: A the 64 x 8
- *                              slice in registers, warp w holding rows 16w..16w+15 as
- *                              mma.sync's m16n8k8 A fragment (a[0] = A(g, t), a[1] = A(g + 8, t),
- *                              a[2] = A(g, t + 4), a[3] = A(g + 8, t + 4)), which must not change
- *                              until the product is waited for; B the 8 x 128 slice at
- *                              descriptor b (its 128 rows are n); accumulate = false overwrites d
  *   wgmma_64x128x8_ss(d, a, b, accumulate)
- *                              the same with A's 64 x 8 slice at descriptor a (its 64 rows are
- *                              m) in shared memory too
+ *                              d (+)= A * B for one warpgroup, asynchronously: A the 64 x 8
+ *                              slice at descriptor a (its 64 rows are m), B the 8 x 128 slice
+ *                              at descriptor b (its 128 rows are n), both in shared memory;
+ *                              accumulate = false overwrites d
  *   wgmma_commit()             closes the wgmma issued so far into a group
  *   wgmma_wait<N>()            waits until at most N groups are in flight; only then may d be
  *                              read or written
@@ -131,24 +126,6 @@ __device__ __forceinline__ void fence_async_shared()
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "           \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "           \
     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
-
-__device__ __forceinline__ void wgmma_64x128x8_ra(float (&d)[64], const float (&a)[4],
-                                                  uint64_t b, bool accumulate)
-{
-#ifndef TG_WGMMA_UNAVAILABLE
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " TG_WGMMA_D64_REGISTERS
-                 ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-                 : TG_WGMMA_D64_OPERANDS
-                 : "r"(__float_as_uint(a[0])), "r"(__float_as_uint(a[1])),
-                   "r"(__float_as_uint(a[2])), "r"(__float_as_uint(a[3])), "l"(b),
-                   "r"((int)accumulate)
-                 : "memory");
-#else
-    (void)d, (void)a, (void)b, (void)accumulate;
-    __trap();
-#endif
-}
 
 __device__ __forceinline__ void wgmma_64x128x8_ss(float (&d)[64], uint64_t a, uint64_t b,
                                                   bool accumulate)

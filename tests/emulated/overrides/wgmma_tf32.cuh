@@ -80,48 +80,7 @@ __device__ __forceinline__ void set_max_registers()
 }
 __device__ __forceinline__ void fence_operand(float (&)[64]) {}
 
-/* Register A: the warpgroup's 128 threads deposit their fragments in its exchange and wait
- * for one another (yielding, as named barriers do), then each forms its entries. */
-namespace emu_wgmma {
-
-struct Group {
-    float a[128][4];
-    emu::SpinBarrier barrier;
-};
-struct Groups {
-    Group group[8];
-};
-inline emu::PerBlock<Groups> groups;
-
-} // namespace emu_wgmma
-
-__device__ __forceinline__ void wgmma_64x128x8_ra(float (&d)[64], const float (&a)[4],
-                                                  uint64_t b, bool accumulate)
-{
-    const unsigned tid = threadIdx.x;
-    emu_wgmma::Group &G = emu_wgmma::groups.get().group[tid / 128];
-    std::memcpy(G.a[tid % 128], a, sizeof G.a[0]);
-    G.barrier.wait(G.barrier.arrive(128)); /* every fragment deposited */
-    const unsigned w = tid / 32 % 4, g = tid % 32 / 4, t = tid % 4;
-    auto a_at = [&](int r, int k) { /* A(r, k) from the lane and register that hold it */
-        const int lane = r / 16 * 32 + r % 8 * 4 + k % 4, reg = r % 16 / 8 + 2 * (k / 4);
-        return G.a[lane][reg];
-    };
-    float out[64];
-    for (int j = 0; j < 16; ++j)
-        for (int e = 0; e < 4; ++e) {
-            const int r = (int)(16 * w + g + 8 * (e / 2)), c = (int)(8 * j + 2 * t + e % 2);
-            float row[8], col[8];
-            for (int k = 0; k < 8; ++k)
-                row[k] = a_at(r, k), col[k] = emu_wgmma::element(b, c, k);
-            out[4 * j + e] = tc_model::block_fma(row, col, 8, accumulate ? d[4 * j + e] : 0.0f);
-        }
-    G.barrier.wait(G.barrier.arrive(128)); /* every lane has read the exchange */
-    for (int i = 0; i < 64; ++i)
-        d[i] = out[i];
-}
-
-/* Shared-memory A: each thread forms its entries from both descriptors, no exchange. */
+/* A and B in shared memory: each thread forms its entries from both descriptors. */
 __device__ __forceinline__ void wgmma_64x128x8_ss(float (&d)[64], uint64_t a, uint64_t b,
                                                   bool accumulate)
 {

@@ -1,0 +1,227 @@
+/*
+ * Rung 4 (FFMA): large block tiles, 16 x 8 accumulators a thread, one block an SM, and
+ * register fragments read one k step ahead: the FP32 FFMA kernel for large products.
+ *   sgemm_ffma_256x128x8_w64x64_t16x8_s3_g8   ("ffma256x128")      the configuration cuBLAS
+ *                                                                  uses for FP32 on sm_90
+ *   sgemm_ffma_128x256x8_w64x64_t16x8_s3_g8   ("ffma128x256")      the block transposed
+ *   sgemm_ffma_256x128x16_w64x64_t16x8_s3_g8  ("ffma256x128_k16")  half the barriers a k
+ *   sgemm_ffma_256x128x8_w64x64_t16x8_s4_g8   ("ffma256x128_s4")   one more stage in flight
+ *   sgemm_ffma_128x128x8_w64x64_t16x8_s3_g8   ("ffma128x128")      128 threads, 2 blocks an SM:
+ *                                                                  twice the blocks, for
+ *                                                                  medium products
+ * All are one template (sgemm_ffma below), instantiated per configuration for the sweep.
+ *
+ * What it adds over rung 3 (warptile128, and its grouped order, warptile128_l2):
+ *   - a 16 x 8 thread tile (128 accumulators) instead of 8 x 8: per k step a thread reads
+ *     4 + 2 LDS.128 for 128 FFMA (rung 3: 2 + 2 for 64), so shared-memory traffic per FFMA
+ *     drops by a quarter and the FFMA share of the instruction stream rises;
+ *   - __launch_bounds__(THREADS, 1): up to 255 registers a thread (rung 3 is held to 128 for
+ *     two blocks an SM).  One 256-thread block an SM, 8 warps: 12.5% occupancy, as cuBLAS's
+ *     kernel; latency is hidden by instruction-level parallelism (128 independent FFMA a k
+ *     step) rather than by warps;
+ *   - double-buffered register fragments: the fragments of k step kk + 1 are read from shared
+ *     memory while the FFMA of step kk run, and across phases the last step's FFMA follow the
+ *     barrier and the first reads of the next phase, so no LDS latency is exposed;
+ *   - fragment reads with no excess wavefronts: lanes are 4 (m) x 8 (n), lane_n = lane % 8, so
+ *     each quarter-warp phase of an LDS.128 reads one 16-byte chunk of As (broadcast) and 8
+ *     consecutive chunks (128 bytes, 32 banks) of Bs.  Rung 3's lanes are 8 (m) x 4 (n);
+ *   - BK 8 by default (as cuBLAS; BK 16 as a variant): a 256 x 128 block tile is 12 KiB a
+ *     phase, so 3 stages take 37.5 KiB of shared memory and leave most of the SM's 228 KiB to
+ *     L1.
+ *   block tile   BM x BN x BK (above), THREADS = (BM / 64) x (BN / 64) warps x 32
+ *   warp tile    64 x 64, lanes as 4 (m) x 8 (n)
+ *   thread tile  16 x 8 as 4 x 2 pieces of 4 x 4: rows lane_m * 4 + {0..3} + 16 g (g < 4) of the
+ *                warp tile, columns lane_n * 4 + {0..3} + 32 h (h < 2).  Per k step 4 + 2
+ *                LDS.128 and 128 FFMA a thread; per phase of BK = 8, 1024 FFMA
+ *   stages       STAGES rotating shared buffers (3, or 4): the copies of phase t + STAGES - 1
+ *                are issued at the start of phase t, one __syncthreads a phase
+ *   shared       STAGES x (As[BK][BM + padA] + Bs[BK][BN + padB]), k-major, dynamic, through
+ *                k03's loader (tile_loader.cuh): pad 4 floats for an operand copied along k
+ *                (its pitch of 4 mod 32 floats spreads a warp's 8 k x 4 rows of 4-byte copies
+ *                over 32 banks), none for one copied along m or n (a warp's 16-byte copies
+ *                write 512 consecutive bytes).  256x128x8, 3 stages: 36 to 37.5 KiB
+ *   registers    128 accumulators + 2 x (16 + 8) fragments + addresses: ptxas (CUDA 13.0,
+ *                sm_90) gives every configuration and layout 255 registers, 0 bytes of spills,
+ *                no stack frame.  ffma128x128's 128 threads x 255 fit twice in an SM's 64K
+ * sm_90 loop body (PTX, one phase of BK = 8): 1024 fma.rn.f32 and 48 ld.shared.v4 (1:21) in
+ *                1127 instructions with both operands by 16-byte copies, 1159 with op(A) along
+ *                k (row-major NN), up to 1200 with both by 4-byte copies: 85-91% FFMA
+ *   block order  grouped_tile<8> (common.cuh), on a 1-D grid: consecutive blocks sweep 8 tile
+ *                rows column by column, so the resident blocks share A and B tiles in L2
+ * How each operand layout is copied: as rung 3 (tile_loader.cuh): 16-byte cp.async.cg along m
+ * or n where vectors_allowed, else 4-byte cp.async (misaligned pointers, odd leading
+ * dimensions, general strides, and an operand contiguous along k, whose k-major tile is a
+ * transpose of its global layout).
+ * Edges: every copy carries its own bounds test and zero-fills outside the matrix, so partial
+ * tiles and k not a multiple of BK take the same path as interior ones.  C is stored by 16-byte
+ * vectors where C's pointer and ldc allow and all 4 columns are inside, else element by element;
+ * beta == 0 never reads C.  Offsets are 64-bit; batches on blockIdx.z.
+ * Below sm_80 async_copy.cuh turns the copies into synchronous loads and stores: correct, with
+ * no overlap.
+ * Constraints: none (any m, n, k, strides and alignment); the grouped order's 1-D grid must hold
+ *              a launch's tiles, 2^31 - 1 blocks (grouped_order_unsupported, common.cuh).
+ * Benchmark:   tilegemm bench --algo ffma256x128,ffma128x256,ffma256x128_k16,ffma256x128_s4,
+ *              ffma128x128,warptile128_l2 4096x4096x4096 8192x8192x8192 16384x16384x16384
+ *              4097x4097x4097
+ * Measured:    ffma128x128 46.9 TFLOP/s (0.87x cuBLAS) at 16384x16384x16384, 46.0 TFLOP/s (0.89x cuBLAS) at 8192x8192x8192, 39.8 TFLOP/s (0.89x cuBLAS) at 4097x4097x4097, 45.5 TFLOP/s (0.87x cuBLAS) at 4096x4096x4096; ffma128x256 47.8 TFLOP/s (0.88x cuBLAS) at 16384x16384x16384, 46.6 TFLOP/s (0.90x cuBLAS) at 8192x8192x8192, 37.0 TFLOP/s (0.83x cuBLAS) at 4097x4097x4097, 47.0 TFLOP/s (0.90x cuBLAS) at 4096x4096x4096 on NVIDIA H100 80GB HBM3, commit b39f18e (bench/results/nvidia-h100-80gb-hbm3-2026-11-23-candidates.json)
+ */
+#include <stdint.h>
+
+#include "async_copy.cuh"
+#include "common.cuh"
+#include "tile_loader.cuh"
+
+namespace {
+
+/*
+ * A_K_CONTIG: op(A) is contiguous along k (a_cs == 1), else along m (a_rs == 1, or general
+ * strides).  B_N_CONTIG: op(B) contiguous along n (b_cs == 1), else along k.  A_VEC / B_VEC:
+ * the operand is contiguous along m / n and may be copied by 16-byte vectors.
+ */
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int GROUP_M,
+          bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG, bool B_VEC>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(const tg_problem p)
+{
+    constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
+    constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+    constexpr int kLanesM = WM / TM, kLanesN = WN / TN;
+    constexpr int kPieceM = WM / (TM / 4), kPieceN = WN / (TN / 4); /* between a thread's runs */
+    static_assert(BM % WM == 0 && BN % WN == 0, "the warp tile must divide the block tile");
+    static_assert(TM % 4 == 0 && TN % 4 == 0,
+                  "the thread tile is read as runs of 4 floats (LDS.128) along m and n");
+    static_assert(WM % TM == 0 && WN % TN == 0 && kLanesM * kLanesN == 32,
+                  "a warp's 32 lanes must tile the warp tile with thread tiles");
+    static_assert(kLanesN == 8,
+                  "8 lanes along n (lane_n = lane % 8): each quarter-warp of an LDS.128 then "
+                  "reads one chunk of As (a broadcast) and 128 consecutive bytes of Bs, one "
+                  "wavefront each");
+    static_assert(kThreads <= 1024, "at most 1024 threads a block");
+    static_assert(BK % 2 == 0,
+                  "the fragments alternate between two register buffers per k step, so a phase "
+                  "must end on the second for the next phase to start on the first");
+    using LoadA = AsyncTileLoader<BM, BK, kThreads, A_K_CONTIG, A_VEC>;
+    using LoadB = AsyncTileLoader<BN, BK, kThreads, !B_N_CONTIG, B_VEC>;
+
+    extern __shared__ __align__(16) float smem[];
+    /* This block's tile of C (the grouped order for GROUP_M > 1), its loaders, the prologue */
+    WarpTiledBlock<BM, BN, BK, STAGES, GROUP_M, LoadA, LoadB, WM, WN, kWarpsN, kLanesN> block(
+        smem, p, threadIdx.x);
+    float *const As = block.As, *const Bs = block.Bs; /* [STAGES][BK][pitch] each */
+    const int a_off = block.a_off, b_off = block.b_off;
+    const int64_t i0 = block.i0, j0 = block.j0;
+
+    float acc[TM][TN] = {};
+    float af[2][TM], bf[2][TN]; /* fragments of k steps kk (kk % 2) and kk + 1 */
+
+    /* Phase 0 has landed (this thread's copies: STAGES - 2 groups may stay in flight) and is
+     * visible after the barrier; its first fragments are read before the loop. */
+    async_wait<STAGES - 2>();
+    __syncthreads();
+    int read = 0;                  /* buffer of phase t */
+    int write = STAGES - 1;        /* buffer of phase t + STAGES - 1 */
+    const float *a = As + a_off;   /* this thread's runs in phase t's As and Bs */
+    const float *b = Bs + b_off;
+    load_fragment<TM, kPieceM>(af[0], a);
+    load_fragment<TN, kPieceN>(bf[0], b);
+
+    /* Iteration t computes phase t from buffer `read`; k_left = k - t * BK.  On entry phase t is
+     * visible to the block and every thread has finished reading phase t - 1's buffer, which
+     * is `write`. */
+    for (int64_t k_left = p.k; k_left > 0; k_left -= BK) {
+        block.refill(write, k_left, p); /* phase t + STAGES - 1 */
+        write = read;                   /* phase t + STAGES goes where phase t is now */
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+            if (kk < BK - 1) {
+                /* step kk + 1's fragments from the same phase, while step kk's FFMA run */
+                load_fragment<TM, kPieceM>(af[(kk + 1) % 2], a + (kk + 1) * LoadA::kPitch);
+                load_fragment<TN, kPieceN>(bf[(kk + 1) % 2], b + (kk + 1) * LoadB::kPitch);
+            } else if (k_left > BK) {
+                /* Last step: move to phase t + 1 before its FFMA.  Groups committed so far are
+                 * phases 0 .. t + STAGES - 1; leaving the newest STAGES - 2 in flight means
+                 * phase t + 1 has landed, and after the barrier everyone's copies of it are
+                 * visible and everyone has issued its last read of phase t's buffer (the next
+                 * iteration refills it).  The FFMA of this step then cover the latency of the
+                 * first reads of phase t + 1. */
+                async_wait<STAGES - 2>();
+                __syncthreads();
+                read = read == STAGES - 1 ? 0 : read + 1;
+                a = As + read * LoadA::kTileFloats + a_off;
+                b = Bs + read * LoadB::kTileFloats + b_off;
+                load_fragment<TM, kPieceM>(af[0], a);
+                load_fragment<TN, kPieceN>(bf[0], b);
+            }
+            ffma_outer_product(acc, af[kk % 2], bf[kk % 2]);
+        }
+    }
+    async_wait<0>(); /* only empty groups can be left; drain them before the block exits */
+
+    /* acc[i][j] is C(i0 + a_off + i / 4 * kPieceM + i % 4, j0 + b_off + j / 4 * kPieceN + j % 4) */
+    store_thread_tile<TM, TN, kPieceM, kPieceN>(acc, p, i0 + a_off, j0 + b_off);
+}
+
+/* The launch of each layout's instantiation, for launch_for_copies (tile_loader.cuh). */
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int GROUP_M>
+struct FfmaLaunch {
+    template <bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG, bool B_VEC>
+    static int run(const tg_problem *p, cudaStream_t stream)
+    {
+        constexpr int kThreads = kWarpTiledThreads<BM, BN, WM, WN>;
+        return launch_tiled<sgemm_ffma<BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP_M, A_K_CONTIG,
+                                       A_VEC, B_N_CONTIG, B_VEC>,
+                            BM, BN, STAGES, GROUP_M, kThreads,
+                            AsyncTileLoader<BM, BK, kThreads, A_K_CONTIG, A_VEC>,
+                            AsyncTileLoader<BN, BK, kThreads, !B_N_CONTIG, B_VEC>>(p, stream);
+    }
+};
+
+template <int BM, int BN, int BK, int STAGES>
+int launch_ffma(const tg_problem *p, void *stream)
+{
+    return launch_for_copies<FfmaLaunch<BM, BN, BK, 64, 64, 16, 8, STAGES, 8>>(
+        p, (cudaStream_t)stream);
+}
+
+} // namespace
+
+/* Level 4: the top of the FFMA ladder for large products (warptile128_l2's arithmetic and
+ * grouped order).  The registry lists ffma256x128 last of these, so
+ * that without a tuned entry auto's highest FFMA rung is the cuBLAS-shaped one.  Variants of
+ * one kernel for the tuned table (bench --tune picks per shape). */
+#if TG_IN_UNIT(ffma128x128)
+extern "C" const tg_rung tg_rung_ffma128x128 = {.name = "ffma128x128", .level = 4,
+    .summary = "ffma256x128 on a 128x128x8 block of 4 warps (128 threads): two blocks an SM, "
+               "twice the blocks for medium products",
+    .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
+    .launch = launch_ffma<128, 128, 8, 3>, .unsupported = grouped_order_unsupported<128, 128, 8>};
+#endif
+
+#if TG_IN_UNIT(ffma128x256)
+extern "C" const tg_rung tg_rung_ffma128x256 = {.name = "ffma128x256", .level = 4,
+    .summary = "ffma256x128 with the block transposed: 128x256x8, 8 warps",
+    .block_rows = 128, .block_cols = 256, .in_auto = 1, .arith = TG_ARITH_FFMA,
+    .launch = launch_ffma<128, 256, 8, 3>, .unsupported = grouped_order_unsupported<128, 256, 8>};
+#endif
+
+#if TG_IN_UNIT(ffma256x128_k16)
+extern "C" const tg_rung tg_rung_ffma256x128_k16 = {.name = "ffma256x128_k16", .level = 4,
+    .summary = "ffma256x128 with BK 16: half the barriers and waits per FFMA, 75 KiB of shared "
+               "memory",
+    .block_rows = 256, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
+    .launch = launch_ffma<256, 128, 16, 3>, .unsupported = grouped_order_unsupported<256, 128, 8>};
+#endif
+
+#if TG_IN_UNIT(ffma256x128_s4)
+extern "C" const tg_rung tg_rung_ffma256x128_s4 = {.name = "ffma256x128_s4", .level = 4,
+    .summary = "ffma256x128 with 4 stages: three phases of copies in flight",
+    .block_rows = 256, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
+    .launch = launch_ffma<256, 128, 8, 4>, .unsupported = grouped_order_unsupported<256, 128, 8>};
+#endif
+
+#if TG_IN_UNIT(ffma256x128)
+extern "C" const tg_rung tg_rung_ffma256x128 = {.name = "ffma256x128", .level = 4,
+    .summary = "256x128x8 block of 8 warps, 64x64 warp tiles, 16x8 per thread (255 registers, "
+               "one block an SM), fragments read a k step ahead, 3-stage cp.async, grouped order",
+    .block_rows = 256, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
+    .launch = launch_ffma<256, 128, 8, 3>, .unsupported = grouped_order_unsupported<256, 128, 8>};
+#endif

@@ -1,0 +1,105 @@
+/*
+ * The planner's cost model: a predicted time for running a normalized problem on one rung of
+ * the ladder, with or without split-K, on a GPU of a given compute capability.
+ *
+ * For a rung with block tile BM x BN that keeps `occupancy` blocks on each of the GPU's SMs and
+ * walks k in steps of `bk`:
+ *   tiles   = ceil(m / BM) * ceil(n / BN) * batch * full slices
+ *   waves   = ceil(tiles / (SMs * occupancy))
+ *   compute = waves * (wave_us + kstep_us * ceil(slice_k / bk))
+ *   memory  = (bytes of A and B, and of C read when beta != 0) / dram_gbs
+ *             + bytes of C written / c_gbs
+ *             + staged_bytes / dram_gbs (a rung that stages its operands in workspace first,
+ *               rung 9's TF32 planes, writes them and reads them again; the planner says how
+ *               many, tg_staged_bytes)
+ *   time    = launch_us + max(compute, memory)
+ *             + with a tail slice (split_k.h: k not a multiple of slice_k): launch_us + the
+ *               waves of one slice's tiles over the tail's k steps
+ *             + with slices > 1: launch_us + (partials + 1 + (beta != 0)) * 4 * m * n / dram_gbs
+ * wave_us, kstep_us and c_gbs (the rate at which the rung's stores write C: what sets its
+ * time when k is short) are fitted per rung and operand orientation (op(A) along k or not,
+ * op(B) along n or not) from a benchmark sweep on random shapes (bench/fit_model.py); the
+ * fitted rows are data, tuning/model_sm_<cc>.tsv, embedded at build time (cmake/tuning.cmake).
+ */
+#ifndef TG_COST_MODEL_H
+#define TG_COST_MODEL_H
+
+#include "../problem.h"
+#include "split_k.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tg_model_rung {
+    int cc;              /* compute capability, major * 10 + minor */
+    const char *algo;    /* the rung's name */
+    int a_k_contiguous;  /* the orientation class the row was fitted on */
+    int b_n_contiguous;
+    int occupancy;       /* blocks resident on one SM */
+    int bk;              /* k a block consumes per step */
+    double wave_us;      /* fixed cost of one wave of tiles: prologue, epilogue, stores */
+    double kstep_us;     /* cost of one k step of one wave */
+    double c_gbs;        /* how fast its stores write C, GB/s */
+} tg_model_rung;
+
+typedef struct tg_model_device {
+    int cc;
+    double launch_us;    /* a kernel's launch and drain */
+    double dram_gbs;     /* the memory bandwidth streaming kernels reach, GB/s */
+} tg_model_device;
+
+/* The embedded rows (generated from tuning/model_sm_<cc>.tsv). */
+extern const tg_model_rung tg_model_rungs[];
+extern const int tg_model_rung_count;
+extern const tg_model_device tg_model_devices[];
+extern const int tg_model_device_count;
+
+/* The rows a GPU of compute capability cc uses: its own, else those of the highest cc below
+ * it, else of the lowest above (a GPU the sweep never ran on still gets a ranking).  NULL when
+ * there are none. */
+const tg_model_device *tg_model_device_for(int cc);
+/* The rung's row for p's orientation class on that device's cc, NULL when it has none. */
+const tg_model_rung *tg_model_rung_for(const tg_model_device *dev, const char *algo,
+                                       const tg_problem *p);
+
+/* Predicted seconds for p on a rung with this block tile and model row, cut into `slices`
+ * slices of k (1: not split), on a GPU with sm_count SMs, moving staged_bytes through
+ * workspace besides.  Inline: the planner weighs up to a
+ * few hundred (rung, slices) pairs a call, and what does not depend on the slices is hoisted
+ * out of its loop. */
+static inline double tg_model_ceil_div(double a, double b) { return (double)(int64_t)((a + b - 1.0) / b); }
+
+static inline double tg_model_seconds(const tg_model_device *dev, const tg_model_rung *row, int block_rows,
+                        int block_cols, int sm_count, const tg_problem *p, int slices,
+                        double staged_bytes)
+{
+    const double m = (double)p->m, n = (double)p->n, k = (double)p->k;
+    const double batch = (double)p->batch;
+    /* split: `full` slices of slice_k in one launch, then the tail's launch (split_k.h) */
+    const tg_split_k_lengths cut = tg_split_k_lengths_of(p->k, slices);
+    const double full = (double)cut.full, partials = full + (cut.tail > 0);
+    const double per_slice = tg_model_ceil_div(m, block_rows) * tg_model_ceil_div(n, block_cols) * batch;
+    const double per_wave = (double)sm_count * row->occupancy;
+    const double waves = tg_model_ceil_div(per_slice * full, per_wave);
+    const double ksteps = tg_model_ceil_div((double)cut.slice_k, row->bk);
+    const double compute_us = waves * (row->wave_us + row->kstep_us * ksteps);
+    const double per_us = dev->dram_gbs * 1e3; /* bytes a microsecond */
+    const double c_reads = slices == 1 && p->beta != 0.0f ? 1.0 : 0.0;
+    const double memory_us = 4.0 * batch * (m * k + k * n + c_reads * m * n) / per_us +
+                             4.0 * batch * partials * m * n / (row->c_gbs * 1e3) +
+                             staged_bytes / per_us;
+    double us = dev->launch_us + (compute_us > memory_us ? compute_us : memory_us);
+    if (cut.tail > 0) /* the tail runs after the batch: its own launch and waves */
+        us += dev->launch_us + tg_model_ceil_div(per_slice, per_wave) *
+                                   (row->wave_us + row->kstep_us * tg_model_ceil_div((double)cut.tail, row->bk));
+    if (slices > 1) /* the reduction reads every partial product and writes C */
+        us += dev->launch_us + 4.0 * m * n * (partials + 1.0 + (p->beta != 0.0f)) / per_us;
+    return us * 1e-6;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

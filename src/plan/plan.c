@@ -1,0 +1,429 @@
+/*
+ * Planning: which backend runs a validated problem, which rung and why, and which host
+ * operands travel through device memory.  The reasons are kept as text for `tilegemm explain`
+ * and tg_explain.
+ *
+ * Rules, in order:
+ *   - a forced backend or rung is obeyed, or the call fails with the reason it cannot be;
+ *   - no GPU: the CPU backend;
+ *   - any operand in device or managed memory: CUDA, on the handle's stream;
+ *   - all operands on the host: the CPU when the work (m*n*k*batch) is under the handle's
+ *     threshold or there is no product to compute (alpha or k is 0), CUDA otherwise;
+ *   - on CUDA, tg_choose picks the rung and the split-K slices: the tuned table's row for
+ *     exactly this call (tuning.h), else the cost model's fastest (rung, slices) among the
+ *     rungs the registry admits to auto, the math mode allows and the problem suits
+ *     (cost_model.h), else the highest such rung.  A single product may be cut into up to
+ *     256 slices of k, each at least 128 long (256 on 3xTF32 rungs), summed in a fixed order.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../cpu/pool.h"
+#include "../cuda/backend.h"
+#include "../cuda/registry.h"
+#include "../internal.h"
+#include "cost_model.h"
+#include "tuning.h"
+
+static void note(tg_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(tg_plan *plan, const char *fmt, ...)
+{
+    if (!plan->explaining)
+        return;
+    const size_t used = strlen(plan->why);
+    if (used + 1 >= sizeof plan->why)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(plan->why + used, sizeof plan->why - used, fmt, ap);
+    va_end(ap);
+}
+
+static const char *memory_name(tg_memory kind)
+{
+    return kind == TG_MEMORY_DEVICE ? "device" : kind == TG_MEMORY_MANAGED ? "managed" : "host";
+}
+
+/* The shortest k auto sends to 3xTF32, per slice when split.  Measured on the H100
+ * (bench/accuracy, 1024 x 1024 x k, uniform, wide-range and cancelling data): from k = 256 on
+ * its RMS error is no larger than the FFMA rungs' (at k = 64, 1.8 times theirs, at 16, 1.7 to
+ * 2.8 times: the dropped small * small term does not shrink with k as rounding in long sums
+ * grows). */
+#define TG_3XTF32_MIN_K 256
+/* Split-K: the shortest slice worth a partial product, and the most workspace it may take. */
+#define TG_SPLIT_MIN_SLICE 128
+#define TG_SPLIT_MAX_BYTES (256.0 * 1024 * 1024)
+
+/* Why rung i cannot run p on a GPU of compute capability cc (NULL when it can). */
+static const char *rung_refuses(int cc, int i, const tg_problem *p)
+{
+    static _Thread_local char reason[96];
+    const tg_rung *rung = tg_rungs[i];
+    if (cc < rung->min_cc) {
+        snprintf(reason, sizeof reason, "needs compute capability %d.%d or higher",
+                 rung->min_cc / 10, rung->min_cc % 10);
+        return reason;
+    }
+    return rung->unsupported(p);
+}
+
+/* Why auto may not pick rung i for p in this math mode (NULL when it may). */
+static const char *auto_refuses(const tg_device_props *dev, tg_math math, int i,
+                                const tg_problem *p)
+{
+    if (i < 0)
+        return "this build has no such rung";
+    if (!tg_rungs[i]->in_auto)
+        return "not yet admitted to auto (runs only when forced)";
+    if (!tg_math_allows(math, tg_rungs[i]->arith))
+        return math == TG_MATH_STRICT_FMA ? "not FP32 FMA arithmetic (math mode strict)"
+                                          : "TF32 arithmetic, below FP32 accuracy (math mode "
+                                            "fp32)";
+    if (tg_rungs[i]->arith == TG_ARITH_3XTF32 && p->k < TG_3XTF32_MIN_K)
+        return "k is under 256, where the 3xTF32 split's error exceeds the FFMA rungs' rounding "
+               "error (measured)";
+    return rung_refuses(dev->compute_capability, i, p);
+}
+
+/* The most slices p may be cut into on rung i (1: none): a single product, slices no shorter
+ * than TG_SPLIT_MIN_SLICE (TG_3XTF32_MIN_K on 3xTF32 rungs), bounded workspace. */
+static int most_slices(int i, const tg_problem *p)
+{
+    if (p->batch != 1)
+        return 1;
+    const int64_t shortest =
+        tg_rungs[i]->arith == TG_ARITH_3XTF32 ? TG_3XTF32_MIN_K : TG_SPLIT_MIN_SLICE;
+    const double by_workspace = TG_SPLIT_MAX_BYTES / (4.0 * (double)p->m * (double)p->n);
+    int64_t most = p->k / shortest;
+    most = most < TG_MAX_SPLIT_K ? most : TG_MAX_SPLIT_K;
+    most = (double)most < by_workspace ? most : (int64_t)by_workspace;
+    /* k / most rounds down to TG_SPLIT_K_ALIGN: step down until every full slice is long
+     * enough. */
+    while (most > 1 && tg_split_k_lengths_of(p->k, (int)most).slice_k < shortest)
+        --most;
+    return most > 1 ? (int)most : 1;
+}
+
+static int split_allowed(int i, const tg_problem *p, int slices)
+{
+    return slices == 1 || slices <= most_slices(i, p);
+}
+
+/* Keeps (rung, slices, seconds) if it beats the best or, on another rung, the runner-up. */
+static void consider(tg_choice *c, int rung, int slices, double seconds)
+{
+    if (c->rung < 0 || seconds < c->seconds) {
+        if (c->rung >= 0 && c->rung != rung) {
+            c->runner_up = c->rung;
+            c->runner_up_split = c->split_k;
+            c->runner_up_seconds = c->seconds;
+        }
+        c->rung = rung;
+        c->split_k = slices;
+        c->seconds = seconds;
+    } else if (rung != c->rung && (c->runner_up < 0 || seconds < c->runner_up_seconds)) {
+        c->runner_up = rung;
+        c->runner_up_split = slices;
+        c->runner_up_seconds = seconds;
+    }
+}
+
+/* Why the chooser may not weigh rung i: a forced rung is the only one, with its own limits
+ * alone; otherwise auto's rules. */
+static const char *choice_refuses(const tg_device_props *dev, tg_math math, int forced_rung,
+                                  int i, const tg_problem *p)
+{
+    if (forced_rung >= 0)
+        return i == forced_rung ? rung_refuses(dev->compute_capability, i, p) : "not forced";
+    return auto_refuses(dev, math, i, p);
+}
+
+/* The model's rows by registry index and orientation class (op(A) along k, op(B) along n),
+ * for each model device: looked up by name once, so a choice costs no string compares. */
+enum { kMaxModelDevices = 8, kMaxRungs = 64 };
+static const tg_model_rung *model_rows[kMaxModelDevices][kMaxRungs][4];
+static pthread_once_t model_rows_once = PTHREAD_ONCE_INIT;
+
+static void fill_model_rows(void)
+{
+    for (int d = 0; d < tg_model_device_count && d < kMaxModelDevices; ++d)
+        for (int i = 0; i < tg_rung_count && i < kMaxRungs; ++i)
+            for (int cls = 0; cls < 4; ++cls) {
+                const tg_problem oriented = {.a_cs = cls & 2 ? 1 : 2, .b_cs = cls & 1 ? 1 : 2};
+                model_rows[d][i][cls] =
+                    tg_model_rung_for(&tg_model_devices[d], tg_rungs[i]->name, &oriented);
+            }
+}
+
+static const tg_model_rung *model_row(const tg_model_device *model, int i, const tg_problem *p)
+{
+    if (!model)
+        return NULL;
+    const int d = (int)(model - tg_model_devices);
+    if (d < 0 || d >= kMaxModelDevices || i >= kMaxRungs)
+        return tg_model_rung_for(model, tg_rungs[i]->name, p);
+    pthread_once(&model_rows_once, fill_model_rows);
+    return model_rows[d][i][(p->a_cs == 1) * 2 + (p->b_cs == 1)];
+}
+
+double tg_staged_bytes(int i, const tg_problem *p)
+{
+    const tg_rung *r = tg_rungs[i];
+    if (!r->workspace_bytes)
+        return 0.0;
+    const double parts = r->arith == TG_ARITH_3XTF32 ? 2.0 : 1.0;
+    return 2.0 * parts * 4.0 * (double)(p->m + p->n) * (double)p->k * (double)p->batch;
+}
+
+/* Weighs rung i for p: unsplit, then (unless a split is forced) each slice count that takes
+ * its tiles to no more than about two waves.  Returns 0 when the model has no row for it. */
+static int weigh_rung(tg_choice *out, const tg_model_device *model, int sms, int i,
+                      int forced_split, const tg_problem *p)
+{
+    const tg_model_rung *row = model_row(model, i, p);
+    if (!row)
+        return 0;
+    const tg_rung *r = tg_rungs[i];
+    const double staged = tg_staged_bytes(i, p);
+    if (forced_split) { /* obeyed as given: tg_set_split_k is for tuning */
+        consider(out, i, forced_split,
+                 tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, forced_split,
+                                  staged));
+        return 1;
+    }
+    consider(out, i, 1,
+             tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, 1, staged));
+    const int most = most_slices(i, p);
+    if (most == 1)
+        return 1;
+    /* Within a wave count, more slices mean shorter k loops at the same number of waves, so
+     * the candidates are the most slices that fill one and two waves of the SMs, and half the
+     * first where the reduction's traffic matters more than the wave. */
+    const int64_t tiles = ((p->m + r->block_rows - 1) / r->block_rows) *
+                          ((p->n + r->block_cols - 1) / r->block_cols);
+    const int64_t wave = (int64_t)sms * row->occupancy;
+    const int64_t one = wave / tiles, two = 2 * wave / tiles;
+    const int64_t candidates[] = {one / 2, one, two};
+    int64_t last = 1;
+    for (size_t c = 0; c < sizeof candidates / sizeof candidates[0]; ++c) {
+        const int slices = (int)(candidates[c] < most ? candidates[c] : most);
+        if (slices <= last)
+            continue;
+        consider(out, i, slices,
+                 tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, slices,
+                                  staged));
+        last = slices;
+    }
+    return 1;
+}
+
+int tg_choose(const tg_device_props *dev, tg_math math, int forced_rung, int forced_split,
+              const tg_problem *p, tg_choice *out)
+{
+    *out = (tg_choice){.rung = -1, .split_k = 1, .runner_up = -1, .runner_up_split = 1};
+    const tg_model_device *model = tg_model_device_for(dev->compute_capability);
+    const int sms = dev->sm_count > 0 ? dev->sm_count : 1;
+    /* 1. A row of the tuned table for exactly this call: the rung measured fastest, with its
+     * slices; a row that let the planner split (0) gets the model's slices for that rung. */
+    const tg_tuned *tuned =
+        forced_rung >= 0 ? NULL
+                         : tg_tuning_lookup(tg_tuning_table, tg_tuning_count,
+                                            dev->compute_capability, (int)math, p);
+    if (tuned) {
+        const int i = tg_find_rung(tuned->algo);
+        const int slices = forced_split ? forced_split : tuned->split_k;
+        if (!auto_refuses(dev, math, i, p) && (slices == 0 || forced_split ||
+                                               split_allowed(i, p, slices))) {
+            const int weighed = slices == 0 ? weigh_rung(out, model, sms, i, 0, p) : 0;
+            if (!weighed) {
+                out->rung = i;
+                out->split_k = slices ? slices : 1;
+            }
+            out->runner_up = -1; /* the table decided, not a comparison of rungs */
+            out->tuned = tuned;
+            return 1;
+        }
+    }
+    /* 2. The cost model: every rung auto may use, with the slice counts worth weighing. */
+    for (int i = 0; model && i < tg_rung_count; ++i)
+        if (!choice_refuses(dev, math, forced_rung, i, p))
+            weigh_rung(out, model, sms, i, forced_split, p);
+    if (out->rung >= 0)
+        return 1;
+    /* 3. No model row: the forced rung, else the highest rung auto may use. */
+    for (int i = tg_rung_count - 1; i >= 0; --i)
+        if (!choice_refuses(dev, math, forced_rung, i, p)) {
+            out->rung = i;
+            out->split_k = forced_split ? forced_split : 1;
+            return 1;
+        }
+    return 0;
+}
+
+static tg_device_props device_of(const tg_handle *h)
+{
+    return (tg_device_props){.compute_capability = h->compute_capability,
+                             .sm_count = h->sm_count};
+}
+
+static void note_split(tg_plan *plan, int slices)
+{
+    if (slices > 1)
+        note(plan, "split-K: %d slices along k, summed in a fixed order by a reduction kernel "
+                   "(bit-reproducible)\n", slices);
+}
+
+static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
+{
+    if (h->split_k > 1 && p->batch != 1)
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                       "split-K (%d slices, tg_set_split_k) needs a single product, not a "
+                       "batch of %lld",
+                       h->split_k, (long long)p->batch);
+    const tg_device_props dev = device_of(h);
+    tg_choice c;
+    if (h->algo >= 0) {
+        const tg_rung *rung = tg_rungs[h->algo];
+        const char *reason = rung_refuses(h->compute_capability, h->algo, p);
+        if (reason)
+            return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "algo \"%s\" cannot run this call: %s",
+                           rung->name, reason);
+        if (!tg_choose(&dev, h->math, h->algo, h->split_k, p, &c))
+            return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "algo \"%s\" cannot run this call",
+                           rung->name);
+        plan->rung = c.rung;
+        plan->split_k = c.split_k;
+        note(plan, "rung: %s (level %d), forced by tg_set_algo: %s\n", rung->name, rung->level,
+             rung->summary);
+        note_split(plan, plan->split_k);
+        return TG_SUCCESS;
+    }
+    note(plan, "math mode: %s\n", tg_math_name(h->math));
+    if (!tg_choose(&dev, h->math, -1, h->split_k, p, &c))
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "no CUDA rung supports this call");
+    plan->rung = c.rung;
+    plan->split_k = c.split_k;
+    const tg_rung *rung = tg_rungs[c.rung];
+    if (c.tuned)
+        note(plan, "rung: %s (level %d), measured fastest on sm_%d for exactly this shape and "
+                   "orientation (tuned table, %.1f TFLOP/s there): %s\n",
+             rung->name, rung->level, h->compute_capability, c.tuned->tflops, rung->summary);
+    else if (c.seconds > 0.0) {
+        note(plan, "rung: %s (level %d), the cost model's fastest: predicted %.1f us%s: %s\n",
+             rung->name, rung->level, c.seconds * 1e6,
+             c.split_k > 1 ? " with split-K" : "", rung->summary);
+        if (c.runner_up >= 0)
+            note(plan, "runner-up: %s%s, predicted %.1f us\n", tg_rungs[c.runner_up]->name,
+                 c.runner_up_split > 1 ? " with split-K" : "", c.runner_up_seconds * 1e6);
+    } else
+        note(plan, "rung: %s (level %d), the highest rung that supports this call (no cost "
+                   "model for sm_%d): %s\n",
+             rung->name, rung->level, h->compute_capability, rung->summary);
+    note_split(plan, plan->split_k);
+    return TG_SUCCESS;
+}
+
+tg_status tg_make_plan(tg_handle *h, const tg_problem *p, tg_plan *plan, int explain)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->explaining = explain;
+    plan->rung = -1;
+    plan->split_k = 1;
+    const int runs_product = tg_has_product(p->alpha, p->k);
+    const char *names[TG_SLOT_SPLIT_K] = {[TG_SLOT_A] = "A", [TG_SLOT_B] = "B", [TG_SLOT_C] = "C"};
+    const void *pointers[TG_SLOT_SPLIT_K] = {[TG_SLOT_A] = runs_product ? p->A : NULL,
+                                             [TG_SLOT_B] = runs_product ? p->B : NULL,
+                                             [TG_SLOT_C] = p->C};
+    tg_memory kinds[TG_SLOT_SPLIT_K] = {TG_MEMORY_HOST, TG_MEMORY_HOST, TG_MEMORY_HOST};
+    int on_device = -1; /* an operand only the GPU can read, if any */
+    int off_host = 0;   /* operands in device or managed memory */
+    for (int i = TG_SLOT_A; i <= TG_SLOT_C; ++i) {
+        tg_status s = tg_cuda_memory_kind(h, pointers[i], &kinds[i]);
+        if (s != TG_SUCCESS)
+            return s;
+        if (kinds[i] == TG_MEMORY_DEVICE && on_device < 0)
+            on_device = i;
+        off_host += kinds[i] != TG_MEMORY_HOST;
+        plan->managed |= kinds[i] == TG_MEMORY_MANAGED;
+    }
+    const int gpus = tg_cuda_device_count();
+    const double work = (double)p->m * (double)p->n * (double)p->k * (double)p->batch;
+    const int wants_cuda = h->backend == TG_BACKEND_CUDA || h->algo >= 0;
+
+    if (h->backend == TG_BACKEND_CPU) {
+        if (h->algo >= 0)
+            return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                           "algo \"%s\" is a CUDA rung but the CPU backend is forced",
+                           tg_rungs[h->algo]->name);
+        if (on_device >= 0)
+            return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                           "%s is device memory, which the forced CPU backend cannot read",
+                           names[on_device]);
+        plan->backend = TG_BACKEND_CPU;
+        note(plan, "backend: cpu, forced by tg_set_backend or TILEGEMM_BACKEND\n");
+    } else if (wants_cuda && gpus == 0) {
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "%s needs a GPU and none was found",
+                       h->algo >= 0 ? "the forced algo" : "the forced CUDA backend");
+    } else if (wants_cuda) {
+        plan->backend = TG_BACKEND_CUDA;
+        note(plan, "backend: cuda, forced by %s\n",
+             h->algo >= 0 ? "tg_set_algo" : "tg_set_backend or TILEGEMM_BACKEND");
+    } else if (gpus == 0) {
+        plan->backend = TG_BACKEND_CPU;
+        note(plan, "backend: cpu, no GPU was found\n");
+    } else if (off_host > 0) {
+        plan->backend = TG_BACKEND_CUDA;
+        note(plan, "backend: cuda, operands live in GPU-visible memory (A %s, B %s, C %s)\n",
+             runs_product ? memory_name(kinds[TG_SLOT_A]) : "unread",
+             runs_product ? memory_name(kinds[TG_SLOT_B]) : "unread",
+             memory_name(kinds[TG_SLOT_C]));
+    } else if (!runs_product) {
+        plan->backend = TG_BACKEND_CPU;
+        note(plan, "backend: cpu, alpha or k is 0 so only beta * C is computed, on the host\n");
+    } else if (work < (double)h->gpu_min_work) {
+        plan->backend = TG_BACKEND_CPU;
+        note(plan,
+             "backend: cpu, host operands and m*n*k*batch = %.0f is under the GPU threshold "
+             "%lld (TILEGEMM_GPU_MIN_WORK)\n",
+             work, (long long)h->gpu_min_work);
+    } else {
+        plan->backend = TG_BACKEND_CUDA;
+        note(plan,
+             "backend: cuda, host operands staged through device memory, m*n*k*batch = %.0f "
+             "reaches the GPU threshold %lld (TILEGEMM_GPU_MIN_WORK)\n",
+             work, (long long)h->gpu_min_work);
+    }
+
+    if (plan->backend == TG_BACKEND_CPU) {
+        char threads[160] = "";
+        if (plan->explaining)
+            tg_pool_describe(threads, sizeof threads);
+        note(plan, "kernel: cpu blocked (packed panels, register-tiled micro-kernel); threads: %s\n",
+             threads);
+        return TG_SUCCESS;
+    }
+    int staged = 0;
+    for (int i = TG_SLOT_A; i <= TG_SLOT_C; ++i)
+        staged |= plan->stage[i] = pointers[i] != NULL && kinds[i] == TG_MEMORY_HOST;
+    if (staged)
+        note(plan, "staging: %s%s%sthrough device memory, then synchronize\n",
+             plan->stage[TG_SLOT_A] ? "A " : "", plan->stage[TG_SLOT_B] ? "B " : "",
+             plan->stage[TG_SLOT_C] ? "C " : "");
+    if (!runs_product) {
+        note(plan, "kernel: scale C by beta (alpha or k is 0, A and B are not read)\n");
+        return TG_SUCCESS;
+    }
+    return choose_rung(h, p, plan);
+}
+
+tg_status tg_plan_device_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->backend = TG_BACKEND_CUDA;
+    plan->split_k = 1;
+    if (tg_cuda_device_count() == 0)
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "there is no GPU to plan for");
+    return choose_rung(h, p, plan);
+}

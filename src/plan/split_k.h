@@ -1,0 +1,59 @@
+/*
+ * Split-K: a product whose m x n is too small to fill the GPU is cut along k into slices that
+ * run as one batched launch of the chosen rung (plus one launch for a shorter last slice),
+ * each writing its partial product to workspace; a reduction then forms
+ * C = alpha * (sum of the partials) + beta * C.  No rung needs to know: a slice is an ordinary
+ * problem with its k, its pointers moved along k, and beta = 0.  Deterministic (no atomics).
+ */
+#ifndef TG_SPLIT_K_H
+#define TG_SPLIT_K_H
+
+#include "../problem.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A slice's k is a multiple of this: batch strides along k stay 16-byte aligned wherever the
+ * operand's are, for the rungs' vector loads. */
+#define TG_SPLIT_K_ALIGN 4
+
+/* How k is cut: `full` slices of slice_k, run as one batched launch, then a tail of the rest
+ * in a second launch on the same stream, after the first.  slice_k is k / slices rounded
+ * down, not up: the tail is then under TG_SPLIT_K_ALIGN * slices long, where rounding up
+ * would leave a tail nearly a whole slice long that runs alone after the batch and doubles
+ * the time. */
+typedef struct tg_split_k_lengths {
+    int64_t slice_k, full, tail;
+} tg_split_k_lengths;
+
+static inline tg_split_k_lengths tg_split_k_lengths_of(int64_t k, int slices)
+{
+    if (slices <= 1) { /* not split: one slice of the whole k */
+        const tg_split_k_lengths whole = {k, 1, 0};
+        return whole;
+    }
+    int64_t slice_k = k / slices / TG_SPLIT_K_ALIGN * TG_SPLIT_K_ALIGN;
+    if (slice_k < TG_SPLIT_K_ALIGN)
+        slice_k = TG_SPLIT_K_ALIGN;
+    const tg_split_k_lengths l = {slice_k, k / slice_k, k % slice_k};
+    return l;
+}
+
+typedef struct tg_split_k {
+    int64_t slice_k;     /* k of each full slice, a multiple of TG_SPLIT_K_ALIGN */
+    tg_problem full;     /* the full slices as one batch; full.batch of them */
+    tg_problem tail;     /* the remaining k % slice_k, or tail.k == 0 when there is none */
+    int64_t partials;    /* full.batch + (tail.k > 0): m x n partial products in workspace */
+} tg_split_k;
+
+/* The slices of p (batch 1) into `slices` parts writing to workspace, which must hold
+ * tg_split_k_workspace(p, slices) floats. */
+void tg_split_k_make(const tg_problem *p, int slices, float *workspace, tg_split_k *out);
+int64_t tg_split_k_workspace(const tg_problem *p, int slices);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
