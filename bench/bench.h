@@ -24,6 +24,15 @@ extern "C" {
  * 0 all results OK, 1 a mismatch or a failed call, 2 a usage error. */
 int tg_bench_main(int argc, char **argv);
 
+/* The roofline of the current GPU, what a call's speed of light is measured against: the
+ * device-to-device copy rate measured now (GB/s, bytes read plus written), the FFMA peak from
+ * the clock, and the tensor-core ceilings known for it (TFLOP/s; NAN where none is known or
+ * without a GPU). */
+typedef struct tg_roofline {
+    double copy_gbs, ffma_tflops, x3tf32_tflops, tf32_tflops;
+} tg_roofline;
+tg_roofline tg_bench_roofline(void);
+
 #ifdef __cplusplus
 }
 #endif

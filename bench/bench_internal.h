@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bench.h" /* tg_roofline */
 #include "sampled.h"
 #include "tilegemm.h"
 
@@ -51,6 +52,7 @@ typedef struct result {
     int sets;
     char status[16];    /* OK, LOWPREC, MISMATCH, UNSUPPORTED, SKIPPED, ERROR */
     double plan_ns;     /* auto only: host time of one planning call (tg_choose_algo) */
+    double sol_ms;      /* the call's speed of light (bench_sol_ms) in its math mode; NAN: none */
     char note[300];
 } result;
 
@@ -97,6 +99,10 @@ typedef struct run_info {
     int threads;
     char command[2048];
     double rotate_target_bytes;
+    /* The roofline (GPU): the device-to-device copy rate measured at the start of the run,
+     * bytes read plus written; the FFMA peak from the clock; the tensor-core ceilings of the
+     * device's table (bench_sol_ms); NAN where unknown. */
+    double copy_gbs, peak_ffma_tflops, peak_3xtf32_tflops, peak_tf32_tflops;
 } run_info;
 
 /* results.c: the results of this run, in order, and shared helpers. */
@@ -108,6 +114,11 @@ void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretu
 void *bench_xmalloc(size_t bytes);
 result *bench_new_result(const bench_case *c, const char *algo);
 double bench_work_flops(const bench_case *c);
+/* The speed of light of case c in math mode `mode`: the longest of its flops at the mode's peak
+ * (3xTF32 for fp32, FFMA for strict, TF32 for tf32; FFMA where a tensor peak is unknown), its
+ * fewest bytes (A and B read once, C written once) at the measured copy rate, and a 5 us launch
+ * floor.  Milliseconds. */
+double bench_sol_ms(const bench_case *c, tg_math mode, const run_info *info);
 void bench_leading_dims(const bench_case *c, tg_layout layout, int64_t *lda, int64_t *ldb,
                         int64_t *ldc);
 /* Host operands of a case, uniform in [-1, 1], the same on every run. */

@@ -21,6 +21,8 @@ int bench_run_gpu(tg_handle *h, const options *o, run_info *info)
     return 0; /* never called: without CUDA the benchmark runs in CPU mode */
 }
 
+tg_roofline tg_bench_roofline(void) { return (tg_roofline){NAN, NAN, NAN, NAN}; }
+
 #else
 
 #include <cublas_v2.h>
@@ -54,6 +56,7 @@ typedef struct gpu_ctx {
     cudaEvent_t *start, *stop;
     size_t l2_bytes;
     double rotate_target;
+    const run_info *info;
 } gpu_ctx;
 
 /* Device operands of one case: `sets` copies of A, B and C, each copy `*_stride` floats from
@@ -299,6 +302,20 @@ static int run_tilegemm(gpu_ctx *g, const options *o, const bench_case *c, gpu_b
     return passed;
 }
 
+/* The math mode an entry's speed of light is taken in: auto's and cuBLAS SGEMM's are the run's
+ * mode (so cuBLAS is measured against what fp32 mode may reach), cuBLAS FAST_TF32's is tf32,
+ * and a forced rung's follows its arithmetic. */
+static tg_math sol_mode(const options *o, const result *r)
+{
+    if (strcmp(r->algo, "cublas_tf32") == 0)
+        return TG_MATH_TF32;
+    if (strcmp(r->algo, "cublas") == 0 || strncmp(r->algo, "auto", 4) == 0)
+        return o->math;
+    return r->arith == TG_ARITH_3XTF32 ? TG_MATH_FP32
+           : r->arith == TG_ARITH_TF32 ? TG_MATH_TF32
+                                       : TG_MATH_STRICT_FMA;
+}
+
 static int run_case(gpu_ctx *g, const options *o, const bench_case *c)
 {
     char note[300] = "";
@@ -334,6 +351,7 @@ static int run_case(gpu_ctx *g, const options *o, const bench_case *c)
             r->cublas_tf32_ms = tf32_ms, r->cublas_tf32_flops_per_s = tf32_rate;
             r->ratio = cublas_ms / r->median_ms;
             r->ratio_tf32 = tf32_ms / r->median_ms;
+            r->sol_ms = bench_sol_ms(c, sol_mode(o, r), g->info);
             bench_print_row(r, 1);
         }
         if (tg_set_algo(g->h, "auto") != TG_SUCCESS || tg_set_split_k(g->h, 0) != TG_SUCCESS)
@@ -346,6 +364,64 @@ static int run_case(gpu_ctx *g, const options *o, const bench_case *c)
     snprintf(r->note, sizeof r->note, "%s", note);
     bench_print_row(r, 1);
     return 0; /* nothing was timed: the run must not pass for a measurement */
+}
+
+/* The device-to-device copy rate, GB/s of bytes read plus written: 2 x 256 MiB, larger than
+ * any L2, the median of 9 copies after 2 warm-ups.  NAN when the memory is not there. */
+static double copy_rate_gbs(void)
+{
+    enum { RUNS = 9 };
+    const size_t bytes = (size_t)256 << 20;
+    void *src = NULL, *dst = NULL;
+    if (cudaMalloc(&src, bytes) != cudaSuccess || cudaMalloc(&dst, bytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        cudaFree(src);
+        return NAN;
+    }
+    cudaEvent_t start, stop;
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    CUDA_CHECK(cudaMemset(src, 0x3f, bytes));
+    float ms[RUNS];
+    for (int i = -2; i < RUNS; ++i) {
+        CUDA_CHECK(cudaEventRecord(start, 0));
+        CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, 0));
+        CUDA_CHECK(cudaEventRecord(stop, 0));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        if (i >= 0)
+            CUDA_CHECK(cudaEventElapsedTime(&ms[i], start, stop));
+    }
+    for (int i = 1; i < RUNS; ++i) /* insertion sort: the median */
+        for (int j = i; j > 0 && ms[j] < ms[j - 1]; --j) {
+            const float t = ms[j];
+            ms[j] = ms[j - 1], ms[j - 1] = t;
+        }
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
+    CUDA_CHECK(cudaFree(src));
+    CUDA_CHECK(cudaFree(dst));
+    return 2.0 * (double)bytes / (ms[RUNS / 2] * 1e6);
+}
+
+tg_roofline tg_bench_roofline(void)
+{
+    tg_roofline roof = {NAN, NAN, NAN, NAN};
+    int dev = 0, clock_khz = 0;
+    struct cudaDeviceProp prop;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return roof;
+    }
+    /* 128 FP32 lanes an SM from sm_80 on (64 below), an FFMA being 2 flops */
+    roof.ffma_tflops =
+        prop.multiProcessorCount * (prop.major >= 8 ? 128.0 : 64.0) * 2.0 * clock_khz * 1e3 / 1e12;
+    /* Tensor-core ceilings on the H100 (sm_90): 3xTF32 135 TFLOP/s, at three TF32 products
+     * (405) per product; none known elsewhere. */
+    if (prop.major == 9 && prop.minor == 0)
+        roof.x3tf32_tflops = 135.0, roof.tf32_tflops = 405.0;
+    roof.copy_gbs = copy_rate_gbs();
+    return roof;
 }
 
 static void gpu_info(run_info *info)
@@ -363,6 +439,11 @@ static void gpu_info(run_info *info)
     info->memory_bytes = (long long)prop.totalGlobalMem;
     CUDA_CHECK(cudaDriverGetVersion(&info->driver_version));
     CUDA_CHECK(cudaRuntimeGetVersion(&info->runtime_version));
+    const tg_roofline roof = tg_bench_roofline();
+    info->copy_gbs = roof.copy_gbs;
+    info->peak_ffma_tflops = roof.ffma_tflops;
+    info->peak_3xtf32_tflops = roof.x3tf32_tflops;
+    info->peak_tf32_tflops = roof.tf32_tflops;
 }
 
 static void print_banner(const options *o, const run_info *info, double rotate_target)
@@ -385,6 +466,7 @@ int bench_run_gpu(tg_handle *h, const options *o, run_info *info)
     gpu_ctx g;
     memset(&g, 0, sizeof g);
     g.h = h;
+    g.info = info;
     gpu_info(info);
     if (tg_set_backend(h, TG_BACKEND_CUDA) != TG_SUCCESS)
         bench_die("tg_set_backend(CUDA): %s", tg_last_error(h));

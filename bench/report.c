@@ -84,7 +84,8 @@ static void print_auto_by_suite(void)
     }
     for (int s = 0; s < nseen; ++s) {
         double logsum = 0.0, worst = INFINITY, plan_ns = 0.0;
-        int count = 0, at_09 = 0, at_10 = 0, planned = 0;
+        double sol_log = 0.0, sol_log_cublas = 0.0; /* fractions of the speed of light */
+        int count = 0, at_09 = 0, at_10 = 0, planned = 0, sol_half = 0, sol_half_cublas = 0;
         char worst_shape[64] = "";
         for (int i = 0; i < bench_nresults; ++i) {
             const result *r = &bench_results[i];
@@ -95,6 +96,10 @@ static void print_auto_by_suite(void)
             if (!timed_against_cublas(r))
                 continue;
             logsum += log(r->ratio);
+            sol_log += log(r->sol_ms / r->median_ms);
+            sol_log_cublas += log(r->sol_ms / r->cublas_ms);
+            sol_half += r->sol_ms / r->median_ms >= 0.5;
+            sol_half_cublas += r->sol_ms / r->cublas_ms >= 0.5;
             at_09 += r->ratio >= 0.9;
             at_10 += r->ratio >= 1.0;
             if (r->ratio < worst) {
@@ -108,6 +113,11 @@ static void print_auto_by_suite(void)
                    "1.0x, worst %.2fx (%s); planner %.0f ns a call",
                    seen[s], count, exp(logsum / count), 100.0 * at_09 / count,
                    100.0 * at_10 / count, worst, worst_shape, planned ? plan_ns / planned : NAN);
+        if (count && isfinite(sol_log))
+            printf("\nspeed of light on %s: auto at %.2f of it (geo-mean), %.0f%% of cases at "
+                   ">= 0.5; cuBLAS at %.2f, %.0f%% at >= 0.5",
+                   seen[s], exp(sol_log / count), 100.0 * sol_half / count,
+                   exp(sol_log_cublas / count), 100.0 * sol_half_cublas / count);
     }
 }
 
@@ -323,14 +333,20 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* ", \"key\": value" with null for a non-finite number. */
-static void json_field(FILE *f, const char *key, double v, const char *fmt)
+/* A number, null when it is not finite. */
+static void json_number(FILE *f, double v, const char *fmt)
 {
-    fprintf(f, ", \"%s\": ", key);
     if (isfinite(v))
         fprintf(f, fmt, v);
     else
         fputs("null", f);
+}
+
+/* ", \"key\": value" with null for a non-finite number. */
+static void json_field(FILE *f, const char *key, double v, const char *fmt)
+{
+    fprintf(f, ", \"%s\": ", key);
+    json_number(f, v, fmt);
 }
 
 static void json_text_field(FILE *f, const char *key, const char *v)
@@ -365,6 +381,8 @@ static void write_result(FILE *f, const result *r)
     json_field(f, "worst_scaled_error", r->error.worst_scaled, "%.4g");
     json_field(f, "rms_rel_error", r->error.rms, "%.4g");
     json_field(f, "plan_ns", r->plan_ns, "%.1f");
+    json_field(f, "sol_ms", r->sol_ms, "%.6g");
+    json_field(f, "sol_fraction", r->sol_ms / r->median_ms, "%.4f");
     fprintf(f, ", \"error_samples\": %lld, \"rotate_sets\": %d", (long long)r->error.samples,
             r->sets);
     json_text_field(f, "status", r->status);
@@ -407,6 +425,17 @@ static void write_environment(FILE *f, const run_info *info)
                "cublas_tf32: cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32\",\n");
     fprintf(f, "  \"timing\": \"cudaEvent pair per run on the handle's stream (cuBLAS on the "
                "same stream), median of repeats after warmup\",\n");
+    fprintf(f, "  \"copy_gbs\": ");
+    json_number(f, info->copy_gbs, "%.0f");
+    fprintf(f, ",\n  \"peak_tflops\": {\"ffma\": ");
+    json_number(f, info->peak_ffma_tflops, "%.1f");
+    fprintf(f, ", \"3xtf32\": ");
+    json_number(f, info->peak_3xtf32_tflops, "%.1f");
+    fprintf(f, ", \"tf32\": ");
+    json_number(f, info->peak_tf32_tflops, "%.1f");
+    fprintf(f, "},\n  \"sol\": \"sol_ms: max(2mnk / the peak of the entry's math mode (3xtf32 "
+               "for fp32, ffma for strict, tf32), 4(mk + kn + mn) bytes / copy_gbs, 5 us); "
+               "sol_fraction = sol_ms / median_ms\",\n");
 }
 
 int bench_write_json(const char *path, const run_info *info, const options *o,

@@ -65,7 +65,7 @@ result *bench_new_result(const bench_case *c, const char *algo)
     r->median_ms = r->min_ms = r->max_ms = r->flops_per_s = NAN;
     r->cublas_ms = r->cublas_flops_per_s = r->ratio = NAN;
     r->cublas_tf32_ms = r->cublas_tf32_flops_per_s = r->ratio_tf32 = NAN;
-    r->error.worst_scaled = r->error.rms = r->plan_ns = NAN;
+    r->error.worst_scaled = r->error.rms = r->plan_ns = r->sol_ms = NAN;
     snprintf(r->status, sizeof r->status, "ERROR");
     return r;
 }
@@ -73,6 +73,25 @@ result *bench_new_result(const bench_case *c, const char *algo)
 double bench_work_flops(const bench_case *c)
 {
     return 2.0 * (double)c->m * (double)c->n * (double)c->k;
+}
+
+double bench_sol_ms(const bench_case *c, tg_math mode, const run_info *info)
+{
+    const double peak = mode == TG_MATH_FP32 && isfinite(info->peak_3xtf32_tflops)
+                            ? info->peak_3xtf32_tflops
+                        : mode == TG_MATH_TF32 && isfinite(info->peak_tf32_tflops)
+                            ? info->peak_tf32_tflops
+                            : info->peak_ffma_tflops;
+    const double bytes = 4.0 * ((double)c->m * (double)c->k + (double)c->k * (double)c->n +
+                                (double)c->m * (double)c->n);
+    const double compute_ms = bench_work_flops(c) / (peak * 1e9);
+    const double memory_ms = bytes / (info->copy_gbs * 1e6);
+    double ms = 0.005;
+    if (compute_ms > ms)
+        ms = compute_ms;
+    if (memory_ms > ms)
+        ms = memory_ms;
+    return isfinite(peak) && isfinite(info->copy_gbs) ? ms : NAN;
 }
 
 void bench_leading_dims(const bench_case *c, tg_layout layout, int64_t *lda, int64_t *ldb,

@@ -9,6 +9,7 @@
  * Like the tests, and unlike the library, the tool prints and exits on errors.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,14 @@ static int cmd_info(int argc, char **argv)
         return 1;
     }
     tg_destroy(h);
+    const tg_roofline roof = tg_bench_roofline();
+    printf("roofline of GPU 0: copy %.0f GB/s (measured now: 256 MiB device to device, bytes "
+           "read plus written); FFMA %.1f TFLOP/s (from the clock)",
+           roof.copy_gbs, roof.ffma_tflops);
+    if (isfinite(roof.x3tf32_tflops))
+        printf("; 3xTF32 %.0f and TF32 %.0f TFLOP/s (this GPU's tensor-core ceilings)",
+               roof.x3tf32_tflops, roof.tf32_tflops);
+    printf("\n");
 #else
     printf("\nGPU: this build has no CUDA backend (nvcc was not found at configure time)\n");
 #endif
@@ -147,15 +156,16 @@ static int cmd_algos(int argc, char **argv)
     return 0;
 }
 
-/* The roofline of this GPU: FP32 FFMA peak and memory bandwidth.  On an H100 the measured
- * figures (a plain FFMA loop: 64.3 TFLOP/s; HBM3 about 3.35 TB/s); elsewhere derived from the
+/* The roofline of this GPU: FP32 FFMA peak and memory bandwidth.  On an H100 its figures
+ * (FFMA 66.9 TFLOP/s from 132 SMs x 128 lanes x 2 x 1.98 GHz; a device-to-device copy, bytes
+ * read plus written, 2.99 TB/s, as `tilegemm info` measures it); elsewhere derived from the
  * device's properties; without a GPU the H100's, said so. */
 static void roofline_peaks(double *flops, double *bytes_per_s, char *source, size_t size)
 {
-    *flops = 64.3e12;
-    *bytes_per_s = 3.35e12;
-    snprintf(source, size, "H100 reference figures (no GPU here): FFMA 64.3 TFLOP/s measured, "
-                           "HBM 3.35 TB/s");
+    *flops = 66.9e12;
+    *bytes_per_s = 2.99e12;
+    snprintf(source, size, "H100 reference figures (no GPU here): FFMA 66.9 TFLOP/s, copy "
+                           "2.99 TB/s measured");
 #ifdef TG_HAVE_CUDA
     int count = 0, dev = 0, clock_khz = 0, mem_khz = 0, bus_bits = 0, sms = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 || cudaGetDevice(&dev))
@@ -164,7 +174,7 @@ static void roofline_peaks(double *flops, double *bytes_per_s, char *source, siz
     if (cudaGetDeviceProperties(&p, dev) != cudaSuccess)
         return;
     if (strstr(p.name, "H100")) {
-        snprintf(source, size, "%.100s: FFMA 64.3 TFLOP/s measured, HBM 3.35 TB/s", p.name);
+        snprintf(source, size, "%.100s: FFMA 66.9 TFLOP/s, copy 2.99 TB/s measured", p.name);
         return;
     }
     cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev);
@@ -183,8 +193,11 @@ static void roofline_peaks(double *flops, double *bytes_per_s, char *source, siz
 #endif
 }
 
-/* Arithmetic intensity, traffic predicted from the rung's tiling, the roofline bound. */
-static void print_roofline(long long m, long long n, long long k, const char *algo)
+/* Arithmetic intensity, traffic predicted from the rung's tiling, the roofline bound, and the
+ * call's speed of light in math mode `math`: max(flops / the mode's peak, compulsory bytes /
+ * bandwidth, 5 us), the peak 3xTF32's 135 TFLOP/s in fp32 mode and TF32's 405 in tf32 mode on
+ * an H100 (the FFMA peak elsewhere, where no tensor-core ceiling is known). */
+static void print_roofline(long long m, long long n, long long k, const char *algo, tg_math math)
 {
     int block_rows = 0, block_cols = 0;
     for (int i = 0; i < tg_algo_count(); ++i) {
@@ -215,6 +228,19 @@ static void print_roofline(long long m, long long n, long long k, const char *al
     printf("  roofline bound: %.1f TFLOP/s (%s-bound; ridge at %.1f FLOP/byte)\n", bound / 1e12,
            intensity * bandwidth < peak ? "memory" : "compute", peak / bandwidth);
     printf("  peaks: %s\n", source);
+    const int h100 = strstr(source, "H100") != NULL;
+    const double mode_peak = h100 && math == TG_MATH_FP32   ? 135e12
+                             : h100 && math == TG_MATH_TF32 ? 405e12
+                                                            : peak;
+    const double compute_s = flops / mode_peak, memory_s = ideal / bandwidth;
+    double sol_s = compute_s > memory_s ? compute_s : memory_s;
+    const char *bound_by = compute_s > memory_s ? "arithmetic" : "memory";
+    if (sol_s < 5e-6)
+        sol_s = 5e-6, bound_by = "launch";
+    printf("  speed of light in math mode %s: %.1f us (%s-bound: %.1f us of arithmetic at %.0f "
+           "TFLOP/s, %.1f us of compulsory traffic); a plan's predicted time over it is its gap\n",
+           tg_math_name(math), sol_s * 1e6, bound_by, compute_s * 1e6, mode_peak / 1e12,
+           memory_s * 1e6);
 }
 
 static void explain_usage(FILE *out)
@@ -346,7 +372,7 @@ static int cmd_explain(int argc, char **argv)
                                         : "no rung of this build can run it");
     }
     if (chosen && strcmp(chosen, "cpu") && strcmp(chosen, "none"))
-        print_roofline(m, n, k, chosen);
+        print_roofline(m, n, k, chosen, tg_get_math(h));
     tg_destroy(h);
     return 0;
 }

@@ -24,6 +24,7 @@
 #   CTEST_REGEX       tests to run (default: all); CTEST_TIMEOUT caps them, in seconds
 #   TUNE_ALGOS        the candidates --tune times (default: the FFMA, mma and TMA wgmma rungs)
 #   SANITIZE_ALGOS    rungs for compute-sanitizer, comma-separated (default: all)
+#   SANITIZE_TOOLS    its tools, space-separated (default: memcheck racecheck synccheck initcheck)
 #   DEADLINE          seconds after which the remaining steps are skipped (default: none)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -112,7 +113,7 @@ status "verify --gpu-only" "$([ $? -eq 0 ] && echo PASS || echo "FAIL or cut (se
 
 if command -v compute-sanitizer >/dev/null 2>&1; then
   algos=${SANITIZE_ALGOS:-$("$cli" algos | awk 'NR > 2 && $1 != "(this" && $1 != "auto" {print $1}' | paste -sd,)}
-  for tool in memcheck racecheck synccheck initcheck; do
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
     for algo in ${algos//,/ }; do
       # A few cases off every tile size, each a single verify run: the sanitizers are slow.
       clean=1

@@ -6,7 +6,8 @@
 #
 #   scripts/device_plan_judge.sh [SEED] [COUNT]
 #   DEV_SEEDS="S ..." also times seeds judged before; SPLIT_SHAPES="MxNxK ..." times split-K's
-#   slice counts on those shapes
+#   slice counts on those shapes; NAMED_LAYOUTS (default "row col", empty: none) the layouts
+#   of the named shapes; ALL_MODES (default "fp32 strict tf32") the modes of the `all` suite
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
@@ -49,14 +50,14 @@ named="32x32x100000 12x156x32461 234x13x23999 88x123x14202 16970x9x10183 100000x
   28913x41x1601 1878x46x10661 7573x2201x8 4253x11166x11 191x1224x7451 2281x190x4758
   2000x3000x4000 777x1234x5678 257x257x257"
 for math in fp32 strict; do
-  for layout in row col; do
+  for layout in ${NAMED_LAYOUTS-row col}; do
     # shellcheck disable=SC2086
     timeout "$(left)" "$cli" bench $named --trans NN,NT,TN,TT --layout "$layout" --algo auto \
       --math "$math" --json "$top/named-$layout-auto-$math.json" >"$out/named-$layout-$math.log" 2>&1
     status "named shapes $layout, auto $math" "rc $? at $SECONDS s"
   done
 done
-for math in fp32 strict tf32; do
+for math in ${ALL_MODES:-fp32 strict tf32}; do
   timeout "$(left)" "$cli" bench --suite all --count 0 --algo auto --math "$math" \
     --json "$top/all-auto-$math.json" >"$out/all-$math.log" 2>&1
   status "all (fixed shapes), auto $math" "rc $? at $SECONDS s"
@@ -64,7 +65,8 @@ done
 {
   echo "== summary"; cat "$summary"
   for f in random-$seed-fp32 random-$seed-strict named-row-fp32 named-col-fp32 named-row-strict named-col-strict all-fp32 all-strict all-tf32; do
-    echo "== $f"; grep -E "^auto on|mismatch" "$out/$f.log"
+    [ -f "$out/$f.log" ] || continue
+    echo "== $f"; grep -E "^auto on|^speed of light|mismatch" "$out/$f.log"
   done
   for s in ${DEV_SEEDS:-}; do grep -h "^auto on" "$out/random-$s-fp32.log" "$out/random-$s-strict.log" | sed "s/^/seed $s: /"; done
 } | tee "$top/table.txt"
