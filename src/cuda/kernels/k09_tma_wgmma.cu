@@ -71,7 +71,6 @@
 
 #include "common.cuh"
 #include "tc_common.cuh"
-#include "pipeline.cuh"
 #include "tma.cuh"
 #include "wgmma_tf32.cuh"
 
@@ -174,58 +173,88 @@ struct Accumulators<N128, 0> {
     __device__ __forceinline__ float (&result(int h))[64] { return part[h]; }
 };
 
-/* The producer: one thread issues the TMA copies of every tile of k into the ring, a stage
- * at a time, once the consumers have released the stage's previous tile.  Batch item z's
- * planes; a shared operand (stride 0) has one item. */
-template <int BN, int STAGES, bool SPLIT>
-__device__ __forceinline__ void produce(const CUtensorMap &a_map, const CUtensorMap &b_map,
-                                        const tg_problem &p, float *stages, uint64_t *full,
-                                        uint64_t *empty, int64_t tiles, int i0, int j0)
-{
-    constexpr int kParts = SPLIT ? 2 : 1;
-    constexpr int kBoxA = kBM * kBK, kBoxB = BN * kBK;
-    constexpr int kStage = kParts * (kBoxA + kBoxB);
-    const int za = p.stride_a == 0 ? 0 : (int)blockIdx.z;
-    const int zb = p.stride_b == 0 ? 0 : (int)blockIdx.z;
-    PipelineState<STAGES> ring;
-    for (int64_t t = 0; t < tiles; ++t, ring.advance()) {
-        const int s = ring.stage;
-        mbarrier_wait(&empty[s], ring.phase ^ 1u);
-        mbarrier_arrive_expect_tx(&full[s], kStage * sizeof(float));
-        float *const stage = stages + s * kStage;
-        const int k0 = (int)(t * kBK);
-#pragma unroll
-        for (int h = 0; h < kParts; ++h) {
-            tma_load_tile(stage + h * kBoxA, &a_map, &full[s], k0, i0, h, za);
-            tma_load_tile(stage + kParts * kBoxA + h * kBoxB, &b_map, &full[s], k0, j0, h, zb);
-        }
-    }
-}
-
-/* A consumer warpgroup: rows 64 half .. 64 half + 63 of the tile, every tile of k.  A tile's
- * products run while the next is issued; its stage goes back to the producer once they are
- * done (by a lane of each warp, `releaser`).  With promotion, every PROMOTE tiles the partial
- * sum joins the FP32 sums. */
+/*
+ * a_map, b_map: the planes of op(A) and op(B) as rank-4 tensors (k, rows, part, batch item),
+ * read in boxes of 32 x BM (A) or 32 x BN (B) x 1 x 1.  p: the product of this chunk of k (A
+ * and B at its first k, beta already 1 after the first chunk), for the epilogue's stores and
+ * FMA recomputes.  One block per tile of C, in grouped order (grouped_tile<8>) on grid.x;
+ * grid.z the batch item.
+ */
 template <int BN, int STAGES, int PROMOTE, bool SPLIT>
-__device__ __forceinline__ void consume(Accumulators<BN / 128, PROMOTE> &acc,
-                                        const float *stages, uint64_t *full, uint64_t *empty,
-                                        int64_t tiles, int half, bool releaser)
+__global__ void __launch_bounds__(kThreads, 1)
+    sgemm_tma_wgmma(const __grid_constant__ CUtensorMap a_map,
+                    const __grid_constant__ CUtensorMap b_map, const tg_problem p)
 {
     constexpr int kParts = SPLIT ? 2 : 1;
-    constexpr int kN128 = BN / 128;
-    constexpr int kBoxA = kBM * kBK, kBoxB = BN * kBK;
-    constexpr int kStage = kParts * (kBoxA + kBoxB);
+    constexpr int kN128 = BN / 128;             /* m64n128 products a warpgroup covers */
+    constexpr int kBoxA = kBM * kBK, kBoxB = BN * kBK; /* floats of one part's box */
+    constexpr int kStage = kParts * (kBoxA + kBoxB);    /* floats: A's parts, then B's */
+    static_assert(BN == 128 || BN == 256, "a warpgroup covers 64 x 128 or 64 x 256 of C");
+    static_assert(STAGES >= 2 && PROMOTE >= 0, "a ring of two stages at least");
+    static_assert(PROMOTE == 0 || kN128 == 1,
+                  "with promotion a thread holds 64 partial sums and 64 FP32 sums per 64 x 128 "
+                  "product: 64 x 256 a warpgroup would need 256 registers");
+
+    extern __shared__ __align__(16) float smem[];
+    float *const stages = align_shared_1024(smem); /* each box 1024-byte aligned */
+    uint64_t *const full = reinterpret_cast<uint64_t *>(stages + STAGES * kStage);
+    uint64_t *const empty = full + STAGES;
+
+    const int tid = threadIdx.x;
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbarrier_init(&full[s], 1); /* the producer's arrive.expect_tx */
+            mbarrier_init(&empty[s], kConsumerGroups * 4); /* a lane of every consumer warp */
+        }
+        fence_mbarrier_init();
+    }
+    __syncthreads();
+
+    const int64_t tiles = (p.k + kBK - 1) / kBK;
+    const tile_index tile = grouped_tile<8>(blockIdx.x, (unsigned)((p.m + kBM - 1) / kBM),
+                                            (unsigned)((p.n + BN - 1) / BN));
+    const int i0 = (int)tile.m * kBM, j0 = (int)tile.n * BN;
+
+    if (tid < kWarpgroup) {
+        set_max_registers<kProducerRegisters, false>();
+        if (tid != 0)
+            return;
+        /* Batch item z's planes; a shared operand (stride 0) has one item. */
+        const int za = p.stride_a == 0 ? 0 : (int)blockIdx.z;
+        const int zb = p.stride_b == 0 ? 0 : (int)blockIdx.z;
+        for (int64_t t = 0; t < tiles; ++t) {
+            const int s = (int)(t % STAGES);
+            const unsigned round = (unsigned)(t / STAGES);
+            /* the consumers released round - 1 of this stage (a fresh barrier passes parity 1) */
+            mbarrier_wait(&empty[s], (round & 1u) ^ 1u);
+            mbarrier_arrive_expect_tx(&full[s], kStage * sizeof(float));
+            float *const stage = stages + s * kStage;
+            const int k0 = (int)(t * kBK);
+#pragma unroll
+            for (int h = 0; h < kParts; ++h) {
+                tma_load_tile(stage + h * kBoxA, &a_map, &full[s], k0, i0, h, za);
+                tma_load_tile(stage + kParts * kBoxA + h * kBoxB, &b_map, &full[s], k0, j0, h,
+                              zb);
+            }
+        }
+        return;
+    }
+
+    /* Consumers: warpgroup `half` multiplies rows 64 half .. 64 half + 63 of the tile. */
+    set_max_registers<kConsumerRegisters, true>();
+    const int half = (tid - kWarpgroup) / kWarpgroup;
+    const bool releaser = tid % 32 == 0; /* arrives on the empty barriers for its warp */
+    Accumulators<kN128, PROMOTE> acc;
     if (PROMOTE > 0)
 #pragma unroll
         for (int h = 0; h < kN128; ++h)
 #pragma unroll
             for (int i = 0; i < 64; ++i)
                 acc.result(h)[i] = 0.0f;
-    int unreleased = -1; /* the stage of a tile whose products may still read it */
-    PipelineState<STAGES> ring;
-    for (int64_t t = 0; t < tiles; ++t, ring.advance()) {
-        const int s = ring.stage;
-        mbarrier_wait(&full[s], ring.phase);
+    int64_t unreleased = -1; /* a tile whose products may still read its stage */
+    for (int64_t t = 0; t < tiles; ++t) {
+        const int s = (int)(t % STAGES);
+        mbarrier_wait(&full[s], (unsigned)(t / STAGES) & 1u);
         const float *const stage = stages + s * kStage;
         const float *const a_big = stage + half * 64 * kBK; /* this warpgroup's 64 rows */
         const float *const a_small = a_big + kBoxA;
@@ -260,7 +289,7 @@ __device__ __forceinline__ void consume(Accumulators<BN / 128, PROMOTE> &acc,
                 fence_operand(acc.part[h]);
             if (releaser) {
                 if (unreleased >= 0)
-                    mbarrier_arrive(&empty[unreleased]);
+                    mbarrier_arrive(&empty[unreleased % STAGES]);
                 mbarrier_arrive(&empty[s]);
             }
             unreleased = -1;
@@ -275,8 +304,8 @@ __device__ __forceinline__ void consume(Accumulators<BN / 128, PROMOTE> &acc,
              * goes back to the producer */
             wgmma_wait<1>();
             if (releaser && unreleased >= 0)
-                mbarrier_arrive(&empty[unreleased]);
-            unreleased = s;
+                mbarrier_arrive(&empty[unreleased % STAGES]);
+            unreleased = t;
         }
     }
 
@@ -286,18 +315,12 @@ __device__ __forceinline__ void consume(Accumulators<BN / 128, PROMOTE> &acc,
 #pragma unroll
     for (int h = 0; h < kN128; ++h)
         fence_operand(acc.result(h));
-}
 
-/* The epilogue of a consumer thread: result(h)[4j + e] is
- * C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + 128 h + 8j + 2t + e % 2). */
-template <int N128, int PROMOTE>
-__device__ __forceinline__ void store_tile(Accumulators<N128, PROMOTE> &acc, const tg_problem &p,
-                                           int i0, int j0, int half)
-{
+    /* result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + 128 h + 8j + 2t + e % 2). */
     const batch_item item(p);
-    const int tid = threadIdx.x, w = tid / 32 % 4, g = tid % 32 / 4, lane_t = tid % 4;
+    const int w = tid / 32 % 4, g = tid % 32 / 4, lane_t = tid % 4;
 #pragma unroll
-    for (int h = 0; h < N128; ++h)
+    for (int h = 0; h < kN128; ++h)
 #pragma unroll
         for (int j = 0; j < 16; ++j)
 #pragma unroll
@@ -305,61 +328,6 @@ __device__ __forceinline__ void store_tile(Accumulators<N128, PROMOTE> &acc, con
                 store_tc_result(p, item, i0 + 64 * half + 16 * w + g + 8 * (e / 2),
                                 j0 + 128 * h + 8 * j + 2 * lane_t + e % 2,
                                 acc.result(h)[4 * j + e]);
-}
-
-/*
- * a_map, b_map: the planes of op(A) and op(B) as rank-4 tensors (k, rows, part, batch item),
- * read in boxes of 32 x BM (A) or 32 x BN (B) x 1 x 1.  p: the product of this chunk of k (A
- * and B at its first k, beta already 1 after the first chunk), for the epilogue's stores and
- * FMA recomputes.  One block per tile of C, in grouped order (grouped_tile<8>) on grid.x;
- * grid.z the batch item.  The first warpgroup produces (one thread), the others consume and
- * store.
- */
-template <int BN, int STAGES, int PROMOTE, bool SPLIT>
-__global__ void __launch_bounds__(kThreads, 1)
-    sgemm_tma_wgmma(const __grid_constant__ CUtensorMap a_map,
-                    const __grid_constant__ CUtensorMap b_map, const tg_problem p)
-{
-    constexpr int kParts = SPLIT ? 2 : 1;
-    constexpr int kN128 = BN / 128;             /* m64n128 products a warpgroup covers */
-    constexpr int kStage = kParts * (kBM + BN) * kBK; /* floats: A's parts, then B's */
-    static_assert(BN == 128 || BN == 256, "a warpgroup covers 64 x 128 or 64 x 256 of C");
-    static_assert(STAGES >= 2 && PROMOTE >= 0, "a ring of two stages at least");
-    static_assert(PROMOTE == 0 || kN128 == 1,
-                  "with promotion a thread holds 64 partial sums and 64 FP32 sums per 64 x 128 "
-                  "product: 64 x 256 a warpgroup would need 256 registers");
-
-    extern __shared__ __align__(16) float smem[];
-    float *const stages = align_shared_1024(smem); /* each box 1024-byte aligned */
-    uint64_t *const full = reinterpret_cast<uint64_t *>(stages + STAGES * kStage);
-    uint64_t *const empty = full + STAGES;
-
-    const int tid = threadIdx.x;
-    if (tid == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            mbarrier_init(&full[s], 1); /* the producer's arrive.expect_tx */
-            mbarrier_init(&empty[s], kConsumerGroups * 4); /* a lane of every consumer warp */
-        }
-        fence_mbarrier_init();
-    }
-    __syncthreads();
-
-    const int64_t tiles = (p.k + kBK - 1) / kBK;
-    const tile_index tile = grouped_tile<8>(blockIdx.x, (unsigned)((p.m + kBM - 1) / kBM),
-                                            (unsigned)((p.n + BN - 1) / BN));
-    const int i0 = (int)tile.m * kBM, j0 = (int)tile.n * BN;
-
-    if (tid < kWarpgroup) {
-        set_max_registers<kProducerRegisters, false>();
-        if (tid == 0)
-            produce<BN, STAGES, SPLIT>(a_map, b_map, p, stages, full, empty, tiles, i0, j0);
-        return;
-    }
-    set_max_registers<kConsumerRegisters, true>();
-    const int half = (tid - kWarpgroup) / kWarpgroup;
-    Accumulators<kN128, PROMOTE> acc;
-    consume<BN, STAGES, PROMOTE, SPLIT>(acc, stages, full, empty, tiles, half, tid % 32 == 0);
-    store_tile(acc, p, i0, j0, half);
 }
 
 /* ---- the launch --------------------------------------------------------------------------- */

@@ -29,7 +29,6 @@
  *                                   copies the box at coordinates c (elements) into dst (1024-byte
  *                                   aligned), completing its box's bytes on bar (out-of-bounds
  *                                   elements count too, as zeros)
- * The stage and parity bookkeeping of a ring of such barriers: PipelineState (pipeline.cuh).
  */
 #ifndef TG_KERNELS_TMA_CUH
 #define TG_KERNELS_TMA_CUH
