@@ -30,7 +30,12 @@
  *              (LCopy::kShift); 4-byte copies only where L has no unit stride.
  * Benchmark:   tilegemm bench --algo stream32,skinny64x32 23375x27x8584 200000x16x2048
  *              --trans NN,TN,NT
- * Measured:    see bench/results/ (stream rows of the thin-shape JSON)
+ * Measured:    H100 (75f21b2, bench/results/*-thin-stream.json; copy rate 2.99 TB/s): n' <= 16
+ *              at 2.5-2.8 TB/s (65536x8x4096 2.66 NN / 2.84 TN, 200000x16x2048 2.68 / 2.72,
+ *              16970x9x10183 with split-K 2.0), 1.2-2.0x cuBLAS; stream32 at 1.3-2.0 TB/s and
+ *              stream64 at 0.5-1.1 (FFMA-bound: 8x8 thread tiles reach about 22 TFLOP/s), where
+ *              skinny64x32 and cuBLAS are faster.  The cost model seldom picks them yet: on the
+ *              random suite of seed 20261201, auto ran no stream rung.
  */
 #include <stdint.h>
 
