@@ -251,10 +251,11 @@ def check(dev, rows, tiles, sms, runs, arith_ok):
           f"worst {min(vs_cublas):.2f}")
 
 
-def write(path, device, dev, rows, cc, sources):
+def write(path, device, dev, rows, cc, sources, dram_gbs=None):
+    floor = f", with --dram-gbs {dram_gbs:g}" if dram_gbs else ""
     with open(path, "w") as f:
         f.write(f"# tilegemm cost model for {device['name']} (sm_{cc}), fitted by bench/fit_model.py from "
-                f"{', '.join(sources)}. Generated: do not edit.\n")
+                f"{', '.join(sources)}{floor}. Generated: do not edit.\n")
         f.write("# device\tcc\tlaunch_us\tdram_gbs\n")
         f.write(f"device\t{cc}\t{dev['launch_us']}\t{dev['dram_gbs']}\n")
         f.write("# rung\tcc\talgo\ta_k_contiguous\tb_n_contiguous\toccupancy\tbk\twave_us\tkstep_us\tc_gbs\n")
@@ -319,7 +320,7 @@ def main():
             print(f"{name}, math {mode}:")
             check(dev, rows, tiles, sms, sweep, ok)
     if args.output and not args.model:
-        write(args.output, device, dev, rows, cc, args.sweeps)
+        write(args.output, device, dev, rows, cc, args.sweeps, args.dram_gbs)
         print(f"wrote {args.output}")
 
 

@@ -52,7 +52,7 @@
  * Constraints: compute capability 9.0 and a build with sm_90a code; device workspace (the
  *   registry's workspace_bytes / launch_with_workspace).
  * Benchmark:   tilegemm bench --algo tma_wgmma3xtf32,tma_wgmmatf32,mma3xtf32 4096x4096x4096
- *              (scripts/device_hopper.sh: verify, sanitizers and the benchmark in one call)
+ *              (scripts/device_check.sh: verify, the GPU tests and the sanitizers in one call)
  * Measured:    H100 (cfe058d, against cuBLAS in the same run): tma_wgmma3xtf32 119 TFLOP/s at
  *              4096^3 (2.30x SGEMM), 115 at 8192^3 (2.23x), 114 at 16384^3 (2.09x), 104 at
  *              4097^3 (2.35x); NN/NT/TN/TT 2.29-2.41x at 4096^3.
