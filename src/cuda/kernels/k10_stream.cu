@@ -21,8 +21,8 @@
  *              a byte; 2 rows x NS a thread (a broadcast of S to the warp) gave a quarter of
  *              that and ran at half the speed
  * stages       2 along k, 4 along m', two blocks an SM either way
- * shared       2 x (L 256 x (32 + 4), S 32 x NS) or 4 x (L 16 x (256 + 4), S 16 x NS): 73 to
- *              88 KiB along k, 67 to 83 KiB along m'
+ * shared       2 x (L BM x (32 + 4), S 32 x NS) or 4 x (L 16 x (BM + 4), S 16 x NS): 74 to
+ *              80 KiB along k, 67 to 73 along m' (52 and 49 for stream64's BM of 128)
  * Edges: loads past m', n' or k are zero-filled (both operands, so 0 * Inf never enters a kept
  * sum); stores are guarded; beta == 0 never reads C.  Offsets are 64-bit.
  * Constraints: min(m, n) <= NS; any k, strides, transposes and alignment: an odd leading
