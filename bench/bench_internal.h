@@ -99,10 +99,7 @@ typedef struct run_info {
     int threads;
     char command[2048];
     double rotate_target_bytes;
-    /* The roofline (GPU): the device-to-device copy rate measured at the start of the run,
-     * bytes read plus written; the FFMA peak from the clock; the tensor-core ceilings of the
-     * device's table (bench_sol_ms); NAN where unknown. */
-    double copy_gbs, peak_ffma_tflops, peak_3xtf32_tflops, peak_tf32_tflops;
+    tg_roofline roof; /* GPU: measured at the start of the run (tg_bench_roofline) */
 } run_info;
 
 /* results.c: the results of this run, in order, and shared helpers. */
@@ -114,10 +111,8 @@ void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretu
 void *bench_xmalloc(size_t bytes);
 result *bench_new_result(const bench_case *c, const char *algo);
 double bench_work_flops(const bench_case *c);
-/* The speed of light of case c in math mode `mode`: the longest of its flops at the mode's peak
- * (3xTF32 for fp32, FFMA for strict, TF32 for tf32; FFMA where a tensor peak is unknown), its
- * fewest bytes (A and B read once, C written once) at the measured copy rate, and a 5 us launch
- * floor.  Milliseconds. */
+/* The speed of light of case c in math mode `mode` on the run's roofline (tg_speed_of_light_s),
+ * milliseconds. */
 double bench_sol_ms(const bench_case *c, tg_math mode, const run_info *info);
 void bench_leading_dims(const bench_case *c, tg_layout layout, int64_t *lda, int64_t *ldb,
                         int64_t *ldc);

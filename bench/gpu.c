@@ -382,25 +382,23 @@ static double copy_rate_gbs(void)
     CUDA_CHECK(cudaEventCreate(&start));
     CUDA_CHECK(cudaEventCreate(&stop));
     CUDA_CHECK(cudaMemset(src, 0x3f, bytes));
-    float ms[RUNS];
+    double ms[RUNS], median = NAN, fastest, slowest;
     for (int i = -2; i < RUNS; ++i) {
+        float t = 0.0f;
         CUDA_CHECK(cudaEventRecord(start, 0));
         CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, 0));
         CUDA_CHECK(cudaEventRecord(stop, 0));
         CUDA_CHECK(cudaEventSynchronize(stop));
+        CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
         if (i >= 0)
-            CUDA_CHECK(cudaEventElapsedTime(&ms[i], start, stop));
+            ms[i] = t;
     }
-    for (int i = 1; i < RUNS; ++i) /* insertion sort: the median */
-        for (int j = i; j > 0 && ms[j] < ms[j - 1]; --j) {
-            const float t = ms[j];
-            ms[j] = ms[j - 1], ms[j - 1] = t;
-        }
+    bench_summarize(ms, RUNS, &median, &fastest, &slowest);
     CUDA_CHECK(cudaEventDestroy(start));
     CUDA_CHECK(cudaEventDestroy(stop));
     CUDA_CHECK(cudaFree(src));
     CUDA_CHECK(cudaFree(dst));
-    return 2.0 * (double)bytes / (ms[RUNS / 2] * 1e6);
+    return 2.0 * (double)bytes / (median * 1e6);
 }
 
 tg_roofline tg_bench_roofline(void)
@@ -416,10 +414,7 @@ tg_roofline tg_bench_roofline(void)
     /* 128 FP32 lanes an SM from sm_80 on (64 below), an FFMA being 2 flops */
     roof.ffma_tflops =
         prop.multiProcessorCount * (prop.major >= 8 ? 128.0 : 64.0) * 2.0 * clock_khz * 1e3 / 1e12;
-    /* Tensor-core ceilings on the H100 (sm_90): 3xTF32 135 TFLOP/s, at three TF32 products
-     * (405) per product; none known elsewhere. */
-    if (prop.major == 9 && prop.minor == 0)
-        roof.x3tf32_tflops = 135.0, roof.tf32_tflops = 405.0;
+    tg_tensor_ceilings(prop.major, prop.minor, &roof);
     roof.copy_gbs = copy_rate_gbs();
     return roof;
 }
@@ -439,11 +434,7 @@ static void gpu_info(run_info *info)
     info->memory_bytes = (long long)prop.totalGlobalMem;
     CUDA_CHECK(cudaDriverGetVersion(&info->driver_version));
     CUDA_CHECK(cudaRuntimeGetVersion(&info->runtime_version));
-    const tg_roofline roof = tg_bench_roofline();
-    info->copy_gbs = roof.copy_gbs;
-    info->peak_ffma_tflops = roof.ffma_tflops;
-    info->peak_3xtf32_tflops = roof.x3tf32_tflops;
-    info->peak_tf32_tflops = roof.tf32_tflops;
+    info->roof = tg_bench_roofline();
 }
 
 static void print_banner(const options *o, const run_info *info, double rotate_target)

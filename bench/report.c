@@ -426,13 +426,13 @@ static void write_environment(FILE *f, const run_info *info)
     fprintf(f, "  \"timing\": \"cudaEvent pair per run on the handle's stream (cuBLAS on the "
                "same stream), median of repeats after warmup\",\n");
     fprintf(f, "  \"copy_gbs\": ");
-    json_number(f, info->copy_gbs, "%.0f");
+    json_number(f, info->roof.copy_gbs, "%.0f");
     fprintf(f, ",\n  \"peak_tflops\": {\"ffma\": ");
-    json_number(f, info->peak_ffma_tflops, "%.1f");
+    json_number(f, info->roof.ffma_tflops, "%.1f");
     fprintf(f, ", \"3xtf32\": ");
-    json_number(f, info->peak_3xtf32_tflops, "%.1f");
+    json_number(f, info->roof.x3tf32_tflops, "%.1f");
     fprintf(f, ", \"tf32\": ");
-    json_number(f, info->peak_tf32_tflops, "%.1f");
+    json_number(f, info->roof.tf32_tflops, "%.1f");
     fprintf(f, "},\n  \"sol\": \"sol_ms: max(2mnk / the peak of the entry's math mode (3xtf32 "
                "for fp32, ffma for strict, tf32), 4(mk + kn + mn) bytes / copy_gbs, 5 us); "
                "sol_fraction = sol_ms / median_ms\",\n");

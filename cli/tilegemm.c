@@ -194,9 +194,8 @@ static void roofline_peaks(double *flops, double *bytes_per_s, char *source, siz
 }
 
 /* Arithmetic intensity, traffic predicted from the rung's tiling, the roofline bound, and the
- * call's speed of light in math mode `math`: max(flops / the mode's peak, compulsory bytes /
- * bandwidth, 5 us), the peak 3xTF32's 135 TFLOP/s in fp32 mode and TF32's 405 in tf32 mode on
- * an H100 (the FFMA peak elsewhere, where no tensor-core ceiling is known). */
+ * call's speed of light in math mode `math` (tg_speed_of_light_s, with the H100's tensor-core
+ * ceilings on an H100, the FFMA peak elsewhere). */
 static void print_roofline(long long m, long long n, long long k, const char *algo, tg_math math)
 {
     int block_rows = 0, block_cols = 0;
@@ -228,18 +227,18 @@ static void print_roofline(long long m, long long n, long long k, const char *al
     printf("  roofline bound: %.1f TFLOP/s (%s-bound; ridge at %.1f FLOP/byte)\n", bound / 1e12,
            intensity * bandwidth < peak ? "memory" : "compute", peak / bandwidth);
     printf("  peaks: %s\n", source);
-    const int h100 = strstr(source, "H100") != NULL;
-    const double mode_peak = h100 && math == TG_MATH_FP32   ? 135e12
-                             : h100 && math == TG_MATH_TF32 ? 405e12
-                                                            : peak;
-    const double compute_s = flops / mode_peak, memory_s = ideal / bandwidth;
-    double sol_s = compute_s > memory_s ? compute_s : memory_s;
-    const char *bound_by = compute_s > memory_s ? "arithmetic" : "memory";
-    if (sol_s < 5e-6)
-        sol_s = 5e-6, bound_by = "launch";
+    tg_roofline roof = {bandwidth / 1e9, peak / 1e12, NAN, NAN};
+    if (strstr(source, "H100"))
+        tg_tensor_ceilings(9, 0, &roof);
+    double compute_s = 0.0, memory_s = 0.0, mode_peak = 0.0;
+    const double sol_s = tg_speed_of_light_s(&roof, math, (double)m, (double)n, (double)k,
+                                             &compute_s, &memory_s, &mode_peak);
+    const char *bound_by = sol_s > compute_s && sol_s > memory_s ? "launch"
+                           : compute_s > memory_s               ? "arithmetic"
+                                                                : "memory";
     printf("  speed of light in math mode %s: %.1f us (%s-bound: %.1f us of arithmetic at %.0f "
            "TFLOP/s, %.1f us of compulsory traffic); a plan's predicted time over it is its gap\n",
-           tg_math_name(math), sol_s * 1e6, bound_by, compute_s * 1e6, mode_peak / 1e12,
+           tg_math_name(math), sol_s * 1e6, bound_by, compute_s * 1e6, mode_peak,
            memory_s * 1e6);
 }
 
