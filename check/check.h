@@ -51,7 +51,8 @@ typedef struct tg_case {
 /* The arithmetic a handle's products use, which sets what a result is held to:
  *   FFMA    scaled error <= 1, exact cases bit for bit, RMS within the FP32 bound;
  *   3XTF32  the same, except that >11-bit integer cases need not be bit-exact;
- *   TF32    the TF32 bounds (see tg_rms_limit and tg_check_case), reported, not FP32. */
+ *   TF32    the TF32 bounds (see tg_rms_limit and tg_check_case), reported, not FP32; an FP32
+ *           subnormal input may read as zero, as the tensor core reads it. */
 typedef enum tg_check_arith { TG_CHECK_FFMA = 0, TG_CHECK_3XTF32, TG_CHECK_TF32 } tg_check_arith;
 
 const char *tg_check_arith_name(tg_check_arith a);

@@ -100,6 +100,12 @@ template <class T> inline void __stwb(T *p, T v) { *p = v; } /* a plain store, o
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
+inline unsigned __float_as_uint(float f)
+{
+    unsigned u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+}
 
 /* Warp intrinsics need lockstep warps, which fibers are not: refuse at compile time. */
 template <class... T> struct emu_always_false : std::false_type {};

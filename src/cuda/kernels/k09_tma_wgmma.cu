@@ -157,6 +157,15 @@ __global__ void __launch_bounds__(256) split_into_planes(const float *X, int64_t
 
 /* ---- the main kernel -------------------------------------------------------------------- */
 
+/* Where the consumers' wgmma takes A from:
+ *   kShared            the stage in shared memory (the planes: K-major, as wgmma reads TF32)
+ *   kRegistersKMajor   registers, read from a K-major stage (32 k a line, like the planes)
+ *   kRegistersRowsMajor registers, read from boxes of 32 rows x 32 k with the rows contiguous
+ *                      (a line of the box is one k), which wgmma could not read itself
+ * Through registers A is rounded to nearest TF32 on the way (the tensor core itself would
+ * truncate it). */
+enum class AFeed { kShared, kRegistersKMajor, kRegistersRowsMajor };
+
 /* The tensor core's accumulators of one consumer thread (N128 products of 64 x 128 a
  * warpgroup) and, with promotion, the FP32 sums they are promoted into.  Without promotion
  * (PROMOTE = 0, TF32 mode) the tensor core accumulates the whole k and the sums are the
@@ -180,17 +189,20 @@ struct Accumulators<N128, 0> {
  * FMA recomputes.  One block per tile of C, in grouped order (grouped_tile<8>) on grid.x;
  * grid.z the batch item.
  */
-template <int BN, int STAGES, int PROMOTE, bool SPLIT>
+template <int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED>
 __global__ void __launch_bounds__(kThreads, 1)
     sgemm_tma_wgmma(const __grid_constant__ CUtensorMap a_map,
-                    const __grid_constant__ CUtensorMap b_map, const tg_problem p)
+                    const __grid_constant__ CUtensorMap b_map, const TurnedProblem q)
 {
+    const tg_problem &p = q.p;
     constexpr int kParts = SPLIT ? 2 : 1;
     constexpr int kN128 = BN / 128;             /* m64n128 products a warpgroup covers */
     constexpr int kBoxA = kBM * kBK, kBoxB = BN * kBK; /* floats of one part's box */
     constexpr int kStage = kParts * (kBoxA + kBoxB);    /* floats: A's parts, then B's */
     static_assert(BN == 128 || BN == 256, "a warpgroup covers 64 x 128 or 64 x 256 of C");
     static_assert(STAGES >= 2 && PROMOTE >= 0, "a ring of two stages at least");
+    constexpr bool kARegisters = A_FEED != AFeed::kShared;
+    static_assert(!(kARegisters && SPLIT), "A in registers is TF32 mode's form");
     static_assert(PROMOTE == 0 || kN128 == 1,
                   "with promotion a thread holds 64 partial sums and 64 FP32 sums per 64 x 128 "
                   "product: 64 x 256 a warpgroup would need 256 registers");
@@ -230,9 +242,14 @@ __global__ void __launch_bounds__(kThreads, 1)
             mbarrier_arrive_expect_tx(&full[s], kStage * sizeof(float));
             float *const stage = stages + s * kStage;
             const int k0 = (int)(t * kBK);
+            if (A_FEED == AFeed::kRegistersRowsMajor) /* boxes of 32 rows x 32 k */
+#pragma unroll
+                for (int b = 0; b < kBM / 32; ++b)
+                    tma_load_tile(stage + b * 32 * kBK, &a_map, &full[s], i0 + 32 * b, k0, 0, za);
 #pragma unroll
             for (int h = 0; h < kParts; ++h) {
-                tma_load_tile(stage + h * kBoxA, &a_map, &full[s], k0, i0, h, za);
+                if (A_FEED != AFeed::kRegistersRowsMajor)
+                    tma_load_tile(stage + h * kBoxA, &a_map, &full[s], k0, i0, h, za);
                 tma_load_tile(stage + kParts * kBoxA + h * kBoxB, &b_map, &full[s], k0, j0, h,
                               zb);
             }
@@ -244,6 +261,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     set_max_registers<kConsumerRegisters, true>();
     const int half = (tid - kWarpgroup) / kWarpgroup;
     const bool releaser = tid % 32 == 0; /* arrives on the empty barriers for its warp */
+    const int w = tid / 32 % 4, g = tid % 32 / 4, lane_t = tid % 4;
     Accumulators<kN128, PROMOTE> acc;
     if (PROMOTE > 0)
 #pragma unroll
@@ -264,6 +282,22 @@ __global__ void __launch_bounds__(kThreads, 1)
         const bool fresh = PROMOTE > 0 ? t % PROMOTE == 0 : t == 0;
         const bool last = PROMOTE > 0 ? (t + 1) % PROMOTE == 0 || t + 1 == tiles
                                       : t + 1 == tiles;
+        /* A in registers: the fragment of wgmma_tf32.cuh.  From a K-major stage the warp's
+         * reads fall on 32 banks; from the boxes of rows (row r in box r / 32, column r % 32
+         * of line k), two to a bank. */
+        uint32_t a_frag[kBK / 8][4];
+        if (kARegisters)
+#pragma unroll
+            for (int kk = 0; kk < kBK / 8; ++kk)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int r = 64 * half + 16 * w + g + 8 * (e & 1);
+                    const int kq = 8 * kk + lane_t + 4 * (e >> 1);
+                    const int at = A_FEED == AFeed::kRegistersKMajor
+                                       ? sw128_offset(r, kq)
+                                       : r / 32 * 32 * kBK + sw128_offset(kq, r % 32);
+                    a_frag[kk][e] = __float_as_uint(tf32_round(stage[at]));
+                }
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < kBK / 8; ++kk) {
@@ -277,7 +311,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                     wgmma_64x128x8_ss(acc.part[h], ab,
                                       smem_desc(b_small + h * 128 * kBK, 8 * kk), true);
                 }
-                wgmma_64x128x8_ss(acc.part[h], ab, bb, SPLIT || accumulate);
+                if (kARegisters)
+                    wgmma_64x128x8_rs(acc.part[h], a_frag[kk], bb, accumulate);
+                else
+                    wgmma_64x128x8_ss(acc.part[h], ab, bb, SPLIT || accumulate);
             }
         }
         wgmma_commit();
@@ -318,7 +355,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     /* result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + 128 h + 8j + 2t + e % 2). */
     const batch_item item(p);
-    const int w = tid / 32 % 4, g = tid % 32 / 4, lane_t = tid % 4;
 #pragma unroll
     for (int h = 0; h < kN128; ++h)
 #pragma unroll
@@ -327,7 +363,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             for (int e = 0; e < 4; ++e)
                 store_tc_result(p, item, i0 + 64 * half + 16 * w + g + 8 * (e / 2),
                                 j0 + 128 * h + 8 * j + 2 * lane_t + e % 2,
-                                acc.result(h)[4 * j + e]);
+                                acc.result(h)[4 * j + e], q.c_rs, q.c_cs);
 }
 
 /* ---- the launch --------------------------------------------------------------------------- */
@@ -356,9 +392,87 @@ struct PlaneChunks {
     }
 };
 
-template <bool SPLIT>
+/* ---- TF32 mode without planes -------------------------------------------------------------- */
+
+/* One operand as the caller stores it: rows x k, X(r, q) = X[r * row_stride + q * k_stride],
+ * batch item z at X + z * stride (one item when stride is 0). */
+struct RawOperand {
+    const float *base;
+    int64_t rows, k, row_stride, k_stride, stride, items;
+
+    RawOperand(const float *x, int64_t rows_, int64_t k_, int64_t rs, int64_t ks, int64_t st,
+               int64_t batch)
+        : base(x), rows(rows_), k(k_), row_stride(rs), k_stride(ks), stride(st),
+          items(st == 0 ? 1 : batch)
+    {
+    }
+    /* The TMA reads it in place when the contiguous side (`inner`, of extent `inner_len`) is
+     * unit-stride and the other's stride, the start and the batch stride are multiples of 16
+     * bytes, the lines not overlapping (what the tensor map's strides allow). */
+    bool tma_readable(int64_t inner, int64_t outer, int64_t inner_len, int64_t outer_len) const
+    {
+        const int64_t span = outer * outer_len;
+        return inner == 1 && outer % 4 == 0 && outer >= inner_len && outer < (int64_t(1) << 37) &&
+               (uintptr_t)base % 16 == 0 && inner_len <= INT32_MAX - kBK &&
+               (items == 1 || (stride % 4 == 0 && stride >= span && stride < (int64_t(1) << 37)));
+    }
+    bool k_major() const { return tma_readable(k_stride, row_stride, k, rows); }
+    bool rows_major() const { return tma_readable(row_stride, k_stride, rows, k); }
+};
+
+inline RawOperand raw_a(const tg_problem &p)
+{
+    return RawOperand(p.A, p.m, p.k, p.a_rs, p.a_cs, p.stride_a, p.batch);
+}
+inline RawOperand raw_b(const tg_problem &p)
+{
+    return RawOperand(p.B, p.n, p.k, p.b_cs, p.b_rs, p.stride_b, p.batch);
+}
+
+/* How TF32 mode feeds the tensor core, with no pre-pass where it can.  wgmma reads TF32
+ * operands from shared memory only K-major, and A (not B) may come from registers instead, in
+ * any layout; the TMA copies both from the caller's memory, and A goes through registers
+ * (AFeed), where it is rounded to nearest:
+ *   kBothKMajor      op(A) and op(B) k-contiguous
+ *   kARegisters      op(A) rows contiguous, op(B) k-contiguous
+ *   kTurnedRegisters op(A) k-contiguous, op(B) columns contiguous: the turned product
+ *                    C^T = op(B)^T op(A)^T is kARegisters
+ *   kPlanes          anything else (both operands k-strided, or strides the TMA cannot read):
+ *                    the pre-pass writes TF32 planes, as for 3xTF32 */
+enum class Tf32Form { kBothKMajor, kARegisters, kTurnedRegisters, kPlanes };
+
+template <int BN>
+Tf32Form tf32_form(const tg_problem &p)
+{
+    const RawOperand a = raw_a(p), b = raw_b(p);
+    if (a.k_major() && b.k_major())
+        return Tf32Form::kBothKMajor;
+    if (a.rows_major() && b.k_major())
+        return Tf32Form::kARegisters;
+    /* turned, m takes the wider tile side */
+    if (a.k_major() && b.rows_major() && p.m <= INT32_MAX - BN)
+        return Tf32Form::kTurnedRegisters;
+    return Tf32Form::kPlanes;
+}
+
+/* The tensor map of an operand read in place: k-major as (k, rows, 1, item) in boxes of 32 x
+ * box_rows, like the planes; rows-major as (rows, k, 1, item) in boxes of 32 rows x 32 k. */
+cudaError_t raw_map(CUtensorMap *map, const RawOperand &x, bool k_major, int box_rows)
+{
+    const int64_t inner = k_major ? x.k : x.rows, outer = k_major ? x.rows : x.k;
+    const uint64_t line = (uint64_t)(k_major ? x.row_stride : x.k_stride) * sizeof(float);
+    const uint64_t dims[4] = {(uint64_t)inner, (uint64_t)outer, 1, (uint64_t)x.items};
+    const uint64_t strides[3] = {line, line * outer,
+                                 x.items > 1 ? (uint64_t)x.stride * sizeof(float) : line * outer};
+    const uint32_t box[4] = {kBK, k_major ? (uint32_t)box_rows : (uint32_t)kBK, 1, 1};
+    return encode_tile_map(map, x.base, dims, strides, box);
+}
+
+template <bool SPLIT, int BN>
 size_t tma_wgmma_workspace(const tg_problem *p)
 {
+    if (!SPLIT && tf32_form<BN>(*p) != Tf32Form::kPlanes)
+        return 0;
     return PlaneChunks(*p, SPLIT).bytes(*p);
 }
 
@@ -404,18 +518,56 @@ cudaError_t plane_map(CUtensorMap *map, const float *planes, int64_t k, int64_t 
     return encode_tile_map(map, planes, dims, strides, box);
 }
 
+/* The kernel's shared memory, opted into once per instantiation. */
+template <int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED>
+cudaError_t prepare_kernel(size_t *smem)
+{
+    constexpr int kParts = SPLIT ? 2 : 1;
+    constexpr size_t kBytes = (size_t)STAGES * kParts * (kBM + BN) * kBK * sizeof(float) +
+                              2 * STAGES * sizeof(uint64_t) + 1024 /* room to align the stages */;
+    static_assert(kBytes <= 227 * 1024,
+                  "the stages must fit the H100's 227 KiB of shared memory a block");
+    *smem = kBytes;
+    return opt_in_shared_memory<sgemm_tma_wgmma<BN, STAGES, PROMOTE, SPLIT, A_FEED>>(
+        kBytes);
+}
+
+/* TF32 mode's direct forms: the kernel reads op(A) and op(B) where the caller keeps them. */
+template <int BN, int STAGES, AFeed A_FEED>
+int launch_direct(const TurnedProblem &q, cudaStream_t stream)
+{
+    size_t smem = 0;
+    cudaError_t e = prepare_kernel<BN, STAGES, 0, false, A_FEED>(&smem);
+    CUtensorMap a_map, b_map;
+    if (e || (e = raw_map(&a_map, raw_a(q.p), A_FEED == AFeed::kRegistersKMajor, kBM)) ||
+        (e = raw_map(&b_map, raw_b(q.p), true, BN)))
+        return (int)e;
+    const dim3 grid(ceil_div(q.p.m, kBM) * ceil_div(q.p.n, BN), 1, (unsigned)q.p.batch);
+    sgemm_tma_wgmma<BN, STAGES, 0, false, A_FEED>
+        <<<grid, kThreads, smem, stream>>>(a_map, b_map, q);
+    return (int)cudaGetLastError();
+}
+
 template <int BN, int STAGES, int PROMOTE, bool SPLIT>
 int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
 {
     constexpr int kParts = SPLIT ? 2 : 1;
-    constexpr auto kernel = sgemm_tma_wgmma<BN, STAGES, PROMOTE, SPLIT>;
     const cudaStream_t stream = (cudaStream_t)stream_arg;
-    const size_t smem = (size_t)STAGES * kParts * (kBM + BN) * kBK * sizeof(float) +
-                        2 * STAGES * sizeof(uint64_t) + 1024 /* room to align the stages */;
-    static_assert((size_t)STAGES * kParts * (kBM + BN) * kBK * sizeof(float) +
-                          2 * STAGES * sizeof(uint64_t) + 1024 <= 227 * 1024,
-                  "the stages must fit the H100's 227 KiB of shared memory a block");
-    cudaError_t e = opt_in_shared_memory<kernel>(smem);
+    if constexpr (!SPLIT) {
+        switch (tf32_form<BN>(*p)) {
+        case Tf32Form::kBothKMajor:
+            return launch_direct<BN, STAGES, AFeed::kRegistersKMajor>(turned(*p, false), stream);
+        case Tf32Form::kARegisters:
+            return launch_direct<BN, STAGES, AFeed::kRegistersRowsMajor>(turned(*p, false),
+                                                                          stream);
+        case Tf32Form::kTurnedRegisters:
+            return launch_direct<BN, STAGES, AFeed::kRegistersRowsMajor>(turned(*p, true),
+                                                                          stream);
+        case Tf32Form::kPlanes: break;
+        }
+    }
+    size_t smem = 0;
+    cudaError_t e = prepare_kernel<BN, STAGES, PROMOTE, SPLIT, AFeed::kShared>(&smem);
     if (e != cudaSuccess)
         return (int)e;
     const PlaneChunks chunks(*p, SPLIT);
@@ -438,7 +590,8 @@ int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
             (e = plane_map(&b_map, planes_b, chunk.k, p->n, kParts, chunks.items_b, chunks.kp,
                            BN)))
             return (int)e;
-        kernel<<<grid, kThreads, smem, stream>>>(a_map, b_map, chunk);
+        sgemm_tma_wgmma<BN, STAGES, PROMOTE, SPLIT, AFeed::kShared>
+            <<<grid, kThreads, smem, stream>>>(a_map, b_map, turned(chunk, false));
         if ((e = cudaGetLastError()) != cudaSuccess)
             return (int)e;
     }
@@ -473,7 +626,7 @@ extern "C" const tg_rung tg_rung_tma_wgmma3xtf32 = {.name = "tma_wgmma3xtf32", .
                "memory, 128x128x32 block, FP32 promotion every 32 of k",
     .block_rows = kBM, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_3XTF32, .min_cc = 90,
     .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
-    .workspace_bytes = tma_wgmma_workspace<true>,
+    .workspace_bytes = tma_wgmma_workspace<true, 128>,
     .launch_with_workspace = launch_tma_wgmma<128, 3, 1, true>};
 
 extern "C" const tg_rung tg_rung_tma_wgmmatf32 = {.name = "tma_wgmmatf32", .level = 9,
@@ -481,5 +634,5 @@ extern "C" const tg_rung tg_rung_tma_wgmmatf32 = {.name = "tma_wgmmatf32", .leve
                "block, 4 stages: TF32 inputs (opt-in TF32 math mode, below FP32 accuracy)",
     .block_rows = kBM, .block_cols = 256, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 90,
     .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<256>,
-    .workspace_bytes = tma_wgmma_workspace<false>,
+    .workspace_bytes = tma_wgmma_workspace<false, 256>,
     .launch_with_workspace = launch_tma_wgmma<256, 4, 0, false>};

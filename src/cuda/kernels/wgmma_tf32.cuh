@@ -17,6 +17,11 @@
  *                              slice at descriptor a (its 64 rows are m), B the 8 x 128 slice
  *                              at descriptor b (its 128 rows are n), both in shared memory;
  *                              accumulate = false overwrites d
+ *   wgmma_64x128x8_rs(d, a, b, accumulate)
+ *                              the same with A's 64 x 8 slice in registers, 4 a thread (the
+ *                              fragment below), so A may lie in shared memory in any layout
+ *                              (the tensor core reads only K-major TF32 tiles); the registers
+ *                              must keep their values until the product is waited for
  *   wgmma_commit()             closes the wgmma issued so far into a group
  *   wgmma_wait<N>()            waits until at most N groups are in flight; only then may d be
  *                              read or written
@@ -31,6 +36,9 @@
  * Accumulator fragment, warp w of the warpgroup, g = lane / 4, t = lane % 4, j = 0..15:
  *   d[4j] = D(16w + g, 8j + 2t)        d[4j + 1] = D(16w + g, 8j + 2t + 1)
  *   d[4j + 2] = D(16w + g + 8, 8j + 2t) d[4j + 3] = D(16w + g + 8, 8j + 2t + 1)
+ * A fragment (the _rs form), the same w, g, t:
+ *   a[0] = A(16w + g, t)   a[1] = A(16w + g + 8, t)   a[2] = A(16w + g, t + 4)
+ *   a[3] = A(16w + g + 8, t + 4)                   (FP32 bits; the tensor core reads the top 19)
  * Every thread of the warpgroup must take part, with the same descriptors.
  */
 #ifndef TG_KERNELS_WGMMA_TF32_CUH
@@ -136,6 +144,22 @@ __device__ __forceinline__ void wgmma_64x128x8_ss(float (&d)[64], uint64_t a, ui
                  ", %64, %65, p, 1, 1;\n}\n"
                  : TG_WGMMA_D64_OPERANDS
                  : "l"(a), "l"(b), "r"((int)accumulate)
+                 : "memory");
+#else
+    (void)d, (void)a, (void)b, (void)accumulate;
+    __trap();
+#endif
+}
+
+__device__ __forceinline__ void wgmma_64x128x8_rs(float (&d)[64], const uint32_t (&a)[4],
+                                                  uint64_t b, bool accumulate)
+{
+#ifndef TG_WGMMA_UNAVAILABLE
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " TG_WGMMA_D64_REGISTERS
+                 ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+                 : TG_WGMMA_D64_OPERANDS
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"((int)accumulate)
                  : "memory");
 #else
     (void)d, (void)a, (void)b, (void)accumulate;

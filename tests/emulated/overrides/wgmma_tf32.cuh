@@ -13,7 +13,10 @@
  * H100's tensor core does (tensor_core_model.h: the top 19 bits of the operands read,
  * subnormal inputs and outputs flushed, the 8 products and the accumulator aligned and
  * truncated, the sum truncated to FP32).  fence, commit and wait do nothing: the products
- * complete at once.
+ * complete at once.  The _rs form takes A from the threads' registers: every thread of the
+ * warpgroup deposits its fragment in the warpgroup's exchange, waits (a spin barrier of the
+ * warpgroup's 128 threads) until all have, forms its entries from the PTX ISA's fragment
+ * layout, and waits again until all have read, so the exchange can be reused.
  */
 #ifndef TG_KERNELS_WGMMA_TF32_CUH
 #define TG_KERNELS_WGMMA_TF32_CUH
@@ -23,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <map>
 
 #include "sw128.cuh" /* the kernel tree's own layout, checked against element() */
 #include "tensor_core_model.h"
@@ -45,6 +49,20 @@ inline float element(uint64_t desc, int row, int k)
     addr ^= ((addr >> 7) & 7u) << 4;
     float f;
     std::memcpy(&f, shared_base() + addr, sizeof f);
+    return f;
+}
+
+/* The _rs form's exchange of one warpgroup: its threads' A fragments. */
+struct Exchange {
+    emu::SpinBarrier deposited, read;
+    uint32_t a[128][4];
+};
+inline emu::PerBlock<std::map<unsigned, Exchange>> exchanges;
+
+inline float bits_to_float(uint32_t u)
+{
+    float f;
+    std::memcpy(&f, &u, sizeof f);
     return f;
 }
 
@@ -94,6 +112,30 @@ __device__ __forceinline__ void wgmma_64x128x8_ss(float (&d)[64], uint64_t a, ui
                 row[k] = emu_wgmma::element(a, r, k), col[k] = emu_wgmma::element(b, c, k);
             d[4 * j + e] = tc_model::block_fma(row, col, 8, accumulate ? d[4 * j + e] : 0.0f);
         }
+}
+
+/* A in the threads' registers (the fragment of wgmma_tf32.cuh), B in shared memory. */
+__device__ __forceinline__ void wgmma_64x128x8_rs(float (&d)[64], const uint32_t (&a)[4],
+                                                  uint64_t b, bool accumulate)
+{
+    const unsigned tid = threadIdx.x;
+    const unsigned w = tid / 32 % 4, g = tid % 32 / 4, t = tid % 4;
+    emu_wgmma::Exchange &x = emu_wgmma::exchanges.get()[tid / 128];
+    std::memcpy(x.a[tid % 128], a, sizeof x.a[0]);
+    x.deposited.wait(x.deposited.arrive(128));
+    /* A(r, k) of warp w lives in thread 32 w + (r % 8) * 4 + k % 4, register r / 8 + 2 (k / 4) */
+    for (int j = 0; j < 16; ++j)
+        for (int e = 0; e < 4; ++e) {
+            const unsigned r = g + 8 * (e / 2);
+            const int c = (int)(8 * j + 2 * t + e % 2);
+            float row[8], col[8];
+            for (unsigned k = 0; k < 8; ++k) {
+                row[k] = emu_wgmma::bits_to_float(x.a[32 * w + (r % 8) * 4 + k % 4][r / 8 + 2 * (k / 4)]);
+                col[k] = emu_wgmma::element(b, c, (int)k);
+            }
+            d[4 * j + e] = tc_model::block_fma(row, col, 8, accumulate ? d[4 * j + e] : 0.0f);
+        }
+    x.read.wait(x.read.arrive(128));
 }
 
 #endif
