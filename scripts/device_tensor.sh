@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The tensor-core rungs on a GPU machine, in one call of at most 10 minutes: a timed native
-# build (-j<cores>); the GPU tests of the tensor-core rungs; `tilegemm verify` on them;
-# compute-sanitizer racecheck and synccheck on each, over cases that reach every form of
-# feeding the tensor core; the benchmark of the squares in the four transposes, in TF32 and
-# FP32 modes against cuBLAS (FAST_TF32 and SGEMM) in the same run; and how TF32 mode rounds
-# its inputs beside cuBLAS (bench/tf32_rounding.py).  Results under ${OUT:-device-out}:
+# build (-j<cores>); the GPU tests of the tensor-core rungs; `tilegemm verify` on them; the
+# benchmark of the squares in the four transposes, in TF32 and FP32 modes against cuBLAS
+# (FAST_TF32 and SGEMM) in the same run; how TF32 mode rounds its inputs beside cuBLAS
+# (bench/tf32_rounding.py); and compute-sanitizer racecheck and synccheck on each rung, over
+# cases that reach every form of feeding the tensor core, in the time left.  Results under ${OUT:-device-out}:
 # bench-*.json, tf32-rounding.json, 0-logs.tgz and table.txt; a short table last.
 #
 #   TILEGEMM_COMMIT=$(git rev-parse --short HEAD) scripts/device_tensor.sh
@@ -46,26 +46,6 @@ if has verify; then
   done
 fi
 
-if has sanitize; then
-  for tool in racecheck synccheck; do
-    for algo in ${rungs//,/ }; do
-      clean=1
-      # Row-major NN is the turned form, column-major NN the rows-major A, row-major NT both
-      # K-major, a misaligned case the planes.
-      for case in "--layout row --trans NN --shape 200x136x100 --memory device" \
-                  "--layout col --trans NN --shape 257x255x300 --batch 2 --beta 0.5" \
-                  "--layout row --trans NT --shape 130x67x129" \
-                  "--layout row --trans TN --shape 33x17x45 --misalign"; do
-        (($(left) > 15)) || { clean=0; break; }
-        # shellcheck disable=SC2086
-        timeout "$(left)" compute-sanitizer --tool "$tool" --error-exitcode 3 \
-          "$cli" verify --algo "$algo" $case >>"$out/sanitizer.log" 2>&1 || clean=0
-      done
-      status "$tool $algo" "$([ $clean -eq 1 ] && echo clean || echo 'ERRORS or cut')"
-    done
-  done
-fi
-
 if has bench; then
   # shellcheck disable=SC2086
   timeout "$(left)" "$cli" bench ${SHAPES:-4096 8192 16384 4097} --trans "${BENCH_TRANS:-NN,NT,TN,TT}" \
@@ -86,6 +66,26 @@ if has rounding; then
   PYTHONPATH=$PWD/python TILEGEMM_LIBRARY=$PWD/$build/libtilegemm.so timeout "$(left)" \
     python3 bench/tf32_rounding.py --json "$top/tf32-rounding.json" >"$out/rounding.log" 2>&1
   status "tf32 rounding" "rc $?"
+fi
+
+if has sanitize; then
+  for tool in racecheck synccheck; do
+    for algo in ${rungs//,/ }; do
+      clean=1
+      # Row-major NN is the turned form, column-major NN the rows-major A, row-major NT both
+      # K-major, a misaligned case the planes.
+      for case in "--layout row --trans NN --shape 200x136x100 --memory device" \
+                  "--layout col --trans NN --shape 257x255x300 --batch 2 --beta 0.5" \
+                  "--layout row --trans NT --shape 130x67x129" \
+                  "--layout row --trans TN --shape 33x17x45 --misalign"; do
+        (($(left) > 15)) || { clean=0; break; }
+        # shellcheck disable=SC2086
+        timeout "$(left)" compute-sanitizer --tool "$tool" --error-exitcode 3 \
+          "$cli" verify --algo "$algo" $case >>"$out/sanitizer.log" 2>&1 || clean=0
+      done
+      status "$tool $algo" "$([ $clean -eq 1 ] && echo clean || echo 'ERRORS or cut')"
+    done
+  done
 fi
 
 {
