@@ -90,6 +90,8 @@ constexpr int kProducerRegisters = 40, kConsumerRegisters = 232;
 #define TG_PLANE_BUDGET (size_t(1) << 30)
 #endif
 constexpr size_t kPlaneBudget = TG_PLANE_BUDGET;
+/* Shared memory for the ring of stages. */
+constexpr size_t kStageRing = 192 * 1024;
 
 /* ---- the pre-pass ----------------------------------------------------------------------- */
 
@@ -189,20 +191,21 @@ struct Accumulators<N128, 0> {
  * FMA recomputes.  One block per tile of C, in grouped order (grouped_tile<8>) on grid.x;
  * grid.z the batch item.
  */
-template <int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED>
+template <int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED, bool ROUND_B>
 __global__ void __launch_bounds__(kThreads, 1)
     sgemm_tma_wgmma(const __grid_constant__ CUtensorMap a_map,
                     const __grid_constant__ CUtensorMap b_map, const TurnedProblem q)
 {
     const tg_problem &p = q.p;
+    constexpr bool kARegisters = A_FEED != AFeed::kShared;
     constexpr int kParts = SPLIT ? 2 : 1;
+    constexpr int kPartsA = kARegisters ? 1 : kParts; /* A through registers: FP32, split there */
     constexpr int kN128 = BN / 128;             /* m64n128 products a warpgroup covers */
     constexpr int kBoxA = kBM * kBK, kBoxB = BN * kBK; /* floats of one part's box */
-    constexpr int kStage = kParts * (kBoxA + kBoxB);    /* floats: A's parts, then B's */
+    constexpr int kStage = kPartsA * kBoxA + kParts * kBoxB; /* floats: A's parts, then B's */
     static_assert(BN == 128 || BN == 256, "a warpgroup covers 64 x 128 or 64 x 256 of C");
     static_assert(STAGES >= 2 && PROMOTE >= 0, "a ring of two stages at least");
-    constexpr bool kARegisters = A_FEED != AFeed::kShared;
-    static_assert(!(kARegisters && SPLIT), "A in registers is TF32 mode's form");
+    static_assert(!ROUND_B || (!SPLIT && kARegisters), "B is rounded where it is read in place");
     static_assert(PROMOTE == 0 || kN128 == 1,
                   "with promotion a thread holds 64 partial sums and 64 FP32 sums per 64 x 128 "
                   "product: 64 x 256 a warpgroup would need 256 registers");
@@ -211,12 +214,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     float *const stages = align_shared_1024(smem); /* each box 1024-byte aligned */
     uint64_t *const full = reinterpret_cast<uint64_t *>(stages + STAGES * kStage);
     uint64_t *const empty = full + STAGES;
+    /* ROUND_B: the stage once B is rounded (else the full barrier itself) */
+    uint64_t *const ready = ROUND_B ? empty + STAGES : full;
 
     const int tid = threadIdx.x;
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbarrier_init(&full[s], 1); /* the producer's arrive.expect_tx */
             mbarrier_init(&empty[s], kConsumerGroups * 4); /* a lane of every consumer warp */
+            if (ROUND_B)
+                mbarrier_init(&ready[s], kWarpgroup - 32); /* every rounding thread */
         }
         fence_mbarrier_init();
     }
@@ -229,6 +236,23 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     if (tid < kWarpgroup) {
         set_max_registers<kProducerRegisters, false>();
+        if (ROUND_B && tid >= 32) {
+            /* Warps 1-3 round B to nearest TF32 in place once it lands (the tensor core would
+             * truncate it), 16 bytes a thread at a time, and hand the stage on. */
+            for (int64_t t = 0; t < tiles; ++t) {
+                const int s = (int)(t % STAGES);
+                mbarrier_wait(&full[s], (unsigned)(t / STAGES) & 1u);
+                float4 *const b = reinterpret_cast<float4 *>(stages + s * kStage + kBoxA);
+                for (int i = tid - 32; i < kBoxB / 4; i += kWarpgroup - 32) {
+                    const float4 v = b[i];
+                    b[i] = make_float4(tf32_round(v.x), tf32_round(v.y), tf32_round(v.z),
+                                       tf32_round(v.w));
+                }
+                fence_async_shared(); /* the stores, visible to wgmma's reads */
+                mbarrier_arrive(&ready[s]);
+            }
+            return;
+        }
         if (tid != 0)
             return;
         /* Batch item z's planes; a shared operand (stride 0) has one item. */
@@ -246,13 +270,14 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                 for (int b = 0; b < kBM / 32; ++b)
                     tma_load_tile(stage + b * 32 * kBK, &a_map, &full[s], i0 + 32 * b, k0, 0, za);
+            else
 #pragma unroll
-            for (int h = 0; h < kParts; ++h) {
-                if (A_FEED != AFeed::kRegistersRowsMajor)
+                for (int h = 0; h < kPartsA; ++h)
                     tma_load_tile(stage + h * kBoxA, &a_map, &full[s], k0, i0, h, za);
-                tma_load_tile(stage + kParts * kBoxA + h * kBoxB, &b_map, &full[s], k0, j0, h,
+#pragma unroll
+            for (int h = 0; h < kParts; ++h)
+                tma_load_tile(stage + kPartsA * kBoxA + h * kBoxB, &b_map, &full[s], k0, j0, h,
                               zb);
-            }
         }
         return;
     }
@@ -270,22 +295,27 @@ __global__ void __launch_bounds__(kThreads, 1)
             for (int i = 0; i < 64; ++i)
                 acc.result(h)[i] = 0.0f;
     int64_t unreleased = -1; /* a tile whose products may still read its stage */
-    for (int64_t t = 0; t < tiles; ++t) {
+    /* A's registers while a tile's products may still read them (up to two tiles in flight:
+     * the tensor core reads them until the products are waited for, so a tile must not load
+     * into the set the previous tile's products use) */
+    uint32_t a_frags[2][kBK / 8][4], a_frags_small[2][kBK / 8][4];
+    const auto consume = [&](int64_t t, uint32_t(&a_frag)[kBK / 8][4],
+                             uint32_t(&a_frag_small)[kBK / 8][4]) {
         const int s = (int)(t % STAGES);
-        mbarrier_wait(&full[s], (unsigned)(t / STAGES) & 1u);
+        mbarrier_wait(&ready[s], (unsigned)(t / STAGES) & 1u);
         const float *const stage = stages + s * kStage;
         const float *const a_big = stage + half * 64 * kBK; /* this warpgroup's 64 rows */
         const float *const a_small = a_big + kBoxA;
-        const float *const b_big = stage + kParts * kBoxA;
+        const float *const b_big = stage + kPartsA * kBoxA;
         const float *const b_small = b_big + kBoxB;
         /* the first tile of a partial sum (of the whole sum without promotion) */
         const bool fresh = PROMOTE > 0 ? t % PROMOTE == 0 : t == 0;
         const bool last = PROMOTE > 0 ? (t + 1) % PROMOTE == 0 || t + 1 == tiles
                                       : t + 1 == tiles;
-        /* A in registers: the fragment of wgmma_tf32.cuh.  From a K-major stage the warp's
+        /* A in registers: the fragment of wgmma_tf32.cuh, split (3xTF32) or rounded to
+         * nearest (TF32) on the way, as the pre-pass would.  From a K-major stage the warp's
          * reads fall on 32 banks; from the boxes of rows (row r in box r / 32, column r % 32
          * of line k), two to a bank. */
-        uint32_t a_frag[kBK / 8][4];
         if (kARegisters)
 #pragma unroll
             for (int kk = 0; kk < kBK / 8; ++kk)
@@ -296,7 +326,13 @@ __global__ void __launch_bounds__(kThreads, 1)
                     const int at = A_FEED == AFeed::kRegistersKMajor
                                        ? sw128_offset(r, kq)
                                        : r / 32 * 32 * kBK + sw128_offset(kq, r % 32);
-                    a_frag[kk][e] = __float_as_uint(tf32_round(stage[at]));
+                    if (SPLIT) {
+                        const Split parts = split_tf32(stage[at]);
+                        a_frag[kk][e] = __float_as_uint(parts.big);
+                        a_frag_small[kk][e] = __float_as_uint(parts.small);
+                    } else {
+                        a_frag[kk][e] = __float_as_uint(tf32_round(stage[at]));
+                    }
                 }
         wgmma_fence();
 #pragma unroll
@@ -306,13 +342,16 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
             for (int h = 0; h < kN128; ++h) {
                 const uint64_t bb = smem_desc(b_big + h * 128 * kBK, 8 * kk);
-                if (SPLIT) { /* the small products first */
+                const uint64_t bs = smem_desc(b_small + h * 128 * kBK, 8 * kk);
+                if (SPLIT && kARegisters) { /* the small products first */
+                    wgmma_64x128x8_rs(acc.part[h], a_frag_small[kk], bb, accumulate);
+                    wgmma_64x128x8_rs(acc.part[h], a_frag[kk], bs, true);
+                } else if (SPLIT) {
                     wgmma_64x128x8_ss(acc.part[h], smem_desc(a_small, 8 * kk), bb, accumulate);
-                    wgmma_64x128x8_ss(acc.part[h], ab,
-                                      smem_desc(b_small + h * 128 * kBK, 8 * kk), true);
+                    wgmma_64x128x8_ss(acc.part[h], ab, bs, true);
                 }
                 if (kARegisters)
-                    wgmma_64x128x8_rs(acc.part[h], a_frag[kk], bb, accumulate);
+                    wgmma_64x128x8_rs(acc.part[h], a_frag[kk], bb, SPLIT || accumulate);
                 else
                     wgmma_64x128x8_ss(acc.part[h], ab, bb, SPLIT || accumulate);
             }
@@ -344,6 +383,11 @@ __global__ void __launch_bounds__(kThreads, 1)
                 mbarrier_arrive(&empty[unreleased % STAGES]);
             unreleased = t;
         }
+    };
+    for (int64_t t = 0; t < tiles; t += 2) { /* the two register sets take turns */
+        consume(t, a_frags[0], a_frags_small[0]);
+        if (t + 1 < tiles)
+            consume(t + 1, a_frags[1], a_frags_small[1]);
     }
 
     /* The last tile waited for every product; this wait, a no-op, shows the compiler that no
@@ -367,32 +411,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 /* ---- the launch --------------------------------------------------------------------------- */
-
-/* How the planes of a problem are cut along k, and where they lie in the workspace. */
-struct PlaneChunks {
-    int64_t items_a, items_b; /* batch items with their own planes */
-    int64_t kc;               /* k of a chunk (the last may be shorter) */
-    int64_t kp;               /* kc padded to 4 floats: TMA strides are multiples of 16 bytes */
-    int parts;
-
-    PlaneChunks(const tg_problem &p, bool split)
-        : items_a(p.stride_a == 0 ? 1 : p.batch), items_b(p.stride_b == 0 ? 1 : p.batch),
-          parts(split ? 2 : 1)
-    {
-        const int64_t per_k = (items_a * p.m + items_b * p.n) * parts * (int64_t)sizeof(float);
-        const int64_t fit = (int64_t)kPlaneBudget / per_k / kBK * kBK;
-        const int64_t whole = (p.k + kBK - 1) / kBK * kBK;
-        kc = fit < kBK ? kBK : fit < whole ? fit : whole;
-        kp = (kc + 3) / 4 * 4;
-    }
-    int64_t a_floats(const tg_problem &p) const { return items_a * parts * p.m * kp; }
-    size_t bytes(const tg_problem &p) const
-    {
-        return (size_t)(a_floats(p) + items_b * parts * p.n * kp) * sizeof(float);
-    }
-};
-
-/* ---- TF32 mode without planes -------------------------------------------------------------- */
 
 /* One operand as the caller stores it: rows x k, X(r, q) = X[r * row_stride + q * k_stride],
  * batch item z at X + z * stride (one item when stride is 0). */
@@ -429,51 +447,78 @@ inline RawOperand raw_b(const tg_problem &p)
     return RawOperand(p.B, p.n, p.k, p.b_cs, p.b_rs, p.stride_b, p.batch);
 }
 
-/* How TF32 mode feeds the tensor core, with no pre-pass where it can.  wgmma reads TF32
- * operands from shared memory only K-major, and A (not B) may come from registers instead, in
- * any layout; the TMA copies both from the caller's memory, and A goes through registers
- * (AFeed), where it is rounded to nearest:
- *   kBothKMajor      op(A) and op(B) k-contiguous
- *   kARegisters      op(A) rows contiguous, op(B) k-contiguous
- *   kTurnedRegisters op(A) k-contiguous, op(B) columns contiguous: the turned product
- *                    C^T = op(B)^T op(A)^T is kARegisters
- *   kPlanes          anything else (both operands k-strided, or strides the TMA cannot read):
- *                    the pre-pass writes TF32 planes, as for 3xTF32 */
-enum class Tf32Form { kBothKMajor, kARegisters, kTurnedRegisters, kPlanes };
+/* How a call feeds the tensor core: where A comes from (AFeed), and whether the product is
+ * turned (C^T = op(B)^T op(A)^T, common.cuh) so that op(B) takes A's place.  wgmma reads TF32
+ * operands from shared memory only K-major; A (not B) may come from registers instead, in any
+ * layout, and is then read by the TMA where the caller keeps it, with no pre-pass:
+ *   TF32 mode     op(B) must then be K-major in place too (nothing else prepares it): op(A)
+ *                 k- or rows-contiguous with op(B) k-contiguous, or turned, op(A)
+ *                 k-contiguous with op(B) columns contiguous; else both go through planes
+ *   3xTF32        op(B) always goes through planes (big and small), op(A) through registers
+ *                 when the TMA can read it, else the product is turned when op(B) can be
+ *                 read, or when both can and op(B) is the larger (the planes then cost less);
+ *                 else both go through planes */
+struct Feed {
+    AFeed a;
+    bool turn;
+};
 
-template <int BN>
-Tf32Form tf32_form(const tg_problem &p)
+template <int BN, bool SPLIT>
+Feed choose_feed(const tg_problem &p)
 {
     const RawOperand a = raw_a(p), b = raw_b(p);
-    if (a.k_major() && b.k_major())
-        return Tf32Form::kBothKMajor;
-    if (a.rows_major() && b.k_major())
-        return Tf32Form::kARegisters;
+    const auto registers = [](const RawOperand &x, const RawOperand &other) {
+        if (!SPLIT && !other.k_major())
+            return AFeed::kShared;
+        return x.k_major() ? AFeed::kRegistersKMajor
+                           : x.rows_major() ? AFeed::kRegistersRowsMajor : AFeed::kShared;
+    };
+    const AFeed straight = registers(a, b);
     /* turned, m takes the wider tile side */
-    if (a.k_major() && b.rows_major() && p.m <= INT32_MAX - BN)
-        return Tf32Form::kTurnedRegisters;
-    return Tf32Form::kPlanes;
+    const AFeed turned_feed = p.m <= INT32_MAX - BN ? registers(b, a) : AFeed::kShared;
+    if (straight != AFeed::kShared && !(SPLIT && turned_feed != AFeed::kShared && p.n > p.m))
+        return Feed{straight, false};
+    if (turned_feed != AFeed::kShared)
+        return Feed{turned_feed, true};
+    return Feed{AFeed::kShared, false};
 }
 
-/* The tensor map of an operand read in place: k-major as (k, rows, 1, item) in boxes of 32 x
- * box_rows, like the planes; rows-major as (rows, k, 1, item) in boxes of 32 rows x 32 k. */
-cudaError_t raw_map(CUtensorMap *map, const RawOperand &x, bool k_major, int box_rows)
-{
-    const int64_t inner = k_major ? x.k : x.rows, outer = k_major ? x.rows : x.k;
-    const uint64_t line = (uint64_t)(k_major ? x.row_stride : x.k_stride) * sizeof(float);
-    const uint64_t dims[4] = {(uint64_t)inner, (uint64_t)outer, 1, (uint64_t)x.items};
-    const uint64_t strides[3] = {line, line * outer,
-                                 x.items > 1 ? (uint64_t)x.stride * sizeof(float) : line * outer};
-    const uint32_t box[4] = {kBK, k_major ? (uint32_t)box_rows : (uint32_t)kBK, 1, 1};
-    return encode_tile_map(map, x.base, dims, strides, box);
-}
+/* How the planes of a problem are cut along k, and where they lie in the workspace: planes of
+ * op(B) always, of op(A) where it does not go through registers. */
+struct PlaneChunks {
+    int64_t items_a, items_b; /* batch items with their own planes (items_a 0: no planes) */
+    int64_t kc;               /* k of a chunk (the last may be shorter) */
+    int64_t kp;               /* kc padded to 4 floats: TMA strides are multiples of 16 bytes */
+    int parts;
 
-template <bool SPLIT, int BN>
+    PlaneChunks(const tg_problem &p, bool split, bool plane_a)
+        : items_a(!plane_a ? 0 : p.stride_a == 0 ? 1 : p.batch),
+          items_b(p.stride_b == 0 ? 1 : p.batch), parts(split ? 2 : 1)
+    {
+        const int64_t per_k = (items_a * p.m + items_b * p.n) * parts * (int64_t)sizeof(float);
+        const int64_t fit = (int64_t)kPlaneBudget / per_k / kBK * kBK;
+        const int64_t whole = (p.k + kBK - 1) / kBK * kBK;
+        kc = fit < kBK ? kBK : fit < whole ? fit : whole;
+        kp = (kc + 3) / 4 * 4;
+    }
+    int64_t a_floats(const tg_problem &p) const { return items_a * parts * p.m * kp; }
+    size_t bytes(const tg_problem &p) const
+    {
+        return (size_t)(a_floats(p) + items_b * parts * p.n * kp) * sizeof(float);
+    }
+};
+
+/* Whether a call with this feed writes planes: of B always but in TF32 mode through registers. */
+constexpr bool needs_planes(bool split, AFeed a) { return split || a == AFeed::kShared; }
+
+template <bool SPLIT, int BN, bool IN_PLACE = true>
 size_t tma_wgmma_workspace(const tg_problem *p)
 {
-    if (!SPLIT && tf32_form<BN>(*p) != Tf32Form::kPlanes)
+    const Feed feed = IN_PLACE ? choose_feed<BN, SPLIT>(*p) : Feed{AFeed::kShared, false};
+    if (!needs_planes(SPLIT, feed.a))
         return 0;
-    return PlaneChunks(*p, SPLIT).bytes(*p);
+    const TurnedProblem q = turned(*p, feed.turn);
+    return PlaneChunks(q.p, SPLIT, feed.a == AFeed::kShared).bytes(q.p);
 }
 
 template <int PARTS, Read READ>
@@ -518,84 +563,91 @@ cudaError_t plane_map(CUtensorMap *map, const float *planes, int64_t k, int64_t 
     return encode_tile_map(map, planes, dims, strides, box);
 }
 
-/* The kernel's shared memory, opted into once per instantiation. */
-template <int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED>
-cudaError_t prepare_kernel(size_t *smem)
+/* The tensor map of an operand read in place: k-major as (k, rows, 1, item) in boxes of 32 x
+ * box_rows, like the planes; rows-major as (rows, k, 1, item) in boxes of 32 rows x 32 k. */
+cudaError_t raw_map(CUtensorMap *map, const RawOperand &x, bool k_major, int box_rows)
 {
-    constexpr int kParts = SPLIT ? 2 : 1;
-    constexpr size_t kBytes = (size_t)STAGES * kParts * (kBM + BN) * kBK * sizeof(float) +
-                              2 * STAGES * sizeof(uint64_t) + 1024 /* room to align the stages */;
-    static_assert(kBytes <= 227 * 1024,
-                  "the stages must fit the H100's 227 KiB of shared memory a block");
-    *smem = kBytes;
-    return opt_in_shared_memory<sgemm_tma_wgmma<BN, STAGES, PROMOTE, SPLIT, A_FEED>>(
-        kBytes);
+    const int64_t inner = k_major ? x.k : x.rows, outer = k_major ? x.rows : x.k;
+    const uint64_t line = (uint64_t)(k_major ? x.row_stride : x.k_stride) * sizeof(float);
+    const uint64_t dims[4] = {(uint64_t)inner, (uint64_t)outer, 1, (uint64_t)x.items};
+    const uint64_t strides[3] = {line, line * outer,
+                                 x.items > 1 ? (uint64_t)x.stride * sizeof(float) : line * outer};
+    const uint32_t box[4] = {kBK, k_major ? (uint32_t)box_rows : (uint32_t)kBK, 1, 1};
+    return encode_tile_map(map, x.base, dims, strides, box);
 }
 
-/* TF32 mode's direct forms: the kernel reads op(A) and op(B) where the caller keeps them. */
-template <int BN, int STAGES, AFeed A_FEED>
-int launch_direct(const TurnedProblem &q, cudaStream_t stream)
-{
-    size_t smem = 0;
-    cudaError_t e = prepare_kernel<BN, STAGES, 0, false, A_FEED>(&smem);
-    CUtensorMap a_map, b_map;
-    if (e || (e = raw_map(&a_map, raw_a(q.p), A_FEED == AFeed::kRegistersKMajor, kBM)) ||
-        (e = raw_map(&b_map, raw_b(q.p), true, BN)))
-        return (int)e;
-    const dim3 grid(ceil_div(q.p.m, kBM) * ceil_div(q.p.n, BN), 1, (unsigned)q.p.batch);
-    sgemm_tma_wgmma<BN, STAGES, 0, false, A_FEED>
-        <<<grid, kThreads, smem, stream>>>(a_map, b_map, q);
-    return (int)cudaGetLastError();
-}
-
-template <int BN, int STAGES, int PROMOTE, bool SPLIT>
-int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
+/* One feed's launches: the product in chunks of k where planes are written (each chunk's
+ * planes, then its product adding into C, beta on the first), else in one launch. */
+template <int BN, int PROMOTE, bool SPLIT, AFeed A_FEED, bool ROUND_B>
+int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
 {
     constexpr int kParts = SPLIT ? 2 : 1;
-    const cudaStream_t stream = (cudaStream_t)stream_arg;
-    if constexpr (!SPLIT) {
-        switch (tf32_form<BN>(*p)) {
-        case Tf32Form::kBothKMajor:
-            return launch_direct<BN, STAGES, AFeed::kRegistersKMajor>(turned(*p, false), stream);
-        case Tf32Form::kARegisters:
-            return launch_direct<BN, STAGES, AFeed::kRegistersRowsMajor>(turned(*p, false),
-                                                                          stream);
-        case Tf32Form::kTurnedRegisters:
-            return launch_direct<BN, STAGES, AFeed::kRegistersRowsMajor>(turned(*p, true),
-                                                                          stream);
-        case Tf32Form::kPlanes: break;
-        }
-    }
-    size_t smem = 0;
-    cudaError_t e = prepare_kernel<BN, STAGES, PROMOTE, SPLIT, AFeed::kShared>(&smem);
+    constexpr bool kPlaneA = A_FEED == AFeed::kShared, kPlaneB = needs_planes(SPLIT, A_FEED);
+    /* as many stages as 192 KiB hold: 3 of 3xTF32 planes, 4 where A is one FP32 box */
+    constexpr size_t kStageBytes = ((kPlaneA ? kParts : 1) * kBM + kParts * BN) * kBK * 4;
+    constexpr int kStages = (int)(kStageRing / kStageBytes);
+    constexpr bool kRoundB = ROUND_B && !kPlaneB;
+    constexpr auto kernel = sgemm_tma_wgmma<BN, kStages, PROMOTE, SPLIT, A_FEED, kRoundB>;
+    constexpr size_t kSmem = kStages * kStageBytes + 3 * kStages * sizeof(uint64_t) +
+                             1024 /* room to align the stages */;
+    static_assert(kSmem <= 227 * 1024, "the stages must fit the H100's 227 KiB a block");
+    cudaError_t e = opt_in_shared_memory<kernel>(kSmem);
     if (e != cudaSuccess)
         return (int)e;
-    const PlaneChunks chunks(*p, SPLIT);
-    float *const planes_a = static_cast<float *>(workspace);
-    float *const planes_b = planes_a + chunks.a_floats(*p);
-    const dim3 grid(ceil_div(p->m, kBM) * ceil_div(p->n, BN), 1, (unsigned)p->batch);
-    for (int64_t k0 = 0; k0 < p->k; k0 += chunks.kc) {
-        tg_problem chunk = *p;
-        chunk.k = std::min(chunks.kc, p->k - k0);
-        chunk.A = p->A + k0 * p->a_cs;
-        chunk.B = p->B + k0 * p->b_rs;
-        chunk.beta = k0 == 0 ? p->beta : 1.0f; /* later chunks add into C */
+    const tg_problem &p = q.p;
+    const PlaneChunks chunks(p, SPLIT, kPlaneA);
+    const int64_t kc = kPlaneB ? chunks.kc : p.k;
+    float *const planes_a = workspace;
+    float *const planes_b = workspace + chunks.a_floats(p);
+    const dim3 grid(ceil_div(p.m, kBM) * ceil_div(p.n, BN), 1, (unsigned)p.batch);
+    for (int64_t k0 = 0; k0 < p.k; k0 += kc) {
+        TurnedProblem chunk = q;
+        chunk.p.k = std::min(kc, p.k - k0);
+        chunk.p.A = p.A + k0 * p.a_cs;
+        chunk.p.B = p.B + k0 * p.b_rs;
+        chunk.p.beta = k0 == 0 ? p.beta : 1.0f; /* later chunks add into C */
+        const tg_problem &c = chunk.p;
         CUtensorMap a_map, b_map;
-        if ((e = launch_split<kParts>(chunk.A, p->a_rs, p->a_cs, p->stride_a, chunks.items_a,
-                                      p->m, chunk.k, planes_a, chunks.kp, stream)) ||
-            (e = launch_split<kParts>(chunk.B, p->b_cs, p->b_rs, p->stride_b, chunks.items_b,
-                                      p->n, chunk.k, planes_b, chunks.kp, stream)) ||
-            (e = plane_map(&a_map, planes_a, chunk.k, p->m, kParts, chunks.items_a, chunks.kp,
-                           kBM)) ||
-            (e = plane_map(&b_map, planes_b, chunk.k, p->n, kParts, chunks.items_b, chunks.kp,
-                           BN)))
+        if (kPlaneA) {
+            if ((e = launch_split<kParts>(c.A, p.a_rs, p.a_cs, p.stride_a, chunks.items_a, p.m,
+                                          c.k, planes_a, chunks.kp, stream)) ||
+                (e = plane_map(&a_map, planes_a, c.k, p.m, kParts, chunks.items_a, chunks.kp,
+                               kBM)))
+                return (int)e;
+        } else if ((e = raw_map(&a_map, raw_a(c), A_FEED == AFeed::kRegistersKMajor, kBM))) {
             return (int)e;
-        sgemm_tma_wgmma<BN, STAGES, PROMOTE, SPLIT, AFeed::kShared>
-            <<<grid, kThreads, smem, stream>>>(a_map, b_map, turned(chunk, false));
+        }
+        if (kPlaneB) {
+            if ((e = launch_split<kParts>(c.B, p.b_cs, p.b_rs, p.stride_b, chunks.items_b, p.n,
+                                          c.k, planes_b, chunks.kp, stream)) ||
+                (e = plane_map(&b_map, planes_b, c.k, p.n, kParts, chunks.items_b, chunks.kp,
+                               BN)))
+                return (int)e;
+        } else if ((e = raw_map(&b_map, raw_b(c), true, BN))) {
+            return (int)e;
+        }
+        kernel<<<grid, kThreads, kSmem, stream>>>(a_map, b_map, chunk);
         if ((e = cudaGetLastError()) != cudaSuccess)
             return (int)e;
     }
     return (int)cudaSuccess;
+}
+
+template <int BN, int PROMOTE, bool SPLIT, bool ROUND_B = true, bool IN_PLACE = true>
+int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
+{
+    const cudaStream_t stream = (cudaStream_t)stream_arg;
+    float *const planes = static_cast<float *>(workspace);
+    const Feed feed = IN_PLACE ? choose_feed<BN, SPLIT>(*p) : Feed{AFeed::kShared, false};
+    const TurnedProblem q = turned(*p, feed.turn);
+    switch (feed.a) {
+    case AFeed::kRegistersKMajor:
+        return launch_feed<BN, PROMOTE, SPLIT, AFeed::kRegistersKMajor, ROUND_B>(q, stream, planes);
+    case AFeed::kRegistersRowsMajor:
+        return launch_feed<BN, PROMOTE, SPLIT, AFeed::kRegistersRowsMajor, ROUND_B>(q, stream,
+                                                                                   planes);
+    default: return launch_feed<BN, PROMOTE, SPLIT, AFeed::kShared, ROUND_B>(q, stream, planes);
+    }
 }
 
 /* The registry's plain launch is never called for a rung with workspace. */
@@ -627,7 +679,7 @@ extern "C" const tg_rung tg_rung_tma_wgmma3xtf32 = {.name = "tma_wgmma3xtf32", .
     .block_rows = kBM, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_3XTF32, .min_cc = 90,
     .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
     .workspace_bytes = tma_wgmma_workspace<true, 128>,
-    .launch_with_workspace = launch_tma_wgmma<128, 3, 1, true>};
+    .launch_with_workspace = launch_tma_wgmma<128, 1, true>};
 
 extern "C" const tg_rung tg_rung_tma_wgmmatf32 = {.name = "tma_wgmmatf32", .level = 9,
     .summary = "tma_wgmma3xtf32 without the small parts and without promotion, 128x256x32 "
@@ -635,4 +687,18 @@ extern "C" const tg_rung tg_rung_tma_wgmmatf32 = {.name = "tma_wgmmatf32", .leve
     .block_rows = kBM, .block_cols = 256, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 90,
     .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<256>,
     .workspace_bytes = tma_wgmma_workspace<false, 256>,
-    .launch_with_workspace = launch_tma_wgmma<256, 4, 0, false>};
+    .launch_with_workspace = launch_tma_wgmma<256, 0, false>};
+
+extern "C" const tg_rung tg_rung_tma_wgmmatf32_trunc = {.name = "tma_wgmmatf32_trunc", .level = 9,
+    .summary = "tma_wgmmatf32 with B read as the tensor core truncates it (measurement only)",
+    .block_rows = kBM, .block_cols = 256, .in_auto = 0, .arith = TG_ARITH_TF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<256>,
+    .workspace_bytes = tma_wgmma_workspace<false, 256>,
+    .launch_with_workspace = launch_tma_wgmma<256, 0, false, false>};
+
+extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_planes = {.name = "tma_wgmma3xtf32_planes",
+    .level = 9, .summary = "tma_wgmma3xtf32 with both operands through planes (measurement only)",
+    .block_rows = kBM, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_3XTF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
+    .workspace_bytes = tma_wgmma_workspace<true, 128, false>,
+    .launch_with_workspace = launch_tma_wgmma<128, 1, true, true, false>};

@@ -12,8 +12,12 @@
  * its own accumulator entries, reading shared memory when it issues the product, each as the
  * H100's tensor core does (tensor_core_model.h: the top 19 bits of the operands read,
  * subnormal inputs and outputs flushed, the 8 products and the accumulator aligned and
- * truncated, the sum truncated to FP32).  fence, commit and wait do nothing: the products
- * complete at once.  The _rs form takes A from the threads' registers: every thread of the
+ * truncated, the sum truncated to FP32).  fence does nothing, and the products complete at
+ * once; but on the GPU the tensor core reads the _rs form's A registers until the product is
+ * waited for, so the twin keeps, per thread, the registers each product read and their values,
+ * grouped as committed, and when wgmma_wait retires a group it checks that they still hold
+ * those values: a kernel that loads the next A into registers a product in flight still reads
+ * fails here.  The _rs form takes A from the threads' registers: every thread of the
  * warpgroup deposits its fragment in the warpgroup's exchange, waits (a spin barrier of the
  * warpgroup's 128 threads) until all have, forms its entries from the PTX ISA's fragment
  * layout, and waits again until all have read, so the exchange can be reused.
@@ -26,7 +30,9 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <deque>
 #include <map>
+#include <vector>
 
 #include "sw128.cuh" /* the kernel tree's own layout, checked against element() */
 #include "tensor_core_model.h"
@@ -59,6 +65,17 @@ struct Exchange {
 };
 inline emu::PerBlock<std::map<unsigned, Exchange>> exchanges;
 
+/* One thread's _rs reads: the registers and the values read, in open and committed groups. */
+struct RegisterRead {
+    const uint32_t *registers;
+    uint32_t values[4];
+};
+struct ThreadReads {
+    std::vector<RegisterRead> open;
+    std::deque<std::vector<RegisterRead>> committed;
+};
+inline emu::PerBlock<std::map<unsigned, ThreadReads>> register_reads;
+
 inline float bits_to_float(uint32_t u)
 {
     float f;
@@ -85,10 +102,24 @@ __device__ __forceinline__ uint64_t smem_desc(const float *tile, int kk)
 }
 
 __device__ __forceinline__ void wgmma_fence() {}
-__device__ __forceinline__ void wgmma_commit() {}
+__device__ __forceinline__ void wgmma_commit()
+{
+    emu_wgmma::ThreadReads &r = emu_wgmma::register_reads.get()[threadIdx.x];
+    r.committed.push_back(std::move(r.open));
+    r.open.clear();
+}
 template <int N>
 __device__ __forceinline__ void wgmma_wait()
 {
+    emu_wgmma::ThreadReads &r = emu_wgmma::register_reads.get()[threadIdx.x];
+    while (r.committed.size() > (size_t)N) {
+        for (const emu_wgmma::RegisterRead &read : r.committed.front())
+            if (std::memcmp(read.registers, read.values, sizeof read.values) != 0)
+                emu::fail("wgmma twin: A's registers were written while a product that reads "
+                          "them was in flight (before the wgmma_wait that retires it)",
+                          read.registers);
+        r.committed.pop_front();
+    }
 }
 __device__ __forceinline__ void fence_async_shared() {}
 template <int N, bool UP>
@@ -120,6 +151,8 @@ __device__ __forceinline__ void wgmma_64x128x8_rs(float (&d)[64], const uint32_t
 {
     const unsigned tid = threadIdx.x;
     const unsigned w = tid / 32 % 4, g = tid % 32 / 4, t = tid % 4;
+    emu_wgmma::RegisterRead read{a, {a[0], a[1], a[2], a[3]}};
+    emu_wgmma::register_reads.get()[tid].open.push_back(read);
     emu_wgmma::Exchange &x = emu_wgmma::exchanges.get()[tid / 128];
     std::memcpy(x.a[tid % 128], a, sizeof x.a[0]);
     x.deposited.wait(x.deposited.arrive(128));
