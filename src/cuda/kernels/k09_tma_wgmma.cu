@@ -191,7 +191,7 @@ struct Accumulators<N128, 0> {
  * FMA recomputes.  One block per tile of C, in grouped order (grouped_tile<8>) on grid.x;
  * grid.z the batch item.
  */
-template <int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED, bool ROUND_B>
+template <int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED>
 __global__ void __launch_bounds__(kThreads, 1)
     sgemm_tma_wgmma(const __grid_constant__ CUtensorMap a_map,
                     const __grid_constant__ CUtensorMap b_map, const TurnedProblem q)
@@ -205,7 +205,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     constexpr int kStage = kPartsA * kBoxA + kParts * kBoxB; /* floats: A's parts, then B's */
     static_assert(BN == 128 || BN == 256, "a warpgroup covers 64 x 128 or 64 x 256 of C");
     static_assert(STAGES >= 2 && PROMOTE >= 0, "a ring of two stages at least");
-    static_assert(!ROUND_B || (!SPLIT && kARegisters), "B is rounded where it is read in place");
     static_assert(PROMOTE == 0 || kN128 == 1,
                   "with promotion a thread holds 64 partial sums and 64 FP32 sums per 64 x 128 "
                   "product: 64 x 256 a warpgroup would need 256 registers");
@@ -214,70 +213,60 @@ __global__ void __launch_bounds__(kThreads, 1)
     float *const stages = align_shared_1024(smem); /* each box 1024-byte aligned */
     uint64_t *const full = reinterpret_cast<uint64_t *>(stages + STAGES * kStage);
     uint64_t *const empty = full + STAGES;
-    /* ROUND_B: the stage once B is rounded (else the full barrier itself) */
-    uint64_t *const ready = ROUND_B ? empty + STAGES : full;
 
     const int tid = threadIdx.x;
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbarrier_init(&full[s], 1); /* the producer's arrive.expect_tx */
             mbarrier_init(&empty[s], kConsumerGroups * 4); /* a lane of every consumer warp */
-            if (ROUND_B)
-                mbarrier_init(&ready[s], kWarpgroup - 32); /* every rounding thread */
         }
         fence_mbarrier_init();
     }
     __syncthreads();
 
+    /* Persistent: block x takes tiles x, x + gridDim.x, ... of C in grouped order; the ring's
+     * stages and phases run on over them (`it` counts k-tiles), so the producer loads the next
+     * tile while the consumers store this one. */
     const int64_t tiles = (p.k + kBK - 1) / kBK;
-    const tile_index tile = grouped_tile<8>(blockIdx.x, (unsigned)((p.m + kBM - 1) / kBM),
-                                            (unsigned)((p.n + BN - 1) / BN));
-    const int i0 = (int)tile.m * kBM, j0 = (int)tile.n * BN;
+    const unsigned tiles_m = (unsigned)((p.m + kBM - 1) / kBM);
+    const unsigned tiles_n = (unsigned)((p.n + BN - 1) / BN);
+    const unsigned my_tiles = (tiles_m * tiles_n - blockIdx.x + gridDim.x - 1) / gridDim.x;
 
     if (tid < kWarpgroup) {
         set_max_registers<kProducerRegisters, false>();
-        if (ROUND_B && tid >= 32) {
-            /* Warps 1-3 round B to nearest TF32 in place once it lands (the tensor core would
-             * truncate it), 16 bytes a thread at a time, and hand the stage on. */
-            for (int64_t t = 0; t < tiles; ++t) {
-                const int s = (int)(t % STAGES);
-                mbarrier_wait(&full[s], (unsigned)(t / STAGES) & 1u);
-                float4 *const b = reinterpret_cast<float4 *>(stages + s * kStage + kBoxA);
-                for (int i = tid - 32; i < kBoxB / 4; i += kWarpgroup - 32) {
-                    const float4 v = b[i];
-                    b[i] = make_float4(tf32_round(v.x), tf32_round(v.y), tf32_round(v.z),
-                                       tf32_round(v.w));
-                }
-                fence_async_shared(); /* the stores, visible to wgmma's reads */
-                mbarrier_arrive(&ready[s]);
-            }
-            return;
-        }
         if (tid != 0)
             return;
         /* Batch item z's planes; a shared operand (stride 0) has one item. */
         const int za = p.stride_a == 0 ? 0 : (int)blockIdx.z;
         const int zb = p.stride_b == 0 ? 0 : (int)blockIdx.z;
-        for (int64_t t = 0; t < tiles; ++t) {
-            const int s = (int)(t % STAGES);
-            const unsigned round = (unsigned)(t / STAGES);
-            /* the consumers released round - 1 of this stage (a fresh barrier passes parity 1) */
-            mbarrier_wait(&empty[s], (round & 1u) ^ 1u);
-            mbarrier_arrive_expect_tx(&full[s], kStage * sizeof(float));
-            float *const stage = stages + s * kStage;
-            const int k0 = (int)(t * kBK);
-            if (A_FEED == AFeed::kRegistersRowsMajor) /* boxes of 32 rows x 32 k */
+        int64_t it = 0;
+        for (unsigned n = 0; n < my_tiles; ++n) {
+            const tile_index tile =
+                grouped_tile<8>(blockIdx.x + n * gridDim.x, tiles_m, tiles_n);
+            const int i0 = (int)tile.m * kBM, j0 = (int)tile.n * BN;
+            for (int64_t t = 0; t < tiles; ++t, ++it) {
+                const int s = (int)(it % STAGES);
+                const unsigned round = (unsigned)(it / STAGES);
+                /* the consumers released round - 1 of this stage (a fresh barrier passes
+                 * parity 1) */
+                mbarrier_wait(&empty[s], (round & 1u) ^ 1u);
+                mbarrier_arrive_expect_tx(&full[s], kStage * sizeof(float));
+                float *const stage = stages + s * kStage;
+                const int k0 = (int)(t * kBK);
+                if (A_FEED == AFeed::kRegistersRowsMajor) /* boxes of 32 rows x 32 k */
 #pragma unroll
-                for (int b = 0; b < kBM / 32; ++b)
-                    tma_load_tile(stage + b * 32 * kBK, &a_map, &full[s], i0 + 32 * b, k0, 0, za);
-            else
+                    for (int b = 0; b < kBM / 32; ++b)
+                        tma_load_tile(stage + b * 32 * kBK, &a_map, &full[s], i0 + 32 * b, k0, 0,
+                                      za);
+                else
 #pragma unroll
-                for (int h = 0; h < kPartsA; ++h)
-                    tma_load_tile(stage + h * kBoxA, &a_map, &full[s], k0, i0, h, za);
+                    for (int h = 0; h < kPartsA; ++h)
+                        tma_load_tile(stage + h * kBoxA, &a_map, &full[s], k0, i0, h, za);
 #pragma unroll
-            for (int h = 0; h < kParts; ++h)
-                tma_load_tile(stage + kPartsA * kBoxA + h * kBoxB, &b_map, &full[s], k0, j0, h,
-                              zb);
+                for (int h = 0; h < kParts; ++h)
+                    tma_load_tile(stage + kPartsA * kBoxA + h * kBoxB, &b_map, &full[s], k0, j0,
+                                  h, zb);
+            }
         }
         return;
     }
@@ -288,21 +277,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     const bool releaser = tid % 32 == 0; /* arrives on the empty barriers for its warp */
     const int w = tid / 32 % 4, g = tid % 32 / 4, lane_t = tid % 4;
     Accumulators<kN128, PROMOTE> acc;
-    if (PROMOTE > 0)
-#pragma unroll
-        for (int h = 0; h < kN128; ++h)
-#pragma unroll
-            for (int i = 0; i < 64; ++i)
-                acc.result(h)[i] = 0.0f;
-    int64_t unreleased = -1; /* a tile whose products may still read its stage */
+    int64_t unreleased = -1; /* a k-tile whose products may still read its stage */
     /* A's registers while a tile's products may still read them (up to two tiles in flight:
      * the tensor core reads them until the products are waited for, so a tile must not load
      * into the set the previous tile's products use) */
     uint32_t a_frags[2][kBK / 8][4], a_frags_small[2][kBK / 8][4];
-    const auto consume = [&](int64_t t, uint32_t(&a_frag)[kBK / 8][4],
+    /* k-tile t of the tile, the block's k-tile `it` */
+    const auto consume = [&](int64_t t, int64_t it, uint32_t(&a_frag)[kBK / 8][4],
                              uint32_t(&a_frag_small)[kBK / 8][4]) {
-        const int s = (int)(t % STAGES);
-        mbarrier_wait(&ready[s], (unsigned)(t / STAGES) & 1u);
+        const int s = (int)(it % STAGES);
+        mbarrier_wait(&full[s], (unsigned)(it / STAGES) & 1u);
         const float *const stage = stages + s * kStage;
         const float *const a_big = stage + half * 64 * kBK; /* this warpgroup's 64 rows */
         const float *const a_small = a_big + kBoxA;
@@ -381,33 +365,48 @@ __global__ void __launch_bounds__(kThreads, 1)
             wgmma_wait<1>();
             if (releaser && unreleased >= 0)
                 mbarrier_arrive(&empty[unreleased % STAGES]);
-            unreleased = t;
+            unreleased = it;
         }
     };
-    for (int64_t t = 0; t < tiles; t += 2) { /* the two register sets take turns */
-        consume(t, a_frags[0], a_frags_small[0]);
-        if (t + 1 < tiles)
-            consume(t + 1, a_frags[1], a_frags_small[1]);
-    }
 
-    /* The last tile waited for every product; this wait, a no-op, shows the compiler that no
-     * product is in flight on any path out of the loop (else it injects one, warning C7517). */
-    wgmma_wait<0>();
-#pragma unroll
-    for (int h = 0; h < kN128; ++h)
-        fence_operand(acc.result(h));
-
-    /* result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + 128 h + 8j + 2t + e % 2). */
     const batch_item item(p);
+    int64_t it = 0;
+    for (unsigned n = 0; n < my_tiles; ++n) {
+        const tile_index tile = grouped_tile<8>(blockIdx.x + n * gridDim.x, tiles_m, tiles_n);
+        const int i0 = (int)tile.m * kBM, j0 = (int)tile.n * BN;
+        if (PROMOTE > 0)
 #pragma unroll
-    for (int h = 0; h < kN128; ++h)
+            for (int h = 0; h < kN128; ++h)
 #pragma unroll
-        for (int j = 0; j < 16; ++j)
+                for (int i = 0; i < 64; ++i)
+                    acc.result(h)[i] = 0.0f;
+        /* the two register sets take turns; the last k-tile of a tile waits for every product */
+        for (int64_t t = 0; t < tiles; t += 2, it += 2) {
+            consume(t, it, a_frags[0], a_frags_small[0]);
+            if (t + 1 < tiles)
+                consume(t + 1, it + 1, a_frags[1], a_frags_small[1]);
+        }
+        it -= (tiles & 1); /* an odd count stepped one past */
+
+        /* The last k-tile waited for every product; this wait, a no-op, shows the compiler that
+         * no product is in flight on any path out of the loop (else it injects one, C7517). */
+        wgmma_wait<0>();
 #pragma unroll
-            for (int e = 0; e < 4; ++e)
-                store_tc_result(p, item, i0 + 64 * half + 16 * w + g + 8 * (e / 2),
-                                j0 + 128 * h + 8 * j + 2 * lane_t + e % 2,
-                                acc.result(h)[4 * j + e], q.c_rs, q.c_cs);
+        for (int h = 0; h < kN128; ++h)
+            fence_operand(acc.result(h));
+
+        /* result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2),
+         * j0 + 128 h + 8j + 2t + e % 2); meanwhile the producer loads the next tile */
+#pragma unroll
+        for (int h = 0; h < kN128; ++h)
+#pragma unroll
+            for (int j = 0; j < 16; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    store_tc_result(p, item, i0 + 64 * half + 16 * w + g + 8 * (e / 2),
+                                    j0 + 128 * h + 8 * j + 2 * lane_t + e % 2,
+                                    acc.result(h)[4 * j + e], q.c_rs, q.c_cs);
+    }
 }
 
 /* ---- the launch --------------------------------------------------------------------------- */
@@ -578,7 +577,7 @@ cudaError_t raw_map(CUtensorMap *map, const RawOperand &x, bool k_major, int box
 
 /* One feed's launches: the product in chunks of k where planes are written (each chunk's
  * planes, then its product adding into C, beta on the first), else in one launch. */
-template <int BN, int PROMOTE, bool SPLIT, AFeed A_FEED, bool ROUND_B>
+template <int BN, int PROMOTE, bool SPLIT, AFeed A_FEED, bool PERSISTENT>
 int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
 {
     constexpr int kParts = SPLIT ? 2 : 1;
@@ -586,9 +585,8 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
     /* as many stages as 192 KiB hold: 3 of 3xTF32 planes, 4 where A is one FP32 box */
     constexpr size_t kStageBytes = ((kPlaneA ? kParts : 1) * kBM + kParts * BN) * kBK * 4;
     constexpr int kStages = (int)(kStageRing / kStageBytes);
-    constexpr bool kRoundB = ROUND_B && !kPlaneB;
-    constexpr auto kernel = sgemm_tma_wgmma<BN, kStages, PROMOTE, SPLIT, A_FEED, kRoundB>;
-    constexpr size_t kSmem = kStages * kStageBytes + 3 * kStages * sizeof(uint64_t) +
+    constexpr auto kernel = sgemm_tma_wgmma<BN, kStages, PROMOTE, SPLIT, A_FEED>;
+    constexpr size_t kSmem = kStages * kStageBytes + 2 * kStages * sizeof(uint64_t) +
                              1024 /* room to align the stages */;
     static_assert(kSmem <= 227 * 1024, "the stages must fit the H100's 227 KiB a block");
     cudaError_t e = opt_in_shared_memory<kernel>(kSmem);
@@ -599,7 +597,14 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
     const int64_t kc = kPlaneB ? chunks.kc : p.k;
     float *const planes_a = workspace;
     float *const planes_b = workspace + chunks.a_floats(p);
-    const dim3 grid(ceil_div(p.m, kBM) * ceil_div(p.n, BN), 1, (unsigned)p.batch);
+    /* persistent blocks: one a multiprocessor (the ring fills its shared memory) */
+    int device = 0, multiprocessors = 0;
+    if ((e = cudaGetDevice(&device)) ||
+        (e = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device)))
+        return (int)e;
+    const unsigned tiles = ceil_div(p.m, kBM) * ceil_div(p.n, BN);
+    const dim3 grid(PERSISTENT ? std::min(tiles, (unsigned)multiprocessors) : tiles, 1,
+                    (unsigned)p.batch);
     for (int64_t k0 = 0; k0 < p.k; k0 += kc) {
         TurnedProblem chunk = q;
         chunk.p.k = std::min(kc, p.k - k0);
@@ -633,7 +638,7 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
     return (int)cudaSuccess;
 }
 
-template <int BN, int PROMOTE, bool SPLIT, bool ROUND_B = true, bool IN_PLACE = true>
+template <int BN, int PROMOTE, bool SPLIT, bool IN_PLACE = true, bool PERSISTENT = true>
 int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
 {
     const cudaStream_t stream = (cudaStream_t)stream_arg;
@@ -642,11 +647,11 @@ int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
     const TurnedProblem q = turned(*p, feed.turn);
     switch (feed.a) {
     case AFeed::kRegistersKMajor:
-        return launch_feed<BN, PROMOTE, SPLIT, AFeed::kRegistersKMajor, ROUND_B>(q, stream, planes);
+        return launch_feed<BN, PROMOTE, SPLIT, AFeed::kRegistersKMajor, PERSISTENT>(q, stream, planes);
     case AFeed::kRegistersRowsMajor:
-        return launch_feed<BN, PROMOTE, SPLIT, AFeed::kRegistersRowsMajor, ROUND_B>(q, stream,
+        return launch_feed<BN, PROMOTE, SPLIT, AFeed::kRegistersRowsMajor, PERSISTENT>(q, stream,
                                                                                    planes);
-    default: return launch_feed<BN, PROMOTE, SPLIT, AFeed::kShared, ROUND_B>(q, stream, planes);
+    default: return launch_feed<BN, PROMOTE, SPLIT, AFeed::kShared, PERSISTENT>(q, stream, planes);
     }
 }
 
@@ -689,16 +694,22 @@ extern "C" const tg_rung tg_rung_tma_wgmmatf32 = {.name = "tma_wgmmatf32", .leve
     .workspace_bytes = tma_wgmma_workspace<false, 256>,
     .launch_with_workspace = launch_tma_wgmma<256, 0, false>};
 
-extern "C" const tg_rung tg_rung_tma_wgmmatf32_trunc = {.name = "tma_wgmmatf32_trunc", .level = 9,
-    .summary = "tma_wgmmatf32 with B read as the tensor core truncates it (measurement only)",
-    .block_rows = kBM, .block_cols = 256, .in_auto = 0, .arith = TG_ARITH_TF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<256>,
-    .workspace_bytes = tma_wgmma_workspace<false, 256>,
-    .launch_with_workspace = launch_tma_wgmma<256, 0, false, false>};
-
-extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_planes = {.name = "tma_wgmma3xtf32_planes",
-    .level = 9, .summary = "tma_wgmma3xtf32 with both operands through planes (measurement only)",
-    .block_rows = kBM, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_3XTF32, .min_cc = 90,
+/* Measurement only: the same kernels one block per tile (not persistent), and 3xTF32 promoting
+ * every 64 of k. */
+extern "C" const tg_rung tg_rung_tma_wgmmatf32_grid = {.name = "tma_wgmmatf32_grid", .level = 9,
+    .summary = "tma_wgmmatf32, a block per tile", .block_rows = kBM, .block_cols = 256,
+    .in_auto = 0, .arith = TG_ARITH_TF32, .min_cc = 90, .launch = launch_needs_workspace,
+    .unsupported = tma_wgmma_unsupported<256>, .workspace_bytes = tma_wgmma_workspace<false, 256>,
+    .launch_with_workspace = launch_tma_wgmma<256, 0, false, true, false>};
+extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_grid = {.name = "tma_wgmma3xtf32_grid",
+    .level = 9, .summary = "tma_wgmma3xtf32, a block per tile", .block_rows = kBM,
+    .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_3XTF32, .min_cc = 90,
     .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
-    .workspace_bytes = tma_wgmma_workspace<true, 128, false>,
+    .workspace_bytes = tma_wgmma_workspace<true, 128>,
     .launch_with_workspace = launch_tma_wgmma<128, 1, true, true, false>};
+extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_p64 = {.name = "tma_wgmma3xtf32_p64",
+    .level = 9, .summary = "tma_wgmma3xtf32 promoting every 64 of k", .block_rows = kBM,
+    .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_3XTF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
+    .workspace_bytes = tma_wgmma_workspace<true, 128>,
+    .launch_with_workspace = launch_tma_wgmma<128, 2, true>};
