@@ -501,13 +501,4 @@ inline cudaError_t cudaGetDevice(int *device)
     return cudaSuccess;
 }
 
-enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
-/* Three multiprocessors: few enough that a persistent kernel's blocks take several tiles each,
- * and unevenly. */
-inline cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int)
-{
-    *value = attr == cudaDevAttrMultiProcessorCount ? 3 : 0;
-    return cudaSuccess;
-}
-
 #endif

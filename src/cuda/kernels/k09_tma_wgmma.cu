@@ -1,65 +1,84 @@
 /*
- * Rung 9: Hopper's own pipeline: TF32 planes made once, TMA, mbarriers, a producer warp and
- * consumer warpgroups doing wgmma with both operands in shared memory.
- *   sgemm_tma_wgmma3xtf32_128x128x32_s3_p32 ("tma_wgmma3xtf32")     FP32 accuracy (3xTF32)
- *   sgemm_tma_wgmmatf32_128x256x32_s4       ("tma_wgmmatf32")       big parts only: TF32 mode
+ * Rung 9: Hopper's own pipeline: TMA, mbarriers, a producer warp and consumer warpgroups doing
+ * wgmma with A from registers and B from shared memory.
+ *   sgemm_tma_wgmma3xtf32, 128x128x32, 4 stages, promotion every 32 of k ("tma_wgmma3xtf32")
+ *                                                                  FP32 accuracy (3xTF32)
+ *   sgemm_tma_wgmmatf32, 128x256x32, 4 stages ("tma_wgmmatf32")     TF32 mode
  *
- * What it adds over rung 8 (mma3xtf32): Hopper's warpgroup product (wgmma) reading both
- * operands from shared memory, fed by the TMA, and the split into TF32 parts leaves the main
- * loop.  A pre-pass kernel (split_into_planes) writes op(A) and op(B) once as "planes" in the
- * handle's workspace: per operand a big and a small plane (x = big + small, each TF32 rounded
- * to nearest, as tc_common.cuh's split_tf32), rows along m (A) or n (B), k contiguous, whatever
- * the caller's layout and transposes, so NN, NT, TN and TT run the same main kernel.  The
- * pre-pass costs O((m + n) k) against the product's O(m n k) and is counted in the call's time.
- * The main kernel has no address arithmetic and no split: one thread of a producer warpgroup
- * issues TMA copies (cp.async.bulk.tensor, tma.cuh) of 32-wide boxes of the planes into a ring
- * of STAGES stages, each with a "full" mbarrier (one arrival with expect-tx: the stage's bytes)
- * and an "empty" one (one arrival from each of the 8 consumer warps); the two consumer
- * warpgroups wait on the full barrier's phase parity and issue wgmma.m64n128k8 with A and B
- * both read from shared memory (the TMA's 128-byte swizzle is the layout wgmma reads).  A
- * warpgroup hands a stage back once the products of the next tile are issued and the stage's
- * own are done (wgmma_wait<1>), so the tensor core never drains between tiles, except where a
- * partial sum is promoted.  The producer warpgroup gives its registers to the consumers
- * (setmaxnreg 40 / 232).  Blocks take their tiles in grouped order (grouped_tile<8>).
+ * What it adds over rung 8 (mma3xtf32): Hopper's warpgroup product (wgmma) fed by the TMA,
+ * with the operands where the caller keeps them wherever the hardware allows.
+ *   A            wgmma reads TF32 operands from shared memory only K-major, but takes A from
+ *                registers in any layout.  One thread of the producer warpgroup copies op(A)
+ *                as the caller stores it (cp.async.bulk.tensor, tma.cuh): k-contiguous in
+ *                boxes of 32 k x 128 rows, rows-contiguous in four boxes of 32 rows x 32 k,
+ *                both with the 128-byte swizzle; each consumer thread reads its fragment
+ *                (wgmma_tf32.cuh) from the stage, conflict-free or two to a bank, and splits it
+ *                into TF32 parts (tc_common.cuh's split_tf32, 3xTF32) or rounds it to nearest
+ *                (TF32 mode) on the way (AFeed).  The tensor core reads A's registers until
+ *                the product is waited for, so they come in two sets that take turns.
+ *   B            3xTF32: a pre-pass kernel (split_into_planes) writes op(B)'s big and small
+ *                TF32 parts as k-contiguous planes in the handle's workspace, O(n k) against
+ *                the product's O(m n k).  TF32 mode: read in place, k-contiguous; the tensor
+ *                core truncates it to TF32 (rounding it in shared memory cost a third of the
+ *                speed: the shared memory's bandwidth is what the products need).
+ *   feeds        choose_feed: the product is turned (C^T = op(B)^T op(A)^T) where that lets
+ *                op(B) go through registers instead; strides the TMA cannot read (not 16-byte
+ *                multiples) send both operands through planes, as every call did before.
+ *   pipeline     a ring of 4 stages (3 when A too is in planes), each with a "full" mbarrier
+ *                (expect-tx: the stage's bytes) and an "empty" one (a lane of each of the 8
+ *                consumer warps); a warpgroup hands a stage back once the next tile's products
+ *                are issued and the stage's own are done (wgmma_wait<1>), so the tensor core
+ *                does not drain between tiles except where a partial sum is promoted.  The
+ *                producer warpgroup gives its registers to the consumers (setmaxnreg 40 / 232).
+ *   schedule     a block a tile of C, in grouped order (grouped_tile<8>).  Persistent blocks
+ *                (one a multiprocessor, the ring running on from tile to tile so that loads
+ *                overlap the stores) measured slower: 112 against 117 TFLOP/s (3xTF32,
+ *                16384^3 NT/TN/TT), 206 against 216 (TF32, 4097^3, planes), 3df41ad; the
+ *                hardware's own block scheduling balances the multiprocessors better.
  *   products     per 8 of k: small(A) big(B), big(A) small(B), then big(A) big(B), small
- *                ones first (TF32 mode: big(A) big(B) only)
- *   promotion    3xTF32: every PROMOTE tiles of 32 (k = 32 by default, as rung 8) the
- *                tensor core starts a fresh partial sum and the finished one is added into
- *                FP32 registers: the accuracy contract of the fp32 mode (RMS error no worse
- *                than the FFMA rungs' from k = 256).  TF32 mode accumulates all of k in the
- *                tensor core, as cuBLAS's TF32 kernels do.
+ *                ones first (TF32 mode: A B only)
+ *   promotion    3xTF32: every PROMOTE tiles of 32 (k = 32, as rung 8) the tensor core starts
+ *                a fresh partial sum and the finished one is added into FP32 registers: the
+ *                accuracy contract of the fp32 mode (RMS error no worse than the FFMA rungs'
+ *                from k = 256).  TF32 mode accumulates all of k in the tensor core, as cuBLAS's
+ *                TF32 kernels do.
  *   block tile   BM = 128 (2 consumer warpgroups of 64 rows) x BN x 32, 384 threads.  BN = 128
  *                for 3xTF32: 64 partial sums + 64 FP32 sums a thread per 64 x 128, so 64 x 256
- *                a warpgroup (256 registers) does not fit with promotion; BN = 256 in TF32 mode
- *                (128 accumulators a thread)
- *   shared       3xTF32: 3 stages x (A, B) x (big, small) x 16 KiB = 192 KiB; TF32 128 x 256: 4
- *                stages x 48 KiB = 192 KiB; plus the barriers
+ *                a warpgroup does not fit with promotion; BN = 256 in TF32 mode (128
+ *                accumulators a thread)
+ *   shared       4 stages x 48 KiB (A 16 KiB, B 32 KiB: big and small parts of 128, or 256
+ *                rows) = 192 KiB; with A in planes 3 x 64 KiB; plus the barriers
  *   registers    168 a thread at entry (__launch_bounds__(384, 1)), then 232 for the consumers;
  *                no spills (ptxas -v, nvcc 13.0)
- *   workspace    the planes of one chunk of k: (m + n) x kc x parts floats (per batch item that
- *                does not share its operand), kc chosen so that they fit kPlaneBudget (1 GiB),
- *                a multiple of 32, at least 32.  A product whose k needs several chunks runs
- *                chunk after chunk, each adding its alpha * partial product into C (beta on
- *                the first), so every chunk boundary is one more FP32 rounding of C, like a
- *                promotion.  The backend keeps the workspace on the handle (its rung slot),
- *                grown on demand, never allocated per call once large enough.
- * Special values: the pre-pass makes values under 2^-100 NaN (tf32_big), so no small part is
+ *   workspace    the planes of one chunk of k: n (and m, with A in planes) x kc x parts floats
+ *                (per batch item that does not share its operand), kc chosen so that they fit
+ *                kPlaneBudget (1 GiB), a multiple of 32.  A product whose k needs several
+ *                chunks runs chunk after chunk, each adding its alpha * partial product into C
+ *                (beta on the first), so every chunk boundary is one more FP32 rounding of C,
+ *                like a promotion.  The backend keeps the workspace on the handle (its rung
+ *                slot), grown on demand; TF32 mode in place needs none.
+ * Special values: the split makes values under 2^-100 NaN (tf32_big), so no small part is
  *   subnormal and needs no scaling (the tensor core flushes subnormals); Inf, NaN and values
  *   whose big part overflows also make the tensor-core sum non-finite, and such outputs are
- *   recomputed by an FP32 FMA dot product of the chunk (store_tc_result), as on rung 8.
+ *   recomputed by an FP32 FMA dot product (store_tc_result), as on rung 8.  TF32 mode in
+ *   place reads FP32 subnormal inputs as zero, as the tensor core does.
  * Edges: the TMA fills box elements past m, n or k with zeros; stores are guarded; beta == 0
- *   never reads C.  Any m, n, k, strides, alignment (the planes are the kernel's own).
+ *   never reads C.  Any m, n, k, strides, alignment.
  * Constraints: compute capability 9.0 and a build with sm_90a code; device workspace (the
  *   registry's workspace_bytes / launch_with_workspace).
- * Benchmark:   tilegemm bench --algo tma_wgmma3xtf32,tma_wgmmatf32,mma3xtf32 4096x4096x4096
- *              (scripts/device_check.sh: verify, the GPU tests and the sanitizers in one call)
- * Measured:    H100 (cfe058d, against cuBLAS in the same run): tma_wgmma3xtf32 119 TFLOP/s at
- *              4096^3 (2.30x SGEMM), 115 at 8192^3 (2.23x), 114 at 16384^3 (2.09x), 104 at
- *              4097^3 (2.35x); NN/NT/TN/TT 2.29-2.41x at 4096^3.
- *              tma_wgmmatf32 284-352 TFLOP/s (0.70-0.88x FAST_TF32).  Where the time goes at
- *              4096^3 (ncu): the main kernel 1.01 ms (136 TFLOP/s alone, shared memory its
- *              busiest pipe at 89%), the pre-pass 73 us per operand (2.45 TB/s).  racecheck
- *              and synccheck clean on 3 shapes.
+ * Benchmark:   scripts/device_tensor.sh (the GPU tests, verify, racecheck and synccheck of the
+ *              tensor-core rungs, the squares in every transpose against cuBLAS, TF32
+ *              rounding against cuBLAS's)
+ * Measured:    H100, against cuBLAS in the same run (3df41ad, device_tensor.sh; these kernels
+ *              were its "_grid" rungs): tma_wgmma3xtf32 117-130 TFLOP/s at 4096^3 and 8192^3
+ *              (2.26-2.52x SGEMM over the four transposes), 117-118 at 16384^3 (2.17-2.31x),
+ *              98 at 4097^3 (2.11-2.33x; its strides send it through planes).  A through
+ *              registers gained 5-8% on planes of both (122 against 115 at 4096^3 NN, 12e8aa8).
+ *              tma_wgmmatf32 343-385 TFLOP/s at 4096^3 and 8192^3 (0.83-0.95x FAST_TF32 where
+ *              op(A) or op(B) is read in place; TN, both through planes, 282-356, 1.08-1.32x of
+ *              cuBLAS's slower TN), 350-358 at 16384^3 (0.98-1.02x), 216 at 4097^3 (1.86x).
+ *              RMS error on uniform data 4.7e-6 against cuBLAS's 2.7e-6 at 16384^3 (B
+ *              truncated).  racecheck and synccheck clean on 4 shapes reaching every feed.
  * Not done:    two partial sums taking turns would promote without draining the tensor core,
  *              but ptxas then serializes every wgmma (C7514: a non-wgmma instruction reads
  *              accumulators before the pipeline's wait_group 0), so each promotion drains.
@@ -224,13 +243,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     __syncthreads();
 
-    /* Persistent: block x takes tiles x, x + gridDim.x, ... of C in grouped order; the ring's
-     * stages and phases run on over them (`it` counts k-tiles), so the producer loads the next
-     * tile while the consumers store this one. */
     const int64_t tiles = (p.k + kBK - 1) / kBK;
-    const unsigned tiles_m = (unsigned)((p.m + kBM - 1) / kBM);
-    const unsigned tiles_n = (unsigned)((p.n + BN - 1) / BN);
-    const unsigned my_tiles = (tiles_m * tiles_n - blockIdx.x + gridDim.x - 1) / gridDim.x;
+    const tile_index tile = grouped_tile<8>(blockIdx.x, (unsigned)((p.m + kBM - 1) / kBM),
+                                            (unsigned)((p.n + BN - 1) / BN));
+    const int i0 = (int)tile.m * kBM, j0 = (int)tile.n * BN;
 
     if (tid < kWarpgroup) {
         set_max_registers<kProducerRegisters, false>();
@@ -239,34 +255,26 @@ __global__ void __launch_bounds__(kThreads, 1)
         /* Batch item z's planes; a shared operand (stride 0) has one item. */
         const int za = p.stride_a == 0 ? 0 : (int)blockIdx.z;
         const int zb = p.stride_b == 0 ? 0 : (int)blockIdx.z;
-        int64_t it = 0;
-        for (unsigned n = 0; n < my_tiles; ++n) {
-            const tile_index tile =
-                grouped_tile<8>(blockIdx.x + n * gridDim.x, tiles_m, tiles_n);
-            const int i0 = (int)tile.m * kBM, j0 = (int)tile.n * BN;
-            for (int64_t t = 0; t < tiles; ++t, ++it) {
-                const int s = (int)(it % STAGES);
-                const unsigned round = (unsigned)(it / STAGES);
-                /* the consumers released round - 1 of this stage (a fresh barrier passes
-                 * parity 1) */
-                mbarrier_wait(&empty[s], (round & 1u) ^ 1u);
-                mbarrier_arrive_expect_tx(&full[s], kStage * sizeof(float));
-                float *const stage = stages + s * kStage;
-                const int k0 = (int)(t * kBK);
-                if (A_FEED == AFeed::kRegistersRowsMajor) /* boxes of 32 rows x 32 k */
+        for (int64_t t = 0; t < tiles; ++t) {
+            const int s = (int)(t % STAGES);
+            const unsigned round = (unsigned)(t / STAGES);
+            /* the consumers released round - 1 of this stage (a fresh barrier passes parity 1) */
+            mbarrier_wait(&empty[s], (round & 1u) ^ 1u);
+            mbarrier_arrive_expect_tx(&full[s], kStage * sizeof(float));
+            float *const stage = stages + s * kStage;
+            const int k0 = (int)(t * kBK);
+            if (A_FEED == AFeed::kRegistersRowsMajor) /* boxes of 32 rows x 32 k */
 #pragma unroll
-                    for (int b = 0; b < kBM / 32; ++b)
-                        tma_load_tile(stage + b * 32 * kBK, &a_map, &full[s], i0 + 32 * b, k0, 0,
-                                      za);
-                else
+                for (int b = 0; b < kBM / 32; ++b)
+                    tma_load_tile(stage + b * 32 * kBK, &a_map, &full[s], i0 + 32 * b, k0, 0, za);
+            else
 #pragma unroll
-                    for (int h = 0; h < kPartsA; ++h)
-                        tma_load_tile(stage + h * kBoxA, &a_map, &full[s], k0, i0, h, za);
+                for (int h = 0; h < kPartsA; ++h)
+                    tma_load_tile(stage + h * kBoxA, &a_map, &full[s], k0, i0, h, za);
 #pragma unroll
-                for (int h = 0; h < kParts; ++h)
-                    tma_load_tile(stage + kPartsA * kBoxA + h * kBoxB, &b_map, &full[s], k0, j0,
-                                  h, zb);
-            }
+            for (int h = 0; h < kParts; ++h)
+                tma_load_tile(stage + kPartsA * kBoxA + h * kBoxB, &b_map, &full[s], k0, j0, h,
+                              zb);
         }
         return;
     }
@@ -277,16 +285,21 @@ __global__ void __launch_bounds__(kThreads, 1)
     const bool releaser = tid % 32 == 0; /* arrives on the empty barriers for its warp */
     const int w = tid / 32 % 4, g = tid % 32 / 4, lane_t = tid % 4;
     Accumulators<kN128, PROMOTE> acc;
-    int64_t unreleased = -1; /* a k-tile whose products may still read its stage */
+    if (PROMOTE > 0)
+#pragma unroll
+        for (int h = 0; h < kN128; ++h)
+#pragma unroll
+            for (int i = 0; i < 64; ++i)
+                acc.result(h)[i] = 0.0f;
+    int64_t unreleased = -1; /* a tile whose products may still read its stage */
     /* A's registers while a tile's products may still read them (up to two tiles in flight:
      * the tensor core reads them until the products are waited for, so a tile must not load
      * into the set the previous tile's products use) */
     uint32_t a_frags[2][kBK / 8][4], a_frags_small[2][kBK / 8][4];
-    /* k-tile t of the tile, the block's k-tile `it` */
-    const auto consume = [&](int64_t t, int64_t it, uint32_t(&a_frag)[kBK / 8][4],
+    const auto consume = [&](int64_t t, uint32_t(&a_frag)[kBK / 8][4],
                              uint32_t(&a_frag_small)[kBK / 8][4]) {
-        const int s = (int)(it % STAGES);
-        mbarrier_wait(&full[s], (unsigned)(it / STAGES) & 1u);
+        const int s = (int)(t % STAGES);
+        mbarrier_wait(&full[s], (unsigned)(t / STAGES) & 1u);
         const float *const stage = stages + s * kStage;
         const float *const a_big = stage + half * 64 * kBK; /* this warpgroup's 64 rows */
         const float *const a_small = a_big + kBoxA;
@@ -365,48 +378,34 @@ __global__ void __launch_bounds__(kThreads, 1)
             wgmma_wait<1>();
             if (releaser && unreleased >= 0)
                 mbarrier_arrive(&empty[unreleased % STAGES]);
-            unreleased = it;
+            unreleased = t;
         }
     };
 
-    const batch_item item(p);
-    int64_t it = 0;
-    for (unsigned n = 0; n < my_tiles; ++n) {
-        const tile_index tile = grouped_tile<8>(blockIdx.x + n * gridDim.x, tiles_m, tiles_n);
-        const int i0 = (int)tile.m * kBM, j0 = (int)tile.n * BN;
-        if (PROMOTE > 0)
-#pragma unroll
-            for (int h = 0; h < kN128; ++h)
-#pragma unroll
-                for (int i = 0; i < 64; ++i)
-                    acc.result(h)[i] = 0.0f;
-        /* the two register sets take turns; the last k-tile of a tile waits for every product */
-        for (int64_t t = 0; t < tiles; t += 2, it += 2) {
-            consume(t, it, a_frags[0], a_frags_small[0]);
-            if (t + 1 < tiles)
-                consume(t + 1, it + 1, a_frags[1], a_frags_small[1]);
-        }
-        it -= (tiles & 1); /* an odd count stepped one past */
-
-        /* The last k-tile waited for every product; this wait, a no-op, shows the compiler that
-         * no product is in flight on any path out of the loop (else it injects one, C7517). */
-        wgmma_wait<0>();
-#pragma unroll
-        for (int h = 0; h < kN128; ++h)
-            fence_operand(acc.result(h));
-
-        /* result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2),
-         * j0 + 128 h + 8j + 2t + e % 2); meanwhile the producer loads the next tile */
-#pragma unroll
-        for (int h = 0; h < kN128; ++h)
-#pragma unroll
-            for (int j = 0; j < 16; ++j)
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    store_tc_result(p, item, i0 + 64 * half + 16 * w + g + 8 * (e / 2),
-                                    j0 + 128 * h + 8 * j + 2 * lane_t + e % 2,
-                                    acc.result(h)[4 * j + e], q.c_rs, q.c_cs);
+    for (int64_t t = 0; t < tiles; t += 2) { /* the two register sets take turns */
+        consume(t, a_frags[0], a_frags_small[0]);
+        if (t + 1 < tiles)
+            consume(t + 1, a_frags[1], a_frags_small[1]);
     }
+
+    /* The last tile waited for every product; this wait, a no-op, shows the compiler that no
+     * product is in flight on any path out of the loop (else it injects one, warning C7517). */
+    wgmma_wait<0>();
+#pragma unroll
+    for (int h = 0; h < kN128; ++h)
+        fence_operand(acc.result(h));
+
+    /* result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + 128 h + 8j + 2t + e % 2). */
+    const batch_item item(p);
+#pragma unroll
+    for (int h = 0; h < kN128; ++h)
+#pragma unroll
+        for (int j = 0; j < 16; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                store_tc_result(p, item, i0 + 64 * half + 16 * w + g + 8 * (e / 2),
+                                j0 + 128 * h + 8 * j + 2 * lane_t + e % 2,
+                                acc.result(h)[4 * j + e], q.c_rs, q.c_cs);
 }
 
 /* ---- the launch --------------------------------------------------------------------------- */
@@ -510,10 +509,10 @@ struct PlaneChunks {
 /* Whether a call with this feed writes planes: of B always but in TF32 mode through registers. */
 constexpr bool needs_planes(bool split, AFeed a) { return split || a == AFeed::kShared; }
 
-template <bool SPLIT, int BN, bool IN_PLACE = true>
+template <bool SPLIT, int BN>
 size_t tma_wgmma_workspace(const tg_problem *p)
 {
-    const Feed feed = IN_PLACE ? choose_feed<BN, SPLIT>(*p) : Feed{AFeed::kShared, false};
+    const Feed feed = choose_feed<BN, SPLIT>(*p);
     if (!needs_planes(SPLIT, feed.a))
         return 0;
     const TurnedProblem q = turned(*p, feed.turn);
@@ -577,7 +576,7 @@ cudaError_t raw_map(CUtensorMap *map, const RawOperand &x, bool k_major, int box
 
 /* One feed's launches: the product in chunks of k where planes are written (each chunk's
  * planes, then its product adding into C, beta on the first), else in one launch. */
-template <int BN, int PROMOTE, bool SPLIT, AFeed A_FEED, bool PERSISTENT>
+template <int BN, int PROMOTE, bool SPLIT, AFeed A_FEED>
 int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
 {
     constexpr int kParts = SPLIT ? 2 : 1;
@@ -597,14 +596,7 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
     const int64_t kc = kPlaneB ? chunks.kc : p.k;
     float *const planes_a = workspace;
     float *const planes_b = workspace + chunks.a_floats(p);
-    /* persistent blocks: one a multiprocessor (the ring fills its shared memory) */
-    int device = 0, multiprocessors = 0;
-    if ((e = cudaGetDevice(&device)) ||
-        (e = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device)))
-        return (int)e;
-    const unsigned tiles = ceil_div(p.m, kBM) * ceil_div(p.n, BN);
-    const dim3 grid(PERSISTENT ? std::min(tiles, (unsigned)multiprocessors) : tiles, 1,
-                    (unsigned)p.batch);
+    const dim3 grid(ceil_div(p.m, kBM) * ceil_div(p.n, BN), 1, (unsigned)p.batch);
     for (int64_t k0 = 0; k0 < p.k; k0 += kc) {
         TurnedProblem chunk = q;
         chunk.p.k = std::min(kc, p.k - k0);
@@ -638,20 +630,20 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
     return (int)cudaSuccess;
 }
 
-template <int BN, int PROMOTE, bool SPLIT, bool IN_PLACE = true, bool PERSISTENT = true>
+template <int BN, int PROMOTE, bool SPLIT>
 int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
 {
     const cudaStream_t stream = (cudaStream_t)stream_arg;
     float *const planes = static_cast<float *>(workspace);
-    const Feed feed = IN_PLACE ? choose_feed<BN, SPLIT>(*p) : Feed{AFeed::kShared, false};
+    const Feed feed = choose_feed<BN, SPLIT>(*p);
     const TurnedProblem q = turned(*p, feed.turn);
     switch (feed.a) {
     case AFeed::kRegistersKMajor:
-        return launch_feed<BN, PROMOTE, SPLIT, AFeed::kRegistersKMajor, PERSISTENT>(q, stream, planes);
+        return launch_feed<BN, PROMOTE, SPLIT, AFeed::kRegistersKMajor>(q, stream, planes);
     case AFeed::kRegistersRowsMajor:
-        return launch_feed<BN, PROMOTE, SPLIT, AFeed::kRegistersRowsMajor, PERSISTENT>(q, stream,
+        return launch_feed<BN, PROMOTE, SPLIT, AFeed::kRegistersRowsMajor>(q, stream,
                                                                                    planes);
-    default: return launch_feed<BN, PROMOTE, SPLIT, AFeed::kShared, PERSISTENT>(q, stream, planes);
+    default: return launch_feed<BN, PROMOTE, SPLIT, AFeed::kShared>(q, stream, planes);
     }
 }
 
@@ -693,23 +685,3 @@ extern "C" const tg_rung tg_rung_tma_wgmmatf32 = {.name = "tma_wgmmatf32", .leve
     .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<256>,
     .workspace_bytes = tma_wgmma_workspace<false, 256>,
     .launch_with_workspace = launch_tma_wgmma<256, 0, false>};
-
-/* Measurement only: the same kernels one block per tile (not persistent), and 3xTF32 promoting
- * every 64 of k. */
-extern "C" const tg_rung tg_rung_tma_wgmmatf32_grid = {.name = "tma_wgmmatf32_grid", .level = 9,
-    .summary = "tma_wgmmatf32, a block per tile", .block_rows = kBM, .block_cols = 256,
-    .in_auto = 0, .arith = TG_ARITH_TF32, .min_cc = 90, .launch = launch_needs_workspace,
-    .unsupported = tma_wgmma_unsupported<256>, .workspace_bytes = tma_wgmma_workspace<false, 256>,
-    .launch_with_workspace = launch_tma_wgmma<256, 0, false, true, false>};
-extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_grid = {.name = "tma_wgmma3xtf32_grid",
-    .level = 9, .summary = "tma_wgmma3xtf32, a block per tile", .block_rows = kBM,
-    .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_3XTF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
-    .workspace_bytes = tma_wgmma_workspace<true, 128>,
-    .launch_with_workspace = launch_tma_wgmma<128, 1, true, true, false>};
-extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_p64 = {.name = "tma_wgmma3xtf32_p64",
-    .level = 9, .summary = "tma_wgmma3xtf32 promoting every 64 of k", .block_rows = kBM,
-    .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_3XTF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
-    .workspace_bytes = tma_wgmma_workspace<true, 128>,
-    .launch_with_workspace = launch_tma_wgmma<128, 2, true>};
