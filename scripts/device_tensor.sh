@@ -14,8 +14,11 @@
 #   RUNGS        the rungs (default: mma3xtf32,mmatf32,tma_wgmma3xtf32,tma_wgmmatf32)
 #   SHAPES       the benchmark's shapes (default: 4096 8192 16384 4097)
 #   BENCH_TRANS  its transposes (default: NN,NT,TN,TT)
-#   BENCH_SUITE  a suite to time `auto` over as well, in TF32 and FP32 modes (default: none;
-#                `all` takes about 4 minutes)
+#   BENCH_SUITE  a suite to time `auto` over as well (default: none; `all` takes about 4
+#                minutes, `all` with BENCH_COUNT=0, its 18 fixed shapes, about one a mode)
+#   BENCH_COUNT  its random shapes (--count; default: the benchmark's)
+#   BENCH_MODES  the math modes of that suite (default: tf32 fp32)
+#   CTEST_REGEX  the tests (default: those of the tensor-core rungs and split-K)
 #   DEADLINE     seconds after which the remaining steps are skipped (default 560)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit
@@ -34,7 +37,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$(comman
 status "build -j$(nproc)" "rc $? in $((SECONDS - start)) s"
 
 if has tests; then
-  regex="test_gpu_rungs\.($(echo "$rungs" | tr , '|'))$|emulated_($(echo "$rungs" | tr , "|"))$|test_gpu_split_k|test_gpu_large"
+  regex=${CTEST_REGEX:-"test_gpu_rungs\.($(echo "$rungs" | tr , '|'))$|emulated_($(echo "$rungs" | tr , "|"))$|test_gpu_split_k|test_gpu_large"}
   (cd "$build" && timeout "$(left)" ctest --output-on-failure -j4 -R "$regex") >"$out/ctest.log" 2>&1
   status ctest "$(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -n 1)"
 fi
@@ -52,9 +55,11 @@ if has bench; then
     --algo "$rungs" --math tf32 --json "$top/bench-squares.json" >"$out/bench-squares.log" 2>&1
   status "bench squares" "rc $?"
   if [ -n "${BENCH_SUITE:-}" ]; then
-    for math in tf32 fp32; do
+    for math in ${BENCH_MODES:-tf32 fp32}; do
       has bench || break
-      timeout "$(left)" "$cli" bench --suite "$BENCH_SUITE" --algo auto --math "$math" \
+      # shellcheck disable=SC2086
+      timeout "$(left)" "$cli" bench --suite "$BENCH_SUITE" ${BENCH_COUNT:+--count "$BENCH_COUNT"} \
+        --algo auto --math "$math" \
         --json "$top/bench-$BENCH_SUITE-$math.json" >"$out/bench-$BENCH_SUITE-$math.log" 2>&1
       status "bench $BENCH_SUITE $math" "rc $?"
     done
