@@ -73,8 +73,10 @@ typedef enum tg_backend {
  *                       NaN and beta = 0 semantics; tensor cores with each input split into two
  *                       TF32 parts (3xTF32) where that is faster, FFMA elsewhere.
  *   TG_MATH_STRICT_FMA  FP32 fused multiply-adds only: the classic ladder.
- *   TG_MATH_TF32        opt-in: inputs rounded to TF32 (10-bit mantissa) on tensor cores.  Several
- *                       times faster, with errors up to 1e3 times FP32's: not FP32 accuracy. */
+ *   TG_MATH_TF32        opt-in: inputs read as TF32 (10-bit mantissa: rounded to nearest, or
+ *                       truncated as the tensor core reads shared memory; FP32 subnormals may
+ *                       read as zero) on tensor cores.  Several times faster, with errors up to
+ *                       1e3 times FP32's: not FP32 accuracy. */
 typedef enum tg_math {
     TG_MATH_FP32 = 0,
     TG_MATH_STRICT_FMA = 1,

@@ -12,11 +12,12 @@
 #   STEPS        which steps, space-separated (default: build tests verify sanitize bench
 #                rounding; build always runs)
 #   RUNGS        the rungs (default: mma3xtf32,mmatf32,tma_wgmma3xtf32,tma_wgmmatf32)
-#   SHAPES       the benchmark's shapes (default: 4096 8192 16384 4097)
+#   SHAPES       the benchmark's shapes (default: 4096 8192 16384 4097; none: no squares)
 #   BENCH_TRANS  its transposes (default: NN,NT,TN,TT)
 #   BENCH_SUITE  a suite to time `auto` over as well (default: none; `all` takes about 4
 #                minutes, `all` with BENCH_COUNT=0, its 18 fixed shapes, about one a mode)
 #   BENCH_COUNT  its random shapes (--count; default: the benchmark's)
+#   BENCH_SEED   their seed (--seed; default: the benchmark's)
 #   BENCH_MODES  the math modes of that suite (default: tf32 fp32)
 #   CTEST_REGEX  the tests (default: those of the tensor-core rungs and split-K)
 #   DEADLINE     seconds after which the remaining steps are skipped (default 560)
@@ -50,15 +51,19 @@ if has verify; then
 fi
 
 if has bench; then
-  # shellcheck disable=SC2086
-  timeout "$(left)" "$cli" bench ${SHAPES:-4096 8192 16384 4097} --trans "${BENCH_TRANS:-NN,NT,TN,TT}" \
-    --algo "$rungs" --math tf32 --json "$top/bench-squares.json" >"$out/bench-squares.log" 2>&1
-  status "bench squares" "rc $?"
+  if [ "${SHAPES:-}" != none ]; then
+    # shellcheck disable=SC2086
+    timeout "$(left)" "$cli" bench ${SHAPES:-4096 8192 16384 4097} \
+      --trans "${BENCH_TRANS:-NN,NT,TN,TT}" --algo "$rungs" --math tf32 \
+      --json "$top/bench-squares.json" >"$out/bench-squares.log" 2>&1
+    status "bench squares" "rc $?"
+  fi
   if [ -n "${BENCH_SUITE:-}" ]; then
     for math in ${BENCH_MODES:-tf32 fp32}; do
       has bench || break
       # shellcheck disable=SC2086
       timeout "$(left)" "$cli" bench --suite "$BENCH_SUITE" ${BENCH_COUNT:+--count "$BENCH_COUNT"} \
+        ${BENCH_SEED:+--seed "$BENCH_SEED"} \
         --algo auto --math "$math" \
         --json "$top/bench-$BENCH_SUITE-$math.json" >"$out/bench-$BENCH_SUITE-$math.log" 2>&1
       status "bench $BENCH_SUITE $math" "rc $?"
