@@ -16,7 +16,10 @@ Errors are relative to sum |a b| of each output.  Prints a table; --json writes 
   PYTHONPATH=python python3 bench/tf32_rounding.py [--size N] [--json FILE]
 """
 import argparse
+import datetime
 import json
+import os
+import subprocess
 
 import torch
 
@@ -57,6 +60,17 @@ def run(size, data, trans, seed):
     return out
 
 
+def commit():
+    """TILEGEMM_COMMIT, else the checkout's, else "unknown"."""
+    if os.environ.get("TILEGEMM_COMMIT"):
+        return os.environ["TILEGEMM_COMMIT"]
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=2048)
@@ -75,7 +89,8 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-                       "rows": rows}, f, indent=1)
+                       "commit": commit(), "date": datetime.datetime.now(datetime.timezone.utc)
+                       .strftime("%Y-%m-%dT%H:%M:%SZ"), "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
