@@ -18,12 +18,11 @@ Errors are relative to sum |a b| of each output.  Prints a table; --json writes 
 import argparse
 import datetime
 import json
-import os
-import subprocess
 
 import torch
 
 import tilegemm.torch as tgt
+from torch_overhead import commit  # this folder's; TG_COMMIT, else git
 
 
 def errors(got, a, b):
@@ -58,17 +57,6 @@ def run(size, data, trans, seed):
         out[name] = dict(zip(("mean", "rms"), errors(got, a, b)))
     torch.backends.cuda.matmul.allow_tf32 = False
     return out
-
-
-def commit():
-    """TILEGEMM_COMMIT, else the checkout's, else "unknown"."""
-    if os.environ.get("TILEGEMM_COMMIT"):
-        return os.environ["TILEGEMM_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def main():

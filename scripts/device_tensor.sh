@@ -30,6 +30,7 @@ rungs=${RUNGS:-mma3xtf32,mmatf32,tma_wgmma3xtf32,tma_wgmmatf32}
 cli=$build/tilegemm
 has() { [[ $steps == *" $1 "* ]] && (($(left) > 15)); }
 export TILEGEMM_COMMIT=${TILEGEMM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+export TG_COMMIT=$TILEGEMM_COMMIT # the Python scripts' name for it
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1
 start=$SECONDS

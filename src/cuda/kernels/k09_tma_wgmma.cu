@@ -574,6 +574,19 @@ cudaError_t raw_map(CUtensorMap *map, const RawOperand &x, bool k_major, int box
     return encode_tile_map(map, x.base, dims, strides, box);
 }
 
+/* The tensor map of one operand of a chunk: its planes, written now, or the operand in place
+ * (k-major or rows-major). */
+template <int PARTS>
+cudaError_t chunk_map(CUtensorMap *map, bool planes_of_it, const RawOperand &x, bool k_major,
+                      float *planes, int64_t kp, int box_rows, cudaStream_t stream)
+{
+    if (!planes_of_it)
+        return raw_map(map, x, k_major, box_rows);
+    const cudaError_t e = launch_split<PARTS>(x.base, x.row_stride, x.k_stride, x.stride,
+                                              x.items, x.rows, x.k, planes, kp, stream);
+    return e ? e : plane_map(map, planes, x.k, x.rows, PARTS, x.items, kp, box_rows);
+}
+
 /* One feed's launches: the product in chunks of k where planes are written (each chunk's
  * planes, then its product adding into C, beta on the first), else in one launch. */
 template <int BN, int PROMOTE, bool SPLIT, AFeed A_FEED>
@@ -603,26 +616,13 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
         chunk.p.A = p.A + k0 * p.a_cs;
         chunk.p.B = p.B + k0 * p.b_rs;
         chunk.p.beta = k0 == 0 ? p.beta : 1.0f; /* later chunks add into C */
-        const tg_problem &c = chunk.p;
         CUtensorMap a_map, b_map;
-        if (kPlaneA) {
-            if ((e = launch_split<kParts>(c.A, p.a_rs, p.a_cs, p.stride_a, chunks.items_a, p.m,
-                                          c.k, planes_a, chunks.kp, stream)) ||
-                (e = plane_map(&a_map, planes_a, c.k, p.m, kParts, chunks.items_a, chunks.kp,
-                               kBM)))
-                return (int)e;
-        } else if ((e = raw_map(&a_map, raw_a(c), A_FEED == AFeed::kRegistersKMajor, kBM))) {
+        if ((e = chunk_map<kParts>(&a_map, kPlaneA, raw_a(chunk.p),
+                                   A_FEED == AFeed::kRegistersKMajor, planes_a, chunks.kp, kBM,
+                                   stream)) ||
+            (e = chunk_map<kParts>(&b_map, kPlaneB, raw_b(chunk.p), true, planes_b, chunks.kp,
+                                   BN, stream)))
             return (int)e;
-        }
-        if (kPlaneB) {
-            if ((e = launch_split<kParts>(c.B, p.b_cs, p.b_rs, p.stride_b, chunks.items_b, p.n,
-                                          c.k, planes_b, chunks.kp, stream)) ||
-                (e = plane_map(&b_map, planes_b, c.k, p.n, kParts, chunks.items_b, chunks.kp,
-                               BN)))
-                return (int)e;
-        } else if ((e = raw_map(&b_map, raw_b(c), true, BN))) {
-            return (int)e;
-        }
         kernel<<<grid, kThreads, kSmem, stream>>>(a_map, b_map, chunk);
         if ((e = cudaGetLastError()) != cudaSuccess)
             return (int)e;
