@@ -43,12 +43,13 @@
  * remain test_gpu_rungs and `tilegemm verify`, which skip where there is no GPU.
  *
  * Usage: test_emulated_rungs [--rung NAME] [--quick] [--case N] [--verbose]
- *        test_emulated_rungs --list | --model-check
+ *        test_emulated_rungs --list | --model-check | --feeds
  *   --rung NAME    only that rung          --quick    fewer and smaller shapes
  *   --case N       only case N of the sweep (as printed on failure), to reproduce it
  *   --verbose      one line per case
  *   --list         the registry's rungs, one a line (CMake makes a CTest case of each)
  *   --model-check  the tensor-core model on crafted cases where it differs from IEEE FP32
+ *   --feeds        which operands rung 9 writes as TF32 planes, by the workspace it asks for
  * Exit status 0 when every case passed, 1 otherwise.  Every case's data comes from a fixed
  * seed (its case number), so a failure reproduces with the command it prints.
  */
@@ -76,6 +77,8 @@
 
 /* The tensor-core model on crafted cases (model_check.cpp). */
 int emulated_model_check();
+/* Which operands rung 9 writes as planes (feeds_check.cpp). */
+int emulated_feeds_check();
 
 namespace {
 
@@ -518,10 +521,12 @@ int main(int argc, char **argv)
             return tg_rung_count > 0 ? 0 : 1;
         } else if (!strcmp(argv[i], "--model-check")) {
             return emulated_model_check();
+        } else if (!strcmp(argv[i], "--feeds")) {
+            return emulated_feeds_check();
         } else {
             fprintf(stderr,
                     "usage: %s [--rung NAME] [--quick] [--case N] [--verbose] | --list | "
-                    "--model-check\n",
+                    "--model-check | --feeds\n",
                     argv[0]);
             return 1;
         }
