@@ -187,6 +187,12 @@ __global__ void __launch_bounds__(256) split_into_planes(const float *X, int64_t
  * truncate it). */
 enum class AFeed { kShared, kRegistersKMajor, kRegistersRowsMajor };
 
+/* Floats of one stage: A's parts (one, FP32, where A goes through registers), then B's. */
+__host__ __device__ constexpr int stage_floats(int bn, bool split, AFeed a)
+{
+    return ((a == AFeed::kShared && split ? 2 : 1) * kBM + (split ? 2 : 1) * bn) * kBK;
+}
+
 /* The tensor core's accumulators of one consumer thread (N128 products of 64 x 128 a
  * warpgroup) and, with promotion, the FP32 sums they are promoted into.  Without promotion
  * (PROMOTE = 0, TF32 mode) the tensor core accumulates the whole k and the sums are the
@@ -221,7 +227,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     constexpr int kPartsA = kARegisters ? 1 : kParts; /* A through registers: FP32, split there */
     constexpr int kN128 = BN / 128;             /* m64n128 products a warpgroup covers */
     constexpr int kBoxA = kBM * kBK, kBoxB = BN * kBK; /* floats of one part's box */
-    constexpr int kStage = kPartsA * kBoxA + kParts * kBoxB; /* floats: A's parts, then B's */
+    constexpr int kStage = stage_floats(BN, SPLIT, A_FEED);
+    static_assert(kStage == kPartsA * kBoxA + kParts * kBoxB, "A's parts, then B's");
     static_assert(BN == 128 || BN == 256, "a warpgroup covers 64 x 128 or 64 x 256 of C");
     static_assert(STAGES >= 2 && PROMOTE >= 0, "a ring of two stages at least");
     static_assert(PROMOTE == 0 || kN128 == 1,
@@ -595,7 +602,7 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
     constexpr int kParts = SPLIT ? 2 : 1;
     constexpr bool kPlaneA = A_FEED == AFeed::kShared, kPlaneB = needs_planes(SPLIT, A_FEED);
     /* as many stages as 192 KiB hold: 3 of 3xTF32 planes, 4 where A is one FP32 box */
-    constexpr size_t kStageBytes = ((kPlaneA ? kParts : 1) * kBM + kParts * BN) * kBK * 4;
+    constexpr size_t kStageBytes = stage_floats(BN, SPLIT, A_FEED) * sizeof(float);
     constexpr int kStages = (int)(kStageRing / kStageBytes);
     constexpr auto kernel = sgemm_tma_wgmma<BN, kStages, PROMOTE, SPLIT, A_FEED>;
     constexpr size_t kSmem = kStages * kStageBytes + 2 * kStages * sizeof(uint64_t) +
