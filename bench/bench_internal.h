@@ -53,6 +53,7 @@ typedef struct result {
     char status[16];    /* OK, LOWPREC, MISMATCH, UNSUPPORTED, SKIPPED, ERROR */
     double plan_ns;     /* auto only: host time of one planning call (tg_choose_algo) */
     double sol_ms;      /* the call's speed of light (bench_sol_ms) in its math mode; NAN: none */
+    int pruned;         /* --prune: one timed run only, its time a lower bound on the median */
     char note[300];
 } result;
 
@@ -80,6 +81,9 @@ typedef struct options {
     int list_only;         /* --list: print the cases and algorithms, run nothing */
     int splits[8];         /* --split-k values, each timed for every rung; {0} = the planner's */
     int nsplits;
+    int pow2_splits;       /* --split-k pow2: 1 and each power of two up to tg_split_k_most */
+    double prune;          /* --prune F: a rung entry F times slower than the case's fastest
+                            * in its first timed run is not timed further (0: never) */
     int tune;              /* --tune: write the winners to a tuning table */
     const char *tune_path; /* --tune-file, else tuning/sm_<cc>.tsv under the current dir */
     const char *cmd;       /* "bench" or "run": the name errors carry */

@@ -267,9 +267,14 @@ static double planner_ns(tg_handle *h, const bench_case *c, const gpu_bufs *d, i
     return ns;
 }
 
-/* One tilegemm entry (a rung or auto, with a split-K setting); returns 1 when it passed. */
+/* --prune spares runs no shorter than this: below it the timed runs cost little. */
+#define PRUNE_MIN_MS 0.5
+
+/* One tilegemm entry (a rung or auto, with a split-K setting); returns 1 when it passed.
+ * *fastest_ms: the case's fastest median so far, which --prune compares against and this
+ * entry may lower. */
 static int run_tilegemm(gpu_ctx *g, const options *o, const bench_case *c, gpu_bufs *b,
-                        const char *algo, int split, result *r)
+                        const char *algo, int split, double *fastest_ms, result *r)
 {
     r->split_k = split;
     r->sets = b->sets;
@@ -297,8 +302,23 @@ static int run_tilegemm(gpu_ctx *g, const options *o, const bench_case *c, gpu_b
         r->plan_ns = planner_ns(g->h, c, b, &r->ran_split_k);
     bench_check(r, b->host_a, b->host_b, b->host_c);
     const int passed = strcmp(r->status, "MISMATCH") != 0;
+    if (o->prune > 0.0 && !is_auto) { /* one timed run first: hopeless entries stop there */
+        options once = *o;
+        once.warmup = 0;
+        once.repeats = 1;
+        if ((s = gpu_time(g, &once, c, b, RUN_TILEGEMM, r)) != TG_SUCCESS)
+            return bench_record_failure(r, g->h, s), 0;
+        if (r->median_ms > PRUNE_MIN_MS && r->median_ms > o->prune * *fastest_ms) {
+            r->pruned = 1;
+            snprintf(r->note, sizeof r->note, "pruned: one timed run, over %g times the "
+                     "case's fastest (%.4g ms)", o->prune, *fastest_ms);
+            return passed;
+        }
+    }
     if ((s = gpu_time(g, o, c, b, RUN_TILEGEMM, r)) != TG_SUCCESS)
         return bench_record_failure(r, g->h, s), 0;
+    if (r->median_ms < *fastest_ms)
+        *fastest_ms = r->median_ms;
     return passed;
 }
 
@@ -334,13 +354,28 @@ static int run_case(gpu_ctx *g, const options *o, const bench_case *c)
         result *tr = bench_new_result(c, "cublas_tf32");
         run_cublas(g, o, c, &b, RUN_CUBLAS_TF32, tr);
         const double tf32_ms = tr->median_ms, tf32_rate = tr->flops_per_s;
-        for (int run = 0; run < o->nalgos * o->nsplits; ++run) {
-            const char *algo = o->algos[run / o->nsplits];
-            const int split = o->splits[run % o->nsplits];
-            char label[64];
-            snprintf(label, sizeof label, split ? "%s/k%d" : "%s", algo, split);
-            result *r = bench_new_result(c, label);
-            ok &= run_tilegemm(g, o, c, &b, algo, split, r);
+        double fastest_ms = cublas_ms; /* --prune's yardstick until a rung is faster */
+        for (int a = 0; a < o->nalgos; ++a) {
+            const char *algo = o->algos[a];
+            int splits[16], nsplits = 0;
+            if (o->pow2_splits && strcmp(algo, "auto") != 0) {
+                int most = 1;
+                if (tg_split_k_most(algo, c->m, c->n, c->k, &most) != TG_SUCCESS)
+                    bench_die("tg_split_k_most(%s): %s", algo, tg_last_error(NULL));
+                for (int slices = 1; slices <= most && nsplits < 16; slices *= 2)
+                    splits[nsplits++] = slices;
+            } else if (o->pow2_splits) {
+                splits[nsplits++] = 0; /* auto: the planner's choice */
+            } else {
+                for (int i = 0; i < o->nsplits; ++i)
+                    splits[nsplits++] = o->splits[i];
+            }
+            for (int i = 0; i < nsplits; ++i) {
+                char label[64];
+                snprintf(label, sizeof label, splits[i] ? "%s/k%d" : "%s", algo, splits[i]);
+                result *r = bench_new_result(c, label);
+                ok &= run_tilegemm(g, o, c, &b, algo, splits[i], &fastest_ms, r);
+            }
         }
         /* Every entry of this case is measured against both cuBLAS modes of the same run. */
         for (int i = 0; i < bench_nresults; ++i) {

@@ -46,7 +46,11 @@ static void bench_usage(FILE *f)
             "  --json FILE          write JSON to FILE\n"
             "  --commit SHA         commit to record (default $TILEGEMM_COMMIT, else git)\n"
             "  --split-k S[,S...]   time each rung with tg_set_split_k(S): 0 planner (default),\n"
-            "                       1 never, n slices\n"
+            "                       1 never, n slices; pow2: 1 and every power of two up to\n"
+            "                       the most the planner allows the rung (tg_split_k_most)\n"
+            "  --prune F            time no further a rung whose first timed run is F times\n"
+            "                       the case's fastest so far (its one run is kept, marked\n"
+            "                       pruned: a lower bound); 0 (default) times every entry\n"
             "  --tune               write, per case and math mode, the fastest correct rung the\n"
             "                       mode allows to the tuning table `auto` reads (GPU only)\n"
             "  --tune-file FILE     where --tune writes (default tuning/sm_<cc>.tsv, relative to\n"
@@ -224,6 +228,11 @@ static int parse_algos(const char *s, options *o)
 static int parse_splits(const char *v, options *o)
 {
     o->nsplits = 0;
+    o->pow2_splits = strcmp(v, "pow2") == 0;
+    if (o->pow2_splits) { /* per rung and case: gpu.c asks tg_split_k_most */
+        o->splits[o->nsplits++] = 1;
+        return 1;
+    }
     for (const char *p = v; p && *p;) {
         char *end = NULL;
         const long value = strtol(p, &end, 10);
@@ -244,6 +253,16 @@ static int read_trans(const char *value, void *out)
     return parse_trans_list(value, out) ? 0 : -1;
 }
 static int read_splits(const char *value, void *out) { return parse_splits(value, out) ? 0 : -1; }
+static int read_prune(const char *value, void *out)
+{
+    char *end = NULL;
+    errno = 0;
+    const double f = strtod(value, &end);
+    if (end == value || *end || errno || !(f >= 0.0) || !isfinite(f))
+        return -1;
+    *(double *)out = f;
+    return 0;
+}
 
 typedef struct positional_shapes {
     options *o;
@@ -301,7 +320,8 @@ int bench_parse_options(int argc, char **argv, options *o, int *exit_code)
         {"--repeats", tg_arg_int, &repeats, "an integer 1..1000000"},
         {"--warmup", tg_arg_int, &warmups, "an integer 0..1000000"},
         {"--rotate-mib", tg_arg_int, &rotate, "an integer 0..1000000"},
-        {"--split-k", read_splits, o, "up to 8 values 0..256, comma-separated, e.g. 0,2,4"},
+        {"--split-k", read_splits, o, "up to 8 values 0..256, comma-separated, e.g. 0,2,4, or pow2"},
+        {"--prune", read_prune, &o->prune, "a number >= 0"},
         {"--json", tg_arg_name, &o->json_path, "a file name"},
         {"--commit", tg_arg_name, &o->commit, "a commit"},
         {"--tune-file", tg_arg_name, &o->tune_path, "a file name"},

@@ -367,6 +367,8 @@ static void write_result(FILE *f, const result *r)
     json_text_field(f, "ran", r->chosen);
     json_text_field(f, "arith", r->arith >= 0 ? tg_arith_name((tg_arith)r->arith) : "");
     fprintf(f, ", \"split_k\": %d, \"ran_split_k\": %d", r->split_k, r->ran_split_k);
+    if (r->pruned)
+        fprintf(f, ", \"pruned\": true");
     json_field(f, "median_ms", r->median_ms, "%.6g");
     json_field(f, "min_ms", r->min_ms, "%.6g");
     json_field(f, "max_ms", r->max_ms, "%.6g");

@@ -192,6 +192,14 @@ TG_API int64_t tg_min_ld(tg_layout layout, tg_op op, int64_t rows, int64_t cols)
 #define TG_MAX_SPLIT_K 256
 TG_API tg_status tg_set_split_k(tg_handle *handle, int slices);
 
+/* The most slices `auto` would cut a single m x n x k product into on the rung named algo (1:
+ * it would not split it there): every slice of k at least the rung's shortest (128 of k, 1024 on
+ * 3xTF32 rungs), the partial products within 256 MiB of workspace.  The planner weighs 1 and
+ * the powers of two up to this, so a tuner that times those has timed every choice it can make.
+ * TG_ERROR_INVALID_ARGUMENT (recorded for tg_last_error(NULL)) for a name that is not a rung of
+ * this build or a size below 1. */
+TG_API tg_status tg_split_k_most(const char *algo, int64_t m, int64_t n, int64_t k, int *most);
+
 TG_API tg_status tg_sgemm(tg_handle *handle, tg_layout layout, tg_op transa, tg_op transb,
                           int64_t m, int64_t n, int64_t k, float alpha, const float *A,
                           int64_t lda, const float *B, int64_t ldb, float beta, float *C,

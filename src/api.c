@@ -360,6 +360,21 @@ tg_status tg_choose_algo(tg_handle *h, tg_layout layout, tg_op transa, tg_op tra
     return TG_SUCCESS;
 }
 
+tg_status tg_split_k_most(const char *algo, int64_t m, int64_t n, int64_t k, int *most)
+{
+    const int rung = algo ? tg_find_rung(algo) : -1;
+    if (rung < 0 || !most)
+        return tg_fail(NULL, TG_ERROR_INVALID_ARGUMENT, 0, "%s",
+                       !most ? "most is NULL" : "algo is not a rung of this build (tg_algos)");
+    if (m < 1 || n < 1 || k < 1)
+        return tg_fail(NULL, TG_ERROR_INVALID_ARGUMENT, 0,
+                       "m = %lld, n = %lld, k = %lld: each must be at least 1", (long long)m,
+                       (long long)n, (long long)k);
+    const tg_problem p = {.m = m, .n = n, .k = k, .batch = 1};
+    *most = tg_most_slices(rung, &p);
+    return TG_SUCCESS;
+}
+
 tg_status tg_explain(tg_handle *h, tg_layout layout, tg_op transa, tg_op transb, int64_t m,
                      int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
                      int64_t ldb, const float *C, int64_t ldc, char *buf, size_t buf_size)

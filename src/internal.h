@@ -133,6 +133,15 @@ typedef struct tg_choice {
  * planes and reads them again), for the cost model; 0 for rungs without workspace. */
 double tg_staged_bytes(int rung, const tg_problem *p);
 
+/* Why auto may not pick rung i for p in this math mode on that GPU (NULL when it may): not
+ * admitted, an arithmetic the mode forbids, 3xTF32 under k = 256, or the rung's own limits. */
+const char *tg_auto_refuses(const tg_device_props *dev, tg_math math, int rung,
+                            const tg_problem *p);
+/* The most slices of k the planner may cut p into on rung i (1: none): a single product, every
+ * slice at least TG_SPLIT_MIN_SLICE long (TG_3XTF32_MIN_SPLIT_SLICE on 3xTF32 rungs), bounded
+ * workspace.  It weighs 1 and each power of two up to this. */
+int tg_most_slices(int rung, const tg_problem *p);
+
 /* The rung and split-K for p: a pure function of the GPU's properties, the math mode, a
  * forced rung (-1: auto) or split (0: choose) and the normalized problem, so the CPU tests
  * can ask what auto would run on an H100.  In order: a tuned row for exactly this call (same

@@ -74,8 +74,7 @@ static const char *rung_refuses(int cc, int i, const tg_problem *p)
     return rung->unsupported(p);
 }
 
-/* Why auto may not pick rung i for p in this math mode (NULL when it may). */
-static const char *auto_refuses(const tg_device_props *dev, tg_math math, int i,
+const char *tg_auto_refuses(const tg_device_props *dev, tg_math math, int i,
                                 const tg_problem *p)
 {
     if (i < 0)
@@ -92,9 +91,7 @@ static const char *auto_refuses(const tg_device_props *dev, tg_math math, int i,
     return rung_refuses(dev->compute_capability, i, p);
 }
 
-/* The most slices p may be cut into on rung i (1: none): a single product, slices no shorter
- * than TG_SPLIT_MIN_SLICE (TG_3XTF32_MIN_SPLIT_SLICE on 3xTF32 rungs), bounded workspace. */
-static int most_slices(int i, const tg_problem *p)
+int tg_most_slices(int i, const tg_problem *p)
 {
     if (p->batch != 1)
         return 1;
@@ -113,7 +110,7 @@ static int most_slices(int i, const tg_problem *p)
 
 static int split_allowed(int i, const tg_problem *p, int slices)
 {
-    return slices == 1 || slices <= most_slices(i, p);
+    return slices == 1 || slices <= tg_most_slices(i, p);
 }
 
 /* Keeps (rung, slices, seconds) if it beats the best or, on another rung, the runner-up. */
@@ -142,7 +139,7 @@ static const char *choice_refuses(const tg_device_props *dev, tg_math math, int 
 {
     if (forced_rung >= 0)
         return i == forced_rung ? rung_refuses(dev->compute_capability, i, p) : "not forced";
-    return auto_refuses(dev, math, i, p);
+    return tg_auto_refuses(dev, math, i, p);
 }
 
 /* The model's rows by registry index and orientation class (op(A) along k, op(B) along n),
@@ -200,27 +197,13 @@ static int weigh_rung(tg_choice *out, const tg_model_device *model, int sms, int
     }
     consider(out, i, 1,
              tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, 1, staged));
-    const int most = most_slices(i, p);
-    if (most == 1)
-        return 1;
-    /* Within a wave count, more slices mean shorter k loops at the same number of waves, so
-     * the candidates are the most slices that fill one and two waves of the SMs, and half the
-     * first where the reduction's traffic matters more than the wave. */
-    const int64_t tiles = ((p->m + r->block_rows - 1) / r->block_rows) *
-                          ((p->n + r->block_cols - 1) / r->block_cols);
-    const int64_t wave = (int64_t)sms * row->occupancy;
-    const int64_t one = wave / tiles, two = 2 * wave / tiles;
-    const int64_t candidates[] = {one / 2, one, two};
-    int64_t last = 1;
-    for (size_t c = 0; c < sizeof candidates / sizeof candidates[0]; ++c) {
-        const int slices = (int)(candidates[c] < most ? candidates[c] : most);
-        if (slices <= last)
-            continue;
+    /* 1 and the powers of two up to the most slices allowed: the choices the regret corpus
+     * (tests/data) times, so every choice the planner can make has a measured cost there. */
+    const int most = tg_most_slices(i, p);
+    for (int slices = 2; slices <= most; slices *= 2)
         consider(out, i, slices,
                  tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, slices,
                                   staged));
-        last = slices;
-    }
     return 1;
 }
 
@@ -239,7 +222,7 @@ int tg_choose(const tg_device_props *dev, tg_math math, int forced_rung, int for
     if (tuned) {
         const int i = tg_find_rung(tuned->algo);
         const int slices = forced_split ? forced_split : tuned->split_k;
-        if (!auto_refuses(dev, math, i, p) && (slices == 0 || forced_split ||
+        if (!tg_auto_refuses(dev, math, i, p) && (slices == 0 || forced_split ||
                                                split_allowed(i, p, slices))) {
             const int weighed = slices == 0 ? weigh_rung(out, model, sms, i, 0, p) : 0;
             if (!weighed) {

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""The regret corpus: `tilegemm bench --algo all --split-k pow2` JSON turned into one compact TSV
+that the CTest plan_regret replays on the CPU (tests/data/regret_corpus.tsv).
+
+    python3 bench/corpus.py --held-out SEED[,SEED...] OUT.tsv RUN.json [RUN.json ...]
+    python3 bench/corpus.py --refresh OLD.tsv OUT.tsv RUN.json [...]
+
+One line a case (a shape, its layout and transposes) with every entry that ran correctly:
+`rung/slices=ms`, with `~` after the time of an entry timed once (--prune: a lower bound).
+A case's set says which half it is in: `train` (the cost model may be fitted on it) or
+`held_out` (never fitted on: plan_regret's targets are judged there).  Random cases are split
+by seed, the fixed suites are train.
+
+--refresh re-times rows: entries in the new runs replace the old ones of the same case (a
+kernel change re-timed with scripts/device_corpus.sh and --algo naming the changed rungs), and
+the header keeps both runs' provenance.
+"""
+import argparse
+import json
+import sys
+
+COLUMNS = ["set", "suite", "layout", "trans", "m", "n", "k", "cublas_ms", "cublas_tf32_ms",
+           "entries"]
+
+
+def case_key(r):
+    return (r["layout"], r["trans"], r["m"], r["n"], r["k"])
+
+
+def read_runs(paths, held_out):
+    """{case key: case dict} from bench JSON files, and each run's provenance line."""
+    cases, provenance = {}, []
+    for path in paths:
+        with open(path) as f:
+            run = json.load(f)
+        dev = run["device"]
+        provenance.append(
+            f"{dev['name']} (sm_{dev['compute_capability'].replace('.', '')}, "
+            f"{dev['sm_count']} SMs), commit {run['commit']}, {run['date']}, cuBLAS "
+            f"{run['cublas_version']}, {run['warmup']} warm-up + {run['repeats']} timed runs: "
+            f"`{run['command']}`")
+        seed = run.get("random_seed")
+        for r in run["results"]:
+            key = case_key(r)
+            suite = r["suite"]
+            where = "fixed" if suite != "random" else f"seed{seed}"
+            c = cases.setdefault(key, {
+                "set": "held_out" if suite == "random" and seed in held_out else "train",
+                "suite": where, "entries": {}, "cublas_ms": None, "cublas_tf32_ms": None})
+            if r["algo"] == "cublas":
+                c["cublas_ms"] = r["median_ms"]
+            elif r["algo"] == "cublas_tf32":
+                c["cublas_tf32_ms"] = r["median_ms"]
+            elif r["algo"] != "auto" and "/k" in r["algo"] and r["status"] in ("OK", "LOWPREC"):
+                if r["median_ms"] is None:
+                    continue
+                c["entries"][r["algo"].replace("/k", "/")] = (r["median_ms"],
+                                                               bool(r.get("pruned")))
+    return cases, provenance
+
+
+def format_ms(ms):
+    return f"{ms:.4g}"
+
+
+def write(path, cases, header_lines):
+    with open(path, "w") as f:
+        for line in header_lines:
+            f.write(f"# {line}\n")
+        f.write("# " + "\t".join(COLUMNS) + "\n")
+        for key in sorted(cases, key=lambda k: (cases[k]["set"], cases[k]["suite"], k)):
+            c = cases[key]
+            if not c["entries"] or c["cublas_ms"] is None:
+                continue
+            layout, trans, m, n, k = key
+            entries = " ".join(
+                f"{name}={format_ms(ms)}{'~' if pruned else ''}"
+                for name, (ms, pruned) in sorted(c["entries"].items()))
+            tf32 = c["cublas_tf32_ms"]
+            f.write("\t".join([c["set"], c["suite"], layout, trans, str(m), str(n), str(k),
+                               format_ms(c["cublas_ms"]),
+                               format_ms(tf32) if tf32 is not None else "-", entries]) + "\n")
+
+
+def read_tsv(path):
+    header, cases = [], {}
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("#"):
+                if not line.startswith("# set\t"):
+                    header.append(line[2:])
+                continue
+            cols = line.split("\t")
+            entries = {}
+            for item in cols[9].split():
+                name, value = item.split("=")
+                entries[name] = (float(value.rstrip("~")), value.endswith("~"))
+            key = (cols[2], cols[3], int(cols[4]), int(cols[5]), int(cols[6]))
+            cases[key] = {"set": cols[0], "suite": cols[1], "entries": entries,
+                          "cublas_ms": float(cols[7]),
+                          "cublas_tf32_ms": None if cols[8] == "-" else float(cols[8])}
+    return header, cases
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--held-out", default="", help="seeds whose cases are held out")
+    ap.add_argument("--refresh", help="an existing corpus whose entries the runs replace")
+    ap.add_argument("out")
+    ap.add_argument("runs", nargs="+")
+    args = ap.parse_args()
+    held_out = {int(s) for s in args.held_out.split(",") if s}
+    new, provenance = read_runs(args.runs, held_out)
+    if args.refresh:
+        header, cases = read_tsv(args.refresh)
+        for key, c in new.items():
+            if key in cases:
+                cases[key]["entries"].update(c["entries"])
+        header += ["re-timed: " + p for p in provenance]
+    else:
+        cases = new
+        header = [
+            "tilegemm regret corpus: every rung at 1 and each power of two of split-K slices the "
+            "planner allows (tg_split_k_most), median ms, on:",
+            *("  " + p for p in provenance),
+            "set: train cases may be fitted on; held_out cases (random seeds "
+            f"{', '.join(str(s) for s in sorted(held_out)) or 'none'}) never are.  "
+            "Written by bench/corpus.py; re-time changed rungs with --refresh.  Generated: do "
+            "not edit.",
+            "entries: rung/slices=ms, ~ after the time of an entry timed once (--prune), "
+            "a lower bound.",
+        ]
+    write(args.out, cases, header)
+    kept = sum(1 for c in cases.values() if c["entries"] and c["cublas_ms"] is not None)
+    print(f"{args.out}: {kept} cases", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

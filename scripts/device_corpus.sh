@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The regret corpus's measurements, in one GPU call: build the CLI for the H100, then time every
+# rung of the build at 1 and each power of two of split-K slices the planner allows it
+# (`--split-k pow2`), beside cuBLAS, on the random suite of each seed given (COUNT shapes each)
+# and, with FIXED=1, on the fixed suites.  Hopeless entries are timed once (`--prune`).  One
+# JSON a chunk under ${OUT:-device-out}, packed into one archive; bench/corpus.py turns them into
+# tests/data/regret_corpus.tsv.
+#
+#   scripts/device_corpus.sh SEED [SEED...]     environment: COUNT (default 100), FIXED (0),
+#                                               PRUNE (default 3), DEADLINE (seconds, 570)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. scripts/device_common.sh
+device_setup 570 40
+count=${COUNT:-100}
+start=$SECONDS
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/build.log" 2>&1 &&
+  cmake --build "$build" -j"$(nproc)" --target tilegemm_cli >>"$out/build.log" 2>&1
+status build "rc $? in $((SECONDS - start)) s"
+cli=$build/tilegemm
+common=(--algo all --split-k pow2 --prune "${PRUNE:-3}" --repeats 5 --warmup 1)
+chunks=()
+for s in "$@"; do chunks+=("random-seed$s"); done
+[ "${FIXED:-0}" = 1 ] && chunks+=(fixed)
+for chunk in "${chunks[@]}"; do
+  if [ "$(left)" -lt 30 ]; then
+    status "$chunk" "not run: too little time left"
+    continue
+  fi
+  case $chunk in
+  fixed) args=(--suite all --count 0 --trans NN,NT,TN,TT) ;;
+  *) args=(--suite random --seed "${chunk#random-seed}" --count "$count") ;;
+  esac
+  timeout "$(left)" "$cli" bench "${args[@]}" "${common[@]}" --json "$top/corpus-$chunk.json" \
+    >"$out/$chunk.log" 2>&1
+  status "$chunk" "rc $? at $SECONDS s"
+done
+echo "== summary"
+cat "$summary"
+tar -C "$top" -czf "$top/corpus-json.tgz" --remove-files $(cd "$top" && ls ./*.json 2>/dev/null)
+tar -C "$out" -czf "$top/corpus-logs.tgz" . && rm -rf "$out"

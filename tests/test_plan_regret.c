@@ -1,0 +1,290 @@
+/* plan_regret: the planner judged on measured data, on the CPU.  The regret corpus
+ * (tests/data/regret_corpus.tsv, bench/corpus.py) holds, for several hundred calls, the median
+ * time of every rung at 1 and each power of two of split-K slices the planner allows, measured
+ * on an H100.  For each call and math mode this asks tg_choose what `auto` would run on an H100
+ * and compares that entry's time with the fastest entry the mode lets auto use:
+ *   regret = time(planned rung and slices) / time(best allowed).
+ * The targets hold on the held-out cases (random seeds the cost model was never fitted on), in
+ * the fp32 and strict modes: geometric mean of the regret <= 1.05, every case <= 1.25, and at
+ * least 90% of the cases within 1.10.  A planned entry the corpus lacks fails (the corpus is
+ * stale: re-time it, bench/corpus.py --refresh), as does a corpus rung this build lacks.
+ *
+ *   test_plan_regret CORPUS [--worst N]   the N worst held-out cases of each mode (default 8)
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/registry.h"
+#include "internal.h"
+#include "testing.h"
+
+static const tg_device_props kH100 = {.compute_capability = 90, .sm_count = 132};
+
+#define TARGET_GEOMEAN 1.05
+#define TARGET_WORST 1.25
+#define TARGET_NEAR 1.10
+#define TARGET_NEAR_SHARE 0.90
+
+typedef struct entry {
+    int rung, slices;
+    double ms;
+    int pruned; /* timed once: a lower bound */
+} entry;
+
+typedef struct corpus_case {
+    int held_out;
+    char suite[24];
+    tg_layout layout;
+    tg_op ta, tb;
+    int64_t m, n, k;
+    double cublas_ms, cublas_tf32_ms;
+    entry *entries;
+    int count;
+} corpus_case;
+
+enum { kModes = 3, kCategories = 9, kSets = 2 };
+static const tg_math kModeOf[kModes] = {TG_MATH_FP32, TG_MATH_STRICT_FMA, TG_MATH_TF32};
+
+/* thin: min(m, n) <= 64, mid: <= 512, big: above; k <= 256, <= 4096, above. */
+static int category(const corpus_case *c)
+{
+    const int64_t side = c->m < c->n ? c->m : c->n;
+    const int size = side <= 64 ? 0 : side <= 512 ? 1 : 2;
+    const int depth = c->k <= 256 ? 0 : c->k <= 4096 ? 1 : 2;
+    return size * 3 + depth;
+}
+
+static const char *category_name(int cat)
+{
+    static const char *const sizes[] = {"thin", "mid", "big"};
+    static const char *const depths[] = {"k<=256", "k<=4096", "k>4096"};
+    static char name[32];
+    snprintf(name, sizeof name, "%s, %s", sizes[cat / 3], depths[cat % 3]);
+    return name;
+}
+
+/* Parses "rung/slices=ms[~]" items into c->entries; 0 on a malformed or unknown item. */
+static int parse_entries(char *text, corpus_case *c, int line)
+{
+    int cap = 16;
+    c->entries = malloc((size_t)cap * sizeof *c->entries);
+    for (char *save = NULL, *item = strtok_r(text, " \n", &save); item;
+         item = strtok_r(NULL, " \n", &save)) {
+        char *slash = strchr(item, '/'), *eq = strchr(item, '=');
+        if (!slash || !eq || eq < slash) {
+            EXPECT(0, "corpus line %d: \"%s\" is not rung/slices=ms", line, item);
+            return 0;
+        }
+        *slash = '\0';
+        const int rung = tg_find_rung(item);
+        if (rung < 0) {
+            EXPECT(0, "corpus line %d: rung \"%s\" is not in this build: re-time the corpus "
+                      "(bench/corpus.py)", line, item);
+            return 0;
+        }
+        if (c->count == cap)
+            c->entries = realloc(c->entries, (size_t)(cap *= 2) * sizeof *c->entries);
+        entry *e = &c->entries[c->count++];
+        e->rung = rung;
+        e->slices = atoi(slash + 1);
+        e->ms = strtod(eq + 1, NULL);
+        e->pruned = strchr(eq, '~') != NULL;
+    }
+    return 1;
+}
+
+static int read_corpus(const char *path, corpus_case **out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        EXPECT(0, "cannot open the corpus %s", path);
+        return 0;
+    }
+    int count = 0, cap = 0, line_no = 0;
+    corpus_case *cases = NULL;
+    static char line[1 << 16];
+    while (fgets(line, sizeof line, f)) {
+        ++line_no;
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        char *cols[10], *save = NULL;
+        int n = 0;
+        for (char *t = strtok_r(line, "\t", &save); t && n < 10; t = strtok_r(NULL, "\t", &save))
+            cols[n++] = t;
+        if (n != 10) {
+            EXPECT(0, "corpus line %d: %d columns, not 10", line_no, n);
+            continue;
+        }
+        if (count == cap)
+            cases = realloc(cases, (size_t)(cap = cap ? 2 * cap : 256) * sizeof *cases);
+        corpus_case *c = &cases[count];
+        memset(c, 0, sizeof *c);
+        c->held_out = strcmp(cols[0], "held_out") == 0;
+        snprintf(c->suite, sizeof c->suite, "%s", cols[1]);
+        c->layout = strcmp(cols[2], "col") == 0 ? TG_COL_MAJOR : TG_ROW_MAJOR;
+        c->ta = cols[3][0] == 'T' ? TG_TRANS : TG_NO_TRANS;
+        c->tb = cols[3][1] == 'T' ? TG_TRANS : TG_NO_TRANS;
+        c->m = atoll(cols[4]), c->n = atoll(cols[5]), c->k = atoll(cols[6]);
+        c->cublas_ms = strtod(cols[7], NULL);
+        c->cublas_tf32_ms = strcmp(cols[8], "-") == 0 ? NAN : strtod(cols[8], NULL);
+        if (parse_entries(cols[9], c, line_no))
+            ++count;
+    }
+    fclose(f);
+    *out = cases;
+    return count;
+}
+
+/* The problem the benchmark timed: dense leading dimensions, operands as cudaMalloc returns
+ * them (256-byte aligned), alpha = 1, beta = 0. */
+static tg_problem problem_of(const corpus_case *c)
+{
+    const tg_call call = {.layout = c->layout, .transa = c->ta, .transb = c->tb, .m = c->m,
+                          .n = c->n, .k = c->k, .alpha = 1.0f, .beta = 0.0f,
+                          .A = (const float *)256, .B = (const float *)512, .C = (float *)1024,
+                          .lda = tg_min_ld(c->layout, c->ta, c->m, c->k),
+                          .ldb = tg_min_ld(c->layout, c->tb, c->k, c->n),
+                          .ldc = tg_min_ld(c->layout, TG_NO_TRANS, c->m, c->n), .batch = 1};
+    tg_problem p;
+    tg_normalize(&call, &p);
+    return p;
+}
+
+typedef struct tally {
+    int count, near;
+    double log_regret, worst, log_vs_cublas, log_best_vs_cublas;
+} tally;
+
+static void add(tally *t, double regret, double vs_cublas, double best_vs_cublas)
+{
+    t->count++;
+    t->near += regret <= TARGET_NEAR;
+    t->log_regret += log(regret);
+    t->worst = regret > t->worst ? regret : t->worst;
+    t->log_vs_cublas += log(vs_cublas);
+    t->log_best_vs_cublas += log(best_vs_cublas);
+}
+
+static void print_tally(const char *name, const tally *t)
+{
+    if (!t->count)
+        return;
+    printf("  %-18s %4d  %7.3f  %5.0f%%  %6.2f   %5.2fx   %5.2fx\n", name, t->count,
+           exp(t->log_regret / t->count), 100.0 * t->near / t->count, t->worst,
+           exp(t->log_vs_cublas / t->count), exp(t->log_best_vs_cublas / t->count));
+}
+
+typedef struct judged {
+    const corpus_case *c;
+    double regret;
+    const entry *planned, *best;
+} judged;
+
+static int by_regret(const void *a, const void *b)
+{
+    const double x = ((const judged *)a)->regret, y = ((const judged *)b)->regret;
+    return (x < y) - (x > y);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return fprintf(stderr, "usage: test_plan_regret CORPUS [--worst N]\n"), 2;
+    const int show_worst = argc >= 4 && strcmp(argv[2], "--worst") == 0 ? atoi(argv[3]) : 8;
+    if (tg_rung_count == 0) {
+        printf("test_plan_regret: SKIPPED, this build has no CUDA rungs to plan\n");
+        return 77;
+    }
+    corpus_case *cases = NULL;
+    const int count = read_corpus(argv[1], &cases);
+    EXPECT(count > 0, "the corpus %s holds no cases", argv[1]);
+    judged *worst = malloc((size_t)(count > 0 ? count : 1) * sizeof *worst);
+    for (int mode = 0; mode < kModes; ++mode) {
+        const tg_math math = kModeOf[mode];
+        tally by[kSets][kCategories + 1];
+        memset(by, 0, sizeof by);
+        int nworst = 0, missing = 0;
+        for (int i = 0; i < count; ++i) {
+            const corpus_case *c = &cases[i];
+            const tg_problem p = problem_of(c);
+            tg_choice choice;
+            if (!tg_choose(&kH100, math, -1, 0, &p, &choice)) {
+                EXPECT(0, "%s %lldx%lldx%lld: no choice", tg_math_name(math), (long long)c->m,
+                       (long long)c->n, (long long)c->k);
+                continue;
+            }
+            const entry *planned = NULL, *best = NULL;
+            for (int e = 0; e < c->count; ++e) {
+                const entry *x = &c->entries[e];
+                if (x->rung == choice.rung && x->slices == choice.split_k)
+                    planned = x;
+                if (!tg_auto_refuses(&kH100, math, x->rung, &p) &&
+                    (x->slices == 1 || x->slices <= tg_most_slices(x->rung, &p)) &&
+                    (!best || x->ms < best->ms))
+                    best = x;
+            }
+            if (!planned || !best) {
+                if (missing++ < 10)
+                    EXPECT(0, "%s %s %s %lldx%lldx%lld: the planned %s/%d was not measured: "
+                              "re-time the corpus (bench/corpus.py --refresh)",
+                           tg_math_name(math), c->layout == TG_COL_MAJOR ? "col" : "row",
+                           c->ta == TG_TRANS ? (c->tb == TG_TRANS ? "TT" : "TN")
+                                             : (c->tb == TG_TRANS ? "NT" : "NN"),
+                           (long long)c->m, (long long)c->n, (long long)c->k,
+                           tg_rungs[choice.rung]->name, choice.split_k);
+                continue;
+            }
+            const double regret = planned->ms / best->ms;
+            const double ref = math == TG_MATH_TF32 ? c->cublas_tf32_ms : c->cublas_ms;
+            add(&by[c->held_out][category(c)], regret, ref / planned->ms, ref / best->ms);
+            add(&by[c->held_out][kCategories], regret, ref / planned->ms, ref / best->ms);
+            if (c->held_out)
+                worst[nworst++] = (judged){c, regret, planned, best};
+        }
+        EXPECT(missing == 0, "%s: %d planned entries were not measured", tg_math_name(math),
+               missing);
+        for (int set = kSets - 1; set >= 0; --set) {
+            printf("%s, %s cases: regret = planned / best allowed; auto and best vs cuBLAS%s "
+                   "(corpus times)\n", tg_math_name(math), set ? "held-out" : "train",
+                   math == TG_MATH_TF32 ? " TF32" : "");
+            printf("  %-18s %4s  %7s  %6s  %6s  %7s  %7s\n", "category", "n", "geomean",
+                   "<=1.1", "worst", "auto", "best");
+            for (int cat = 0; cat < kCategories; ++cat)
+                print_tally(category_name(cat), &by[set][cat]);
+            print_tally("all", &by[set][kCategories]);
+        }
+        qsort(worst, (size_t)nworst, sizeof *worst, by_regret);
+        for (int w = 0; w < nworst && w < show_worst; ++w) {
+            const judged *j = &worst[w];
+            printf("    %5.2f  %-10s %s %c%c %lldx%lldx%lld: planned %s/%d %.4g ms, best %s/%d "
+                   "%.4g ms\n", j->regret, j->c->suite, j->c->layout == TG_COL_MAJOR ? "col" : "row",
+                   j->c->ta == TG_TRANS ? 'T' : 'N', j->c->tb == TG_TRANS ? 'T' : 'N',
+                   (long long)j->c->m, (long long)j->c->n, (long long)j->c->k,
+                   tg_rungs[j->planned->rung]->name, j->planned->slices, j->planned->ms,
+                   tg_rungs[j->best->rung]->name, j->best->slices, j->best->ms);
+        }
+        if (math == TG_MATH_TF32)
+            continue; /* reported; the targets are fp32's and strict's */
+        const tally *t = &by[1][kCategories];
+        EXPECT(t->count > 0, "%s: no held-out cases", tg_math_name(math));
+        if (t->count > 0) {
+            const double geomean = exp(t->log_regret / t->count);
+            const double share = (double)t->near / t->count;
+            EXPECT(geomean <= TARGET_GEOMEAN, "%s held-out: geometric mean regret %.3f > %.2f",
+                   tg_math_name(math), geomean, TARGET_GEOMEAN);
+            EXPECT(t->worst <= TARGET_WORST, "%s held-out: worst regret %.2f > %.2f",
+                   tg_math_name(math), t->worst, TARGET_WORST);
+            EXPECT(share >= TARGET_NEAR_SHARE, "%s held-out: %.0f%% within %.2f, under %.0f%%",
+                   tg_math_name(math), 100.0 * share, TARGET_NEAR, 100.0 * TARGET_NEAR_SHARE);
+        }
+    }
+    for (int i = 0; i < count; ++i)
+        free(cases[i].entries);
+    free(cases);
+    free(worst);
+    return tg_test_result("test_plan_regret");
+}
