@@ -10,6 +10,8 @@
  * stale: re-time it, bench/corpus.py --refresh), as does a corpus rung this build lacks.
  *
  *   test_plan_regret CORPUS [--worst N]   the N worst held-out cases of each mode (default 8)
+ *   test_plan_regret CORPUS --dump FILE    also writes, for the fitting, each case's normalized
+ *                                          problem and each entry's model prediction
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -195,6 +197,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return fprintf(stderr, "usage: test_plan_regret CORPUS [--worst N]\n"), 2;
     const int show_worst = argc >= 4 && strcmp(argv[2], "--worst") == 0 ? atoi(argv[3]) : 8;
+    FILE *dump = argc >= 4 && strcmp(argv[2], "--dump") == 0 ? fopen(argv[3], "w") : NULL;
     if (tg_rung_count == 0) {
         printf("test_plan_regret: SKIPPED, this build has no CUDA rungs to plan\n");
         return 77;
@@ -203,6 +206,20 @@ int main(int argc, char **argv)
     const int count = read_corpus(argv[1], &cases);
     EXPECT(count > 0, "the corpus %s holds no cases", argv[1]);
     judged *worst = malloc((size_t)(count > 0 ? count : 1) * sizeof *worst);
+    for (int i = 0; dump && i < count; ++i) {
+        const tg_problem p = problem_of(&cases[i]);
+        fprintf(dump, "case\t%d\t%d\t%lld\t%lld\t%lld\t%d\t%d\t%.6g\n", i, cases[i].held_out,
+                (long long)p.m, (long long)p.n, (long long)p.k, p.a_cs == 1, p.b_cs == 1,
+                cases[i].cublas_ms);
+        for (int e = 0; e < cases[i].count; ++e) {
+            const entry *x = &cases[i].entries[e];
+            fprintf(dump, "entry\t%d\t%s\t%d\t%.6g\t%d\t%.6g\t%d\n", i,
+                    tg_rungs[x->rung]->name, x->slices, x->ms, x->pruned,
+                    tg_model_predict_ms(&kH100, x->rung, x->slices, &p), tg_rungs[x->rung]->arith);
+        }
+    }
+    if (dump)
+        fclose(dump);
     for (int mode = 0; mode < kModes; ++mode) {
         const tg_math math = kModeOf[mode];
         tally by[kSets][kCategories + 1];

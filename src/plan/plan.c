@@ -15,6 +15,7 @@
  *     (cost_model.h), else the highest such rung.  A single product may be cut into up to
  *     256 slices of k, each at least 128 long (1024 on 3xTF32 rungs), summed in a fixed order.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -177,6 +178,18 @@ double tg_staged_bytes(int i, const tg_problem *p)
         return 0.0;
     const double parts = r->arith == TG_ARITH_3XTF32 ? 2.0 : 1.0;
     return 2.0 * parts * 4.0 * (double)(p->m + p->n) * (double)p->k * (double)p->batch;
+}
+
+double tg_model_predict_ms(const tg_device_props *dev, int i, int slices, const tg_problem *p)
+{
+    const tg_model_device *model = tg_model_device_for(dev->compute_capability);
+    const tg_model_rung *row = model_row(model, i, p);
+    if (!row)
+        return NAN;
+    const tg_rung *r = tg_rungs[i];
+    return 1e3 * tg_model_seconds(model, row, r->block_rows, r->block_cols,
+                                  dev->sm_count > 0 ? dev->sm_count : 1, p, slices,
+                                  tg_staged_bytes(i, p));
 }
 
 /* Weighs rung i for p: unsplit, then (unless a split is forced) each slice count that takes
