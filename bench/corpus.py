@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The regret corpus: `tilegemm bench --algo all --split-k pow2` JSON turned into one compact TSV
-that the CTest plan_regret replays on the CPU (tests/data/regret_corpus.tsv).
+that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
 
     python3 bench/corpus.py --held-out SEED[,SEED...] OUT.tsv RUN.json [RUN.json ...]
     python3 bench/corpus.py --refresh OLD.tsv OUT.tsv RUN.json [...]

@@ -4,7 +4,7 @@
 # (`--split-k pow2`), beside cuBLAS, on the random suite of each seed given (COUNT shapes each)
 # and, with FIXED=1, on the fixed suites.  Hopeless entries are timed once (`--prune`).  One
 # JSON a chunk under ${OUT:-device-out}, packed into one archive; bench/corpus.py turns them into
-# tests/data/regret_corpus.tsv.
+# tuning/regret_corpus_sm_90.tsv.
 #
 #   scripts/device_corpus.sh SEED [SEED...]     environment: COUNT (default 100), FIXED (0),
 #                                               PRUNE (default 3), DEADLINE (seconds, 570)

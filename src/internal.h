@@ -126,6 +126,7 @@ typedef struct tg_choice {
     int runner_up;            /* the model's best other rung, -1 when none */
     int runner_up_split;
     double runner_up_seconds;
+    double score;             /* its ranking score (plan.c): 0 is as fast as the fastest timed */
     const struct tg_tuned *tuned; /* the tuned row followed, NULL when the model decided */
 } tg_choice;
 
@@ -152,6 +153,17 @@ int tg_most_slices(int rung, const tg_problem *p);
  * no rung can run p. */
 int tg_choose(const tg_device_props *dev, tg_math math, int forced_rung, int forced_split,
               const tg_problem *p, tg_choice *out);
+
+/* One (rung, slices) the planner weighs, with the cost model's seconds for it. */
+typedef struct tg_candidate {
+    int rung, split_k;
+    double seconds;
+} tg_candidate;
+
+/* The planner's best `max` candidates for p in this math mode, best first, as tg_choose ranks
+ * them (the tuned table aside): what an autotuner times.  Returns how many. */
+int tg_choose_ranked(const tg_device_props *dev, tg_math math, const tg_problem *p,
+                     tg_candidate *out, int max);
 
 /* Records an error on the handle (the per-thread record when h is NULL) and returns status. */
 #define tg_fail(h, status, arg, ...) tg_record(tg_error_of(h), (status), (arg), __VA_ARGS__)

@@ -8,7 +8,8 @@
  *   - split-K only for single products, slices of at least 128 of k (256 on 3xTF32), workspace
  *     bounded, bit-reproducible order (the backend's reduction);
  *   - a tuned row for exactly the call is followed;
- *   - otherwise the choice is the cost model's fastest unsplit rung or faster (split). */
+ *   - otherwise the choice is the best-ranked candidate (tg_choose_ranked: measured neighbours
+ *     and the cost model), at 1 or a power of two of slices. */
 #include <math.h>
 #include <stdint.h>
 
@@ -79,26 +80,21 @@ static void check_contract(tg_math math, const tg_problem *p, const tg_choice *c
     }
 }
 
-/* No tuned row: nothing the model ranks unsplit may be predicted faster than the choice. */
-static void check_model_argmin(tg_math math, const tg_problem *p, const tg_choice *c,
+/* No tuned row: the choice is the best-ranked candidate (measured neighbours and the cost
+ * model, plan.c), cut into 1 or a power of two of slices within the rung's limit, and the model
+ * has a time for it. */
+static void check_ranked_first(tg_math math, const tg_problem *p, const tg_choice *c,
                                const char *what)
 {
-    const tg_model_device *dev = tg_model_device_for(kH100.compute_capability);
-    EXPECT(dev != NULL, "%s: no cost model for sm_90", what);
-    if (!dev)
-        return;
+    tg_candidate first;
+    EXPECT(tg_choose_ranked(&kH100, math, p, &first, 1) == 1, "%s: nothing ranked", what);
+    EXPECT(first.rung == c->rung && first.split_k == c->split_k,
+           "%s: chose %s/%d, the best-ranked is %s/%d", what, tg_rungs[c->rung]->name,
+           c->split_k, tg_rungs[first.rung]->name, first.split_k);
     EXPECT(c->seconds > 0.0, "%s: the model did not decide", what);
-    for (int i = 0; i < tg_rung_count; ++i) {
-        const tg_rung *r = tg_rungs[i];
-        const tg_model_rung *row = tg_model_rung_for(dev, r->name, p);
-        if (!row || !r->in_auto || !tg_math_allows(math, r->arith) || r->unsupported(p) ||
-            (r->arith == TG_ARITH_3XTF32 && p->k < 256))
-            continue;
-        const double t = tg_model_seconds(dev, row, r->block_rows, r->block_cols,
-                                          kH100.sm_count, p, 1, tg_staged_bytes(i, p));
-        EXPECT(c->seconds <= t * (1.0 + 1e-12), "%s: chose %s at %.3g s, %s predicted %.3g s",
-               what, tg_rungs[c->rung]->name, c->seconds, r->name, t);
-    }
+    EXPECT((c->split_k & (c->split_k - 1)) == 0 && c->split_k <= tg_most_slices(c->rung, p),
+           "%s: %d slices, not 1 or a power of two within %d", what, c->split_k,
+           tg_most_slices(c->rung, p));
 }
 
 int main(int argc, char **argv)
@@ -130,7 +126,7 @@ int main(int argc, char **argv)
                 continue;
             check_contract((tg_math)mode, &p, &c, what);
             if (!c.tuned)
-                check_model_argmin((tg_math)mode, &p, &c, what);
+                check_ranked_first((tg_math)mode, &p, &c, what);
             splits += c.split_k > 1;
             tensor += tg_rungs[c.rung]->arith != TG_ARITH_FFMA;
         }
@@ -160,23 +156,14 @@ int main(int argc, char **argv)
                "tuned row %d (%lldx%lldx%lld %s) not followed: ran %s", i, (long long)t->m,
                (long long)t->n, (long long)t->k, t->algo, c.rung >= 0 ? tg_rungs[c.rung]->name : "-");
         /* Its slices as measured; a row measured with the planner's slices (0) gets the
-         * model's slices for that rung: weighed (a prediction), and no slower than unsplit. */
+         * best-ranked slices for that rung: 1 or a power of two within its limit. */
         if (t->split_k > 0)
             EXPECT(c.split_k == t->split_k, "tuned row %d: %d slices, not its %d", i, c.split_k,
                    t->split_k);
-        else {
-            const tg_model_device *dev = tg_model_device_for(kH100.compute_capability);
-            const tg_model_rung *row = tg_model_rung_for(dev, t->algo, &p);
-            const tg_rung *r = tg_rungs[rung];
-            if (row) {
-                const double unsplit = tg_model_seconds(dev, row, r->block_rows, r->block_cols,
-                                                        kH100.sm_count, &p, 1, tg_staged_bytes(rung, &p));
-                EXPECT(c.seconds > 0.0 && c.seconds <= unsplit * (1.0 + 1e-12),
-                       "tuned row %d (%lldx%lldx%lld %s): %d slices predicted %g s, unsplit %g s",
-                       i, (long long)t->m, (long long)t->n, (long long)t->k, t->algo, c.split_k,
-                       c.seconds, unsplit);
-            }
-        }
+        else
+            EXPECT((c.split_k & (c.split_k - 1)) == 0 && c.split_k <= tg_most_slices(rung, &p),
+                   "tuned row %d (%lldx%lldx%lld %s): %d slices", i, (long long)t->m,
+                   (long long)t->n, (long long)t->k, t->algo, c.split_k);
         followed++;
     }
     printf("test_plan: 400 random calls x 3 modes (%d split, %d on tensor cores), %d tuned rows\n",

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../cpu/pool.h"
@@ -26,6 +27,7 @@
 #include "../cuda/registry.h"
 #include "../internal.h"
 #include "cost_model.h"
+#include "measured.h"
 #include "tuning.h"
 
 static void note(tg_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -114,25 +116,6 @@ static int split_allowed(int i, const tg_problem *p, int slices)
     return slices == 1 || slices <= tg_most_slices(i, p);
 }
 
-/* Keeps (rung, slices, seconds) if it beats the best or, on another rung, the runner-up. */
-static void consider(tg_choice *c, int rung, int slices, double seconds)
-{
-    if (c->rung < 0 || seconds < c->seconds) {
-        if (c->rung >= 0 && c->rung != rung) {
-            c->runner_up = c->rung;
-            c->runner_up_split = c->split_k;
-            c->runner_up_seconds = c->seconds;
-        }
-        c->rung = rung;
-        c->split_k = slices;
-        c->seconds = seconds;
-    } else if (rung != c->rung && (c->runner_up < 0 || seconds < c->runner_up_seconds)) {
-        c->runner_up = rung;
-        c->runner_up_split = slices;
-        c->runner_up_seconds = seconds;
-    }
-}
-
 /* Why the chooser may not weigh rung i: a forced rung is the only one, with its own limits
  * alone; otherwise auto's rules. */
 static const char *choice_refuses(const tg_device_props *dev, tg_math math, int forced_rung,
@@ -192,42 +175,141 @@ double tg_model_predict_ms(const tg_device_props *dev, int i, int slices, const 
                                   tg_staged_bytes(i, p));
 }
 
-/* Weighs rung i for p: unsplit, then (unless a split is forced) each slice count that takes
- * its tiles to no more than about two waves.  Returns 0 when the model has no row for it. */
-static int weigh_rung(tg_choice *out, const tg_model_device *model, int sms, int i,
-                      int forced_split, const tg_problem *p)
+/* Ranking: each (rung, slices) auto may run is scored by
+ *   ALPHA * its measured log regret on the nearest timed calls (measured.h: ln(its time there /
+ *           the fastest entry the mode allowed there), weighted by nearness; ln(3) where no
+ *           neighbour timed it)
+ *   + (1 - ALPHA) * ln(the cost model's time for it / the model's fastest candidate),
+ * and the lowest score wins.  Measurements decide near timed calls; the model orders what they
+ * did not time and follows the tile and wave arithmetic between them.  ALPHA and the
+ * neighbourhood (measured.c) were chosen on the corpus's train half alone. */
+#define ALPHA 0.7
+#define UNTIMED_LOG_REGRET 1.0986 /* ln 3 */
+
+enum { kMaxCandidates = 64 * 9 };
+
+/* The fastest entry each math mode let auto use on each measured call, by call and mode. */
+static double (*mode_best_ms)[3];
+static pthread_once_t mode_best_once = PTHREAD_ONCE_INIT;
+
+static void find_mode_best(void)
 {
-    const tg_model_rung *row = model_row(model, i, p);
-    if (!row)
-        return 0;
-    const tg_rung *r = tg_rungs[i];
-    const double staged = tg_staged_bytes(i, p);
-    if (forced_split) { /* obeyed as given: tg_set_split_k is for tuning */
-        consider(out, i, forced_split,
-                 tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, forced_split,
-                                  staged));
-        return 1;
+    const int n = tg_measured_call_count;
+    mode_best_ms = malloc((size_t)(n > 0 ? n : 1) * sizeof *mode_best_ms);
+    if (!mode_best_ms)
+        return;
+    for (int c = 0; c < n; ++c)
+        for (int mode = 0; mode < 3; ++mode) {
+            const tg_device_props dev = {.compute_capability = tg_measured_calls[c].cc,
+                                         .sm_count = 132};
+            const tg_problem *p = tg_measured_problem(c);
+            double best = INFINITY;
+            for (int i = 0; i < tg_rung_count; ++i) {
+                if (tg_auto_refuses(&dev, (tg_math)mode, i, p))
+                    continue;
+                const int most = tg_most_slices(i, p);
+                for (int slices = 1; slices <= most; slices *= 2) {
+                    const double ms = tg_measured_ms(c, i, slices);
+                    if (ms < best)
+                        best = ms;
+                }
+            }
+            mode_best_ms[c][mode] = best;
+        }
+}
+
+/* The measured log regret of rung i cut into `slices` near p in math mode (see above). */
+static double measured_log_regret(const tg_neighbours *nb, tg_math math, int i, int slices)
+{
+    pthread_once(&mode_best_once, find_mode_best);
+    double sum = 0.0, weight = 0.0;
+    for (int j = 0; mode_best_ms && j < nb->count; ++j) {
+        const int c = nb->call[j];
+        const tg_device_props dev = {.compute_capability = tg_measured_calls[c].cc,
+                                     .sm_count = 132};
+        const double ms = tg_measured_ms(c, i, slices);
+        if (!(ms > 0.0) || tg_auto_refuses(&dev, math, i, tg_measured_problem(c)))
+            continue;
+        sum += nb->weight[j] * log(ms / mode_best_ms[c][(int)math]);
+        weight += nb->weight[j];
     }
-    consider(out, i, 1,
-             tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, 1, staged));
-    /* 1 and the powers of two up to the most slices allowed: the choices the regret corpus
-     * (tests/data) times, so every choice the planner can make has a measured cost there. */
-    const int most = tg_most_slices(i, p);
-    for (int slices = 2; slices <= most; slices *= 2)
-        consider(out, i, slices,
-                 tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, slices,
-                                  staged));
-    return 1;
+    return weight > 0.0 ? sum / weight : UNTIMED_LOG_REGRET;
+}
+
+typedef struct candidate {
+    int rung, slices;
+    double seconds; /* the cost model's */
+    double score;
+} candidate;
+
+/* Every (rung, slices) the chooser may weigh for p, with the model's time: unsplit, then 1's
+ * powers of two up to the most slices allowed (a forced split: that alone).  Returns how many;
+ * rungs without a model row are left out. */
+static int gather(const tg_device_props *dev, tg_math math, int forced_rung, int forced_split,
+                  const tg_problem *p, candidate *out)
+{
+    const tg_model_device *model = tg_model_device_for(dev->compute_capability);
+    const int sms = dev->sm_count > 0 ? dev->sm_count : 1;
+    int count = 0;
+    for (int i = 0; model && i < tg_rung_count; ++i) {
+        const tg_model_rung *row = model_row(model, i, p);
+        if (!row || choice_refuses(dev, math, forced_rung, i, p))
+            continue;
+        const tg_rung *r = tg_rungs[i];
+        const double staged = tg_staged_bytes(i, p);
+        /* 1 and the powers of two up to the most slices allowed: the choices the regret corpus
+         * times, so every choice the planner can make has a measured cost there.  A forced
+         * split is obeyed as given: tg_set_split_k is for tuning. */
+        const int most = forced_split ? forced_split : tg_most_slices(i, p);
+        for (int slices = forced_split ? forced_split : 1; slices <= most && count < kMaxCandidates;
+             slices *= 2)
+            out[count++] = (candidate){i, slices,
+                                       tg_model_seconds(model, row, r->block_rows, r->block_cols,
+                                                        sms, p, slices, staged),
+                                       0.0};
+    }
+    return count;
+}
+
+/* Scores the candidates (see ALPHA above). */
+static void score(const tg_device_props *dev, tg_math math, const tg_problem *p, candidate *c,
+                  int count)
+{
+    double fastest = INFINITY;
+    for (int j = 0; j < count; ++j)
+        fastest = c[j].seconds < fastest ? c[j].seconds : fastest;
+    tg_neighbours nb;
+    tg_measured_neighbours(dev->compute_capability, p, &nb);
+    for (int j = 0; j < count; ++j)
+        c[j].score = ALPHA * measured_log_regret(&nb, math, c[j].rung, c[j].slices) +
+                     (1.0 - ALPHA) * log(c[j].seconds / fastest);
+}
+
+static int by_score(const void *a, const void *b)
+{
+    const candidate *x = a, *y = b;
+    return (x->score > y->score) - (x->score < y->score);
+}
+
+int tg_choose_ranked(const tg_device_props *dev, tg_math math, const tg_problem *p,
+                     tg_candidate *out, int max)
+{
+    candidate c[kMaxCandidates];
+    const int count = gather(dev, math, -1, 0, p, c);
+    score(dev, math, p, c, count);
+    qsort(c, (size_t)count, sizeof *c, by_score);
+    int n = 0;
+    for (; n < count && n < max; ++n)
+        out[n] = (tg_candidate){c[n].rung, c[n].slices, c[n].seconds};
+    return n;
 }
 
 int tg_choose(const tg_device_props *dev, tg_math math, int forced_rung, int forced_split,
               const tg_problem *p, tg_choice *out)
 {
     *out = (tg_choice){.rung = -1, .split_k = 1, .runner_up = -1, .runner_up_split = 1};
-    const tg_model_device *model = tg_model_device_for(dev->compute_capability);
-    const int sms = dev->sm_count > 0 ? dev->sm_count : 1;
     /* 1. A row of the tuned table for exactly this call: the rung measured fastest, with its
-     * slices; a row that let the planner split (0) gets the model's slices for that rung. */
+     * slices; a row that let the planner split (0) gets the best-scored slices for that rung. */
     const tg_tuned *tuned =
         forced_rung >= 0 ? NULL
                          : tg_tuning_lookup(tg_tuning_table, tg_tuning_count,
@@ -236,23 +318,38 @@ int tg_choose(const tg_device_props *dev, tg_math math, int forced_rung, int for
         const int i = tg_find_rung(tuned->algo);
         const int slices = forced_split ? forced_split : tuned->split_k;
         if (!tg_auto_refuses(dev, math, i, p) && (slices == 0 || forced_split ||
-                                               split_allowed(i, p, slices))) {
-            const int weighed = slices == 0 ? weigh_rung(out, model, sms, i, 0, p) : 0;
-            if (!weighed) {
-                out->rung = i;
-                out->split_k = slices ? slices : 1;
-            }
-            out->runner_up = -1; /* the table decided, not a comparison of rungs */
+                                                  split_allowed(i, p, slices))) {
+            candidate c[kMaxCandidates];
+            const int count = slices == 0 ? gather(dev, math, i, 0, p, c) : 0;
+            score(dev, math, p, c, count);
+            qsort(c, (size_t)count, sizeof *c, by_score);
+            out->rung = i;
+            out->split_k = count ? c[0].slices : slices ? slices : 1;
+            out->seconds = count ? c[0].seconds : 0.0;
             out->tuned = tuned;
             return 1;
         }
     }
-    /* 2. The cost model: every rung auto may use, with the slice counts worth weighing. */
-    for (int i = 0; model && i < tg_rung_count; ++i)
-        if (!choice_refuses(dev, math, forced_rung, i, p))
-            weigh_rung(out, model, sms, i, forced_split, p);
-    if (out->rung >= 0)
+    /* 2. Measured neighbours and the cost model: every rung auto may use, at 1 and each power
+     * of two of slices allowed. */
+    candidate c[kMaxCandidates];
+    const int count = gather(dev, math, forced_rung, forced_split, p, c);
+    if (count > 0) {
+        score(dev, math, p, c, count);
+        qsort(c, (size_t)count, sizeof *c, by_score);
+        out->rung = c[0].rung;
+        out->split_k = c[0].slices;
+        out->seconds = c[0].seconds;
+        out->score = c[0].score;
+        for (int j = 1; j < count; ++j)
+            if (c[j].rung != c[0].rung) {
+                out->runner_up = c[j].rung;
+                out->runner_up_split = c[j].slices;
+                out->runner_up_seconds = c[j].seconds;
+                break;
+            }
         return 1;
+    }
     /* 3. No model row: the forced rung, else the highest rung auto may use. */
     for (int i = tg_rung_count - 1; i >= 0; --i)
         if (!choice_refuses(dev, math, forced_rung, i, p)) {
@@ -312,8 +409,10 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
                    "orientation (tuned table, %.1f TFLOP/s there): %s\n",
              rung->name, rung->level, h->compute_capability, c.tuned->tflops, rung->summary);
     else if (c.seconds > 0.0) {
-        note(plan, "rung: %s (level %d), the cost model's fastest: predicted %.1f us%s: %s\n",
-             rung->name, rung->level, c.seconds * 1e6,
+        note(plan, "rung: %s (level %d), ranked first by the timed calls nearest this one and "
+                   "the cost model (score %.3f, 0 being the fastest timed there; the model predicts "
+                   "%.1f us%s): %s\n",
+             rung->name, rung->level, c.score, c.seconds * 1e6,
              c.split_k > 1 ? " with split-K" : "", rung->summary);
         if (c.runner_up >= 0)
             note(plan, "runner-up: %s%s, predicted %.1f us\n", tg_rungs[c.runner_up]->name,

@@ -1,0 +1,118 @@
+/* Measured neighbours; see measured.h. */
+#include "measured.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "../cuda/registry.h"
+#include "../internal.h"
+
+/* Slices are 1 or powers of two up to TG_MAX_SPLIT_K (256): log2 indexes them. */
+enum { kSlots = 9 };
+
+/* Distance: squared differences of ln m, ln n, and ln k at half weight (k changes the rung
+ * ranking more slowly), plus this much for another orientation of the operands; weight
+ * exp(-d / (2 h^2)) with h = 1.5.  Chosen on the train half alone (cross-validated by seed). */
+#define K_WEIGHT 0.5
+#define ORIENTATION_DISTANCE 2.0
+#define BANDWIDTH 1.5
+
+typedef struct measured {
+    tg_problem problem;
+    double ln_m, ln_n, ln_k;
+    float *ms; /* [rung * kSlots + log2(slices)], NAN where not timed */
+} measured;
+
+static measured *calls;
+static pthread_once_t calls_once = PTHREAD_ONCE_INIT;
+
+static int slot_of(int slices)
+{
+    int slot = 0;
+    while (slot < kSlots - 1 && (1 << slot) < slices)
+        ++slot;
+    return (1 << slot) == slices ? slot : -1;
+}
+
+static void load_calls(void)
+{
+    const int n = tg_measured_call_count, width = tg_rung_count * kSlots;
+    calls = calloc((size_t)(n > 0 ? n : 1), sizeof *calls);
+    float *ms = malloc((size_t)(n > 0 ? n : 1) * (size_t)(width > 0 ? width : 1) * sizeof *ms);
+    if (!calls || !ms) { /* no neighbours: the cost model alone ranks the rungs */
+        free(calls), free(ms);
+        calls = NULL;
+        return;
+    }
+    for (int i = 0; i < n; ++i) {
+        const tg_measured_call *c = &tg_measured_calls[i];
+        static _Alignas(256) float placeholder[1];
+        const tg_call call = {.layout = c->layout, .transa = c->transa, .transb = c->transb,
+                              .m = c->m, .n = c->n, .k = c->k, .alpha = 1.0f, .beta = 0.0f,
+                              .A = placeholder, .B = placeholder, .C = placeholder,
+                              .lda = tg_min_ld(c->layout, c->transa, c->m, c->k),
+                              .ldb = tg_min_ld(c->layout, c->transb, c->k, c->n),
+                              .ldc = tg_min_ld(c->layout, TG_NO_TRANS, c->m, c->n), .batch = 1};
+        measured *m = &calls[i];
+        tg_normalize(&call, &m->problem);
+        m->ln_m = log((double)m->problem.m);
+        m->ln_n = log((double)m->problem.n);
+        m->ln_k = log((double)m->problem.k);
+        m->ms = ms + (size_t)i * (size_t)width;
+        for (int j = 0; j < width; ++j)
+            m->ms[j] = NAN;
+        for (int e = c->first; e < c->first + c->count; ++e) {
+            const tg_measured_entry *x = &tg_measured_entries[e];
+            const int rung = tg_find_rung(x->algo), slot = slot_of(x->slices);
+            if (rung >= 0 && slot >= 0) /* a rung this build lacks: plan_regret says so */
+                m->ms[rung * kSlots + slot] = x->ms;
+        }
+    }
+}
+
+void tg_measured_neighbours(int cc, const tg_problem *p, tg_neighbours *out)
+{
+    pthread_once(&calls_once, load_calls);
+    out->count = 0;
+    if (!calls)
+        return;
+    const double ln_m = log((double)p->m), ln_n = log((double)p->n), ln_k = log((double)p->k);
+    double distance[TG_NEIGHBOURS];
+    for (int i = 0; i < tg_measured_call_count; ++i) {
+        const measured *c = &calls[i];
+        if (tg_measured_calls[i].cc != cc)
+            continue;
+        const double dm = ln_m - c->ln_m, dn = ln_n - c->ln_n, dk = ln_k - c->ln_k;
+        const int same = (c->problem.a_cs == 1) == (p->a_cs == 1) &&
+                         (c->problem.b_cs == 1) == (p->b_cs == 1);
+        const double d = dm * dm + dn * dn + K_WEIGHT * dk * dk +
+                         (same ? 0.0 : ORIENTATION_DISTANCE);
+        /* insertion into the nearest TG_NEIGHBOURS, nearest first */
+        int at = out->count < TG_NEIGHBOURS ? out->count : TG_NEIGHBOURS;
+        if (at == TG_NEIGHBOURS && d >= distance[TG_NEIGHBOURS - 1])
+            continue;
+        if (at == TG_NEIGHBOURS)
+            --at;
+        while (at > 0 && distance[at - 1] > d) {
+            distance[at] = distance[at - 1];
+            out->call[at] = out->call[at - 1];
+            --at;
+        }
+        distance[at] = d;
+        out->call[at] = i;
+        if (out->count < TG_NEIGHBOURS)
+            ++out->count;
+    }
+    for (int j = 0; j < out->count; ++j)
+        out->weight[j] = exp(-distance[j] / (2.0 * BANDWIDTH * BANDWIDTH));
+}
+
+const tg_problem *tg_measured_problem(int call) { return &calls[call].problem; }
+
+double tg_measured_ms(int call, int rung, int slices)
+{
+    const int slot = slot_of(slices);
+    return slot < 0 || rung < 0 || rung >= tg_rung_count ? NAN
+                                                        : calls[call].ms[rung * kSlots + slot];
+}

@@ -1,0 +1,55 @@
+/*
+ * Measured neighbours: the train half of the regret corpus (tuning/regret_corpus_sm_<cc>.tsv,
+ * bench/corpus.py), embedded at build time by cmake/measured.cmake.  For a new call the planner
+ * finds the timed calls nearest it (in log m, log n, log k of the normalized problem, and its
+ * operands' orientation) and asks how each (rung, slices) fared there against the fastest
+ * entry the math mode allowed: measurements where they exist, the cost model between them.
+ */
+#ifndef TG_MEASURED_H
+#define TG_MEASURED_H
+
+#include "../../include/tilegemm.h"
+#include "../problem.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tg_measured_call {
+    int cc;              /* compute capability of the GPU it was timed on */
+    tg_layout layout;
+    tg_op transa, transb;
+    int64_t m, n, k;     /* as the caller gave them, dense leading dimensions */
+    int first, count;    /* its entries in tg_measured_entries */
+} tg_measured_call;
+
+typedef struct tg_measured_entry {
+    const char *algo;    /* a rung's name */
+    int slices;          /* split-K slices, 1: none */
+    float ms;            /* median milliseconds (a lower bound where it was timed once) */
+} tg_measured_entry;
+
+extern const tg_measured_call tg_measured_calls[];
+extern const int tg_measured_call_count;
+extern const tg_measured_entry tg_measured_entries[];
+
+/* The measured calls nearest p: indices and weights, nearest first. */
+enum { TG_NEIGHBOURS = 8 };
+typedef struct tg_neighbours {
+    int count;
+    int call[TG_NEIGHBOURS];
+    double weight[TG_NEIGHBOURS];
+} tg_neighbours;
+
+void tg_measured_neighbours(int cc, const tg_problem *p, tg_neighbours *out);
+
+/* Call i's normalized problem (operands as cudaMalloc returns them, alpha 1, beta 0). */
+const tg_problem *tg_measured_problem(int call);
+/* Its median milliseconds on rung i cut into `slices` (1: unsplit), NAN when not timed. */
+double tg_measured_ms(int call, int rung, int slices);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
