@@ -23,8 +23,12 @@
  * call fails with TG_ERROR_INVALID_ARGUMENT at C's position ("C overlaps A: ...").  Operands
  * that lie in one buffer without sharing an element (blocks of one matrix, interleaved batch
  * items) are fine: the check compares the elements each one holds, not its address range.
- * (Only operands that interleave with C under another leading dimension for more than 4M
- * lines are refused undecided, the message says so.)
+ * The check is exact.  Where A or B has C's leading dimension it is decided in arithmetic,
+ * whatever the batch count, with one exception: when its stride and C's, as a ratio p/q in
+ * lowest terms, have min(p, batch_count) + min(q, batch_count) past 4M (strides far apart, on
+ * spans far beyond any memory), the call is refused as undecided.  Operands that interleave
+ * with C under another leading dimension are compared line by line and item by item, and
+ * refused as undecided past 4M comparisons.  The message says so.
  * With alpha = 0 or k = 0, A and B are not read, so they may overlap C (as they may be NULL).
  */
 #ifndef TILEGEMM_H
