@@ -30,6 +30,7 @@ typedef struct tg_workspace {
 } tg_workspace;
 
 struct tg_handle {
+    uint32_t magic;       /* TG_HANDLE_LIVE from tg_create to tg_destroy (api.c) */
     tg_backend backend;   /* forced backend, or TG_BACKEND_AUTO */
     int algo;             /* index into the rung registry, or -1 for auto */
     int64_t gpu_min_work; /* host-memory calls with m*n*k below this run on the CPU */
