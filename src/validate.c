@@ -143,19 +143,35 @@ int64_t tg_first_overlap(int64_t lines, int64_t length, int64_t ld, int64_t stri
     return best > 0 ? best : 0;
 }
 
+/* A dimension of an operand, as the caller named it. */
+typedef struct dim {
+    int64_t value;
+    const char *name; /* "m", "n" or "k" */
+    tg_arg arg;
+} dim;
+
 /* An operand of `lines` stored lines of `length` elements, ld apart, batch items stride apart
- * (stride 0: one shared item) must span a byte range an int64 holds. */
+ * (stride 0: one shared item) must span a byte range an int64 holds.  When even the smallest
+ * legal ld (the line length) would not do, the dimensions are to blame, the larger of them;
+ * otherwise ld is. */
 static tg_status check_span(const tg_call *c, tg_error *err, char name, tg_arg ld_arg,
-                            tg_arg stride_arg, int64_t lines, int64_t length, int64_t ld,
-                            int64_t stride)
+                            tg_arg stride_arg, dim lines, dim length, int64_t ld, int64_t stride)
 {
     const int64_t items = c->batched && stride > 0 ? c->batch : 1;
-    const __int128 item = (__int128)(lines - 1) * ld + length;
+    const __int128 item = (__int128)(lines.value - 1) * ld + length.value;
     const __int128 limit = INT64_MAX / (int64_t)sizeof(float);
+    if ((__int128)lines.value * length.value > limit) {
+        const dim big = length.value > lines.value ? length : lines;
+        const dim other = length.value > lines.value ? lines : length;
+        return reject(c, err, big.arg,
+                      "%s = %lld with %s = %lld gives %c more elements than an int64 byte "
+                      "offset reaches",
+                      big.name, (long long)big.value, other.name, (long long)other.value, name);
+    }
     if (item > limit)
         return reject(c, err, ld_arg,
                       "ld%c = %lld makes %c span %lld lines of it: more bytes than int64 holds",
-                      name + ('a' - 'A'), (long long)ld, name, (long long)lines);
+                      name + ('a' - 'A'), (long long)ld, name, (long long)lines.value);
     if ((__int128)(items - 1) * stride + item > limit)
         return reject(c, err, stride_arg,
                       "stride_%c = %lld with batch_count = %lld makes %c span more bytes than "
@@ -446,18 +462,19 @@ tg_status tg_validate(const tg_call *c, tg_error *err)
     const int reads_ab = tg_has_product(c->alpha, c->k);
     /* ... and so is memory no int64 offset can reach: every address computed inside the library
      * is an int64 element offset, and its byte count must fit as well. */
+    const dim m = {c->m, "m", TG_ARG_M}, n = {c->n, "n", TG_ARG_N}, k = {c->k, "k", TG_ARG_K};
     if (reads_ab) {
         const int a_rows = rows_contiguous(c->layout, c->transa);
         const int b_rows = rows_contiguous(c->layout, c->transb);
-        if ((s = check_span(c, err, 'A', TG_ARG_LDA, TG_ARG_STRIDE_A, a_rows ? c->m : c->k,
-                            a_rows ? c->k : c->m, c->lda, c->stride_a)) ||
-            (s = check_span(c, err, 'B', TG_ARG_LDB, TG_ARG_STRIDE_B, b_rows ? c->k : c->n,
-                            b_rows ? c->n : c->k, c->ldb, c->stride_b)))
+        if ((s = check_span(c, err, 'A', TG_ARG_LDA, TG_ARG_STRIDE_A, a_rows ? m : k,
+                            a_rows ? k : m, c->lda, c->stride_a)) ||
+            (s = check_span(c, err, 'B', TG_ARG_LDB, TG_ARG_STRIDE_B, b_rows ? k : n,
+                            b_rows ? n : k, c->ldb, c->stride_b)))
             return s;
     }
     if ((s = check_span(c, err, 'C', TG_ARG_LDC, TG_ARG_STRIDE_C,
-                        c->layout == TG_ROW_MAJOR ? c->m : c->n,
-                        c->layout == TG_ROW_MAJOR ? c->n : c->m, c->ldc, c->stride_c)))
+                        c->layout == TG_ROW_MAJOR ? m : n, c->layout == TG_ROW_MAJOR ? n : m,
+                        c->ldc, c->stride_c)))
         return s;
     if (reads_ab && c->A == NULL)
         return reject(c, err, TG_ARG_A, "A is NULL but alpha != 0 and k = %lld > 0",
