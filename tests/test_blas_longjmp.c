@@ -16,13 +16,16 @@
 
 static _Thread_local jmp_buf *escape;
 static _Thread_local int handler_info, handler_from_c, handler_row_major;
+static int threads_at_once; /* the globals are then any thread's: not read */
 
 void xerbla_(const char *srname, const int *info, size_t len)
 {
     (void)srname, (void)len;
     handler_info = *info;
-    handler_from_c = CBLAS_CallFromC;
-    handler_row_major = RowMajorStrg;
+    if (!threads_at_once) {
+        handler_from_c = CBLAS_CallFromC;
+        handler_row_major = RowMajorStrg;
+    }
     if (escape)
         longjmp(*escape, 1);
 }
@@ -65,10 +68,27 @@ static int bad_cblas_call(void)
     return escaped && handler_info == 8 && handler_from_c == 1 && handler_row_major == 1;
 }
 
+/* The cblas call above, counting only its escape and position. */
+static int bad_cblas_call_info(void)
+{
+    bad_cblas_call();
+    return handler_info == 8;
+}
+
 static void *other_thread(void *arg)
 {
     int *ok = arg;
     *ok = bad_f77_call() && handler_from_c == 0 && handler_row_major == 0 && bad_cblas_call();
+    return NULL;
+}
+
+enum { kBadCalls = 500 };
+
+static void *many_bad_calls(void *arg)
+{
+    int *escaped = arg;
+    for (int i = 0; i < kBadCalls; ++i)
+        *escaped += i % 2 ? bad_f77_call() : bad_cblas_call_info();
     return NULL;
 }
 
@@ -88,6 +108,19 @@ int main(void)
     EXPECT(pthread_create(&t, NULL, other_thread, &ok) == 0, "pthread_create");
     pthread_join(t, NULL);
     EXPECT(ok, "bad calls from another thread after escapes on this one");
+
+    /* Bad calls on several threads at once, each escaping: none may wait on another. */
+    threads_at_once = 1;
+    enum { kThreads = 4 };
+    pthread_t many[kThreads];
+    int escaped[kThreads] = {0};
+    for (int i = 0; i < kThreads; ++i)
+        EXPECT(pthread_create(&many[i], NULL, many_bad_calls, &escaped[i]) == 0, "pthread_create");
+    for (int i = 0; i < kThreads; ++i) {
+        pthread_join(many[i], NULL);
+        EXPECT(escaped[i] == kBadCalls, "thread %d: %d of %d bad calls came back through "
+               "xerbla_", i, escaped[i], kBadCalls);
+    }
 
     /* The library still computes after all that. */
     const int n = 2;

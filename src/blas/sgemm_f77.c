@@ -94,18 +94,24 @@ static tg_op op_of(char c)
  * program's xerbla_ may leave by longjmp (R's does), and a lock it left held would block every
  * later report.  The library's own handlers read this thread's report (tg_blas_report) rather
  * than the globals, so reports on other threads at the same time cannot mix them up. */
+/* The globals are written atomically: with no lock, reports on two threads may write them at
+ * once, which must not be a data race on the library's side. */
+static void set_globals(int from_cblas, int row_major)
+{
+    __atomic_store_n(&CBLAS_CallFromC, from_cblas, __ATOMIC_RELAXED);
+    __atomic_store_n(&RowMajorStrg, row_major, __ATOMIC_RELAXED);
+}
+
 void tg_blas_report_begin(int from_cblas, int row_major)
 {
     tg_blas_report = (tg_blas_caller){1, from_cblas, row_major};
-    CBLAS_CallFromC = from_cblas;
-    RowMajorStrg = row_major;
+    set_globals(from_cblas, row_major);
 }
 
 void tg_blas_report_end(void)
 {
     tg_blas_report = (tg_blas_caller){0, 0, 0};
-    CBLAS_CallFromC = 0;
-    RowMajorStrg = 0;
+    set_globals(0, 0);
 }
 
 static void report(int info, int from_cblas, int row_major)

@@ -46,12 +46,14 @@ _Thread_local tg_blas_caller tg_blas_report;
  * CBLAS routine whose errors these handlers also serve. */
 static int called_from_c(void)
 {
-    return tg_blas_report.active ? tg_blas_report.from_cblas : CBLAS_CallFromC;
+    return tg_blas_report.active ? tg_blas_report.from_cblas
+                                 : __atomic_load_n(&CBLAS_CallFromC, __ATOMIC_RELAXED);
 }
 
 static int row_major_call(void)
 {
-    return tg_blas_report.active ? tg_blas_report.row_major : RowMajorStrg;
+    return tg_blas_report.active ? tg_blas_report.row_major
+                                 : __atomic_load_n(&RowMajorStrg, __ATOMIC_RELAXED);
 }
 
 TG_API __attribute__((weak)) void cblas_xerbla(int info, const char *rout, const char *form, ...)
