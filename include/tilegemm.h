@@ -23,8 +23,12 @@
  * call fails with TG_ERROR_INVALID_ARGUMENT at C's position ("C overlaps A: ...").  Operands
  * that lie in one buffer without sharing an element (blocks of one matrix, interleaved batch
  * items) are fine: the check compares the elements each one holds, not its address range.
- * (Only operands that interleave with C under another leading dimension for more than 4M
- * lines are refused undecided, the message says so.)
+ * The check is exact.  Where A or B has C's leading dimension it is decided in arithmetic,
+ * whatever the batch count, with one exception: when its stride and C's, as a ratio p/q in
+ * lowest terms, have min(p, batch_count) + min(q, batch_count) past 4M (strides far apart, on
+ * spans far beyond any memory), the call is refused as undecided.  Operands that interleave
+ * with C under another leading dimension are compared line by line and item by item, and
+ * refused as undecided past 4M comparisons.  The message says so.
  * With alpha = 0 or k = 0, A and B are not read, so they may overlap C (as they may be NULL).
  */
 #ifndef TILEGEMM_H
@@ -50,7 +54,7 @@ extern "C" {
 typedef enum tg_status {
     TG_SUCCESS = 0,
     TG_ERROR_INVALID_ARGUMENT = 1, /* an argument broke a BLAS rule; tg_last_error says which */
-    TG_ERROR_INVALID_HANDLE = 2,   /* the handle pointer is NULL */
+    TG_ERROR_INVALID_HANDLE = 2,   /* the handle is NULL or was destroyed (see tg_destroy) */
     TG_ERROR_NOT_SUPPORTED = 3,    /* the forced backend or algorithm cannot run this call */
     TG_ERROR_ALLOCATION = 4,       /* host or device memory could not be allocated */
     TG_ERROR_CUDA = 5,             /* a CUDA runtime call failed; tg_last_error has the call */
@@ -101,6 +105,15 @@ TG_API const char *tg_version(void);
  * current.  A handle forced onto the CPU (TILEGEMM_BACKEND=cpu) creates no CUDA context.
  * One handle per thread. */
 TG_API tg_status tg_create(tg_handle **handle);
+
+/* Releases the handle; from then on it is dead.  A dead handle is refused, not used: a second
+ * tg_destroy, or any other call with it, returns TG_ERROR_INVALID_HANDLE and touches nothing
+ * (tg_last_error of it then says so, and the getters answer as for NULL).  That holds while
+ * fewer than TG_RETIRED_HANDLES other handles have been destroyed since: the library keeps
+ * that many dead handles' memory, and past that the oldest goes back to the allocator, after
+ * which using it is undefined, as with any freed pointer.  NULL gives
+ * TG_ERROR_INVALID_HANDLE. */
+#define TG_RETIRED_HANDLES 64
 TG_API tg_status tg_destroy(tg_handle *handle);
 
 /* Runs later calls on this cudaStream_t (NULL means the legacy default stream), like

@@ -35,22 +35,54 @@ const char *tg_status_string(tg_status status)
     return "unknown status";
 }
 
-const char *tg_last_error(const tg_handle *h)
+/* --- Handle lifetime -------------------------------------------------------------------------
+ * A handle is live from tg_create to tg_destroy, marked by its magic.  tg_destroy releases what
+ * the handle owns and clears the mark, but keeps the struct itself among the last
+ * TG_RETIRED_HANDLES destroyed, freeing only the oldest: a second tg_destroy or a later call
+ * with it then reads memory the library still owns, finds no mark and is refused, instead of
+ * freeing twice or using freed memory. */
+enum { TG_HANDLE_LIVE = 0x74676831u /* "tgh1" */ };
+
+static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
+static tg_handle *retired[TG_RETIRED_HANDLES];
+static int retired_next; /* the oldest slot, the next to be reused */
+
+static int live(const tg_handle *h) { return h && h->magic == TG_HANDLE_LIVE; }
+
+/* Frees the retired handles when the library is unloaded, so repeated dlopen/dlclose leaks
+ * nothing. */
+__attribute__((destructor)) static void free_retired(void)
 {
-    return h ? h->error.message : tg_orphan_error()->message;
+    for (int i = 0; i < TG_RETIRED_HANDLES; ++i) {
+        free(retired[i]);
+        retired[i] = NULL;
+    }
 }
 
-int tg_last_error_arg(const tg_handle *h) { return h ? h->error.arg : tg_orphan_error()->arg; }
-
-static tg_status no_handle(void)
+const char *tg_last_error(const tg_handle *h)
 {
+    return live(h) ? h->error.message : tg_orphan_error()->message;
+}
+
+int tg_last_error_arg(const tg_handle *h)
+{
+    return live(h) ? h->error.arg : tg_orphan_error()->arg;
+}
+
+/* A NULL or dead handle: the error goes to the calling thread's record, which tg_last_error
+ * of that handle returns. */
+static tg_status no_handle(const tg_handle *h)
+{
+    if (h)
+        return tg_fail(NULL, TG_ERROR_INVALID_HANDLE, 1,
+                       "handle was destroyed (tg_destroy) or never made by tg_create");
     return tg_fail(NULL, TG_ERROR_INVALID_HANDLE, 0, "handle is NULL; create one with tg_create");
 }
 
 #define REQUIRE_HANDLE(h)                                                                        \
     do {                                                                                         \
-        if (!(h))                                                                                \
-            return no_handle();                                                                  \
+        if (!live(h))                                                                            \
+            return no_handle(h);                                                                 \
         (h)->error.message[0] = '\0';                                                            \
         (h)->error.arg = 0;                                                                      \
     } while (0)
@@ -100,6 +132,7 @@ tg_status tg_create(tg_handle **handle)
     tg_handle *h = TG_FAULT("host: handle") ? NULL : calloc(1, sizeof *h);
     if (!h)
         return tg_fail(NULL, TG_ERROR_ALLOCATION, 0, "host: handle: could not allocate one");
+    h->magic = TG_HANDLE_LIVE;
     h->backend = TG_BACKEND_AUTO;
     h->algo = -1;
     h->gpu_min_work = TG_DEFAULT_GPU_MIN_WORK;
@@ -123,10 +156,21 @@ tg_status tg_create(tg_handle **handle)
 
 tg_status tg_destroy(tg_handle *h)
 {
-    if (!h)
-        return no_handle();
+    /* The mark is cleared under the lock: of two threads destroying one handle, one wins. */
+    pthread_mutex_lock(&retired_lock);
+    const int was_live = live(h);
+    if (was_live)
+        h->magic = 0;
+    pthread_mutex_unlock(&retired_lock);
+    if (!was_live)
+        return no_handle(h);
     tg_cuda_release(h);
-    free(h);
+    pthread_mutex_lock(&retired_lock);
+    tg_handle *oldest = retired[retired_next];
+    retired[retired_next] = h;
+    retired_next = (retired_next + 1) % TG_RETIRED_HANDLES;
+    pthread_mutex_unlock(&retired_lock);
+    free(oldest);
     return TG_SUCCESS;
 }
 
@@ -138,7 +182,7 @@ tg_status tg_set_stream(tg_handle *h, void *cuda_stream)
     return tg_cuda_switch_stream(h, cuda_stream);
 }
 
-void *tg_get_stream(const tg_handle *h) { return h ? h->stream : NULL; }
+void *tg_get_stream(const tg_handle *h) { return live(h) ? h->stream : NULL; }
 
 tg_status tg_synchronize(tg_handle *h)
 {
@@ -191,13 +235,13 @@ tg_status tg_set_math(tg_handle *h, tg_math mode)
     return TG_SUCCESS;
 }
 
-tg_math tg_get_math(const tg_handle *h) { return h ? h->math : TG_MATH_FP32; }
+tg_math tg_get_math(const tg_handle *h) { return live(h) ? h->math : TG_MATH_FP32; }
 
-tg_backend tg_get_backend(const tg_handle *h) { return h ? h->backend : TG_BACKEND_AUTO; }
+tg_backend tg_get_backend(const tg_handle *h) { return live(h) ? h->backend : TG_BACKEND_AUTO; }
 
 const char *tg_get_algo(const tg_handle *h)
 {
-    return h && h->algo >= 0 ? tg_rungs[h->algo]->name : "auto";
+    return live(h) && h->algo >= 0 ? tg_rungs[h->algo]->name : "auto";
 }
 
 int tg_algo_count(void) { return tg_rung_count; }
@@ -222,11 +266,11 @@ static const char *ran_name(int ran)
     return ran == TG_RAN_NOTHING ? "none" : ran == TG_RAN_CPU ? "cpu" : tg_rungs[ran]->name;
 }
 
-const char *tg_last_algo(const tg_handle *h) { return h ? ran_name(h->last_rung) : "none"; }
+const char *tg_last_algo(const tg_handle *h) { return live(h) ? ran_name(h->last_rung) : "none"; }
 
 const char *tg_explained_algo(const tg_handle *h)
 {
-    return h ? ran_name(h->explained_rung) : "none";
+    return live(h) ? ran_name(h->explained_rung) : "none";
 }
 
 static const char *algo_names[64];

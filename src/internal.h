@@ -30,6 +30,7 @@ typedef struct tg_workspace {
 } tg_workspace;
 
 struct tg_handle {
+    uint32_t magic;       /* TG_HANDLE_LIVE from tg_create to tg_destroy (api.c) */
     tg_backend backend;   /* forced backend, or TG_BACKEND_AUTO */
     int algo;             /* index into the rung registry, or -1 for auto */
     int64_t gpu_min_work; /* host-memory calls with m*n*k below this run on the CPU */
@@ -77,9 +78,10 @@ typedef enum tg_arg {
 tg_status tg_validate(const tg_call *call, tg_error *err);
 /* After tg_validate, for calls whose pointers are real (not tg_explain's placeholders): C may
  * share no element with A or B when they are read (alpha != 0 and k > 0), since the product
- * would read what it has already overwritten.  Exact where the operands' spans meet: at once
- * when they have one leading dimension, line by line otherwise, refused as undecided past 4M
- * comparisons.  Reported as TG_ERROR_INVALID_ARGUMENT at C's position. */
+ * would read what it has already overwritten.  Exact where the operands' spans meet: in
+ * arithmetic when they have one leading dimension (whatever the batch count), line by line
+ * otherwise; refused as undecided past 4M steps (tilegemm.h says when).  Reported as
+ * TG_ERROR_INVALID_ARGUMENT at C's position. */
 tg_status tg_check_aliasing(const tg_call *call, tg_error *err);
 /* The smallest t in 1..batch-1 such that batch items t * stride apart, each `lines` lines of
  * `length` elements ld apart (length <= ld), share an element; 0 when none do.  Exact. */

@@ -143,19 +143,35 @@ int64_t tg_first_overlap(int64_t lines, int64_t length, int64_t ld, int64_t stri
     return best > 0 ? best : 0;
 }
 
+/* A dimension of an operand, as the caller named it. */
+typedef struct dim {
+    int64_t value;
+    const char *name; /* "m", "n" or "k" */
+    tg_arg arg;
+} dim;
+
 /* An operand of `lines` stored lines of `length` elements, ld apart, batch items stride apart
- * (stride 0: one shared item) must span a byte range an int64 holds. */
+ * (stride 0: one shared item) must span a byte range an int64 holds.  When even the smallest
+ * legal ld (the line length) would not do, the dimensions are to blame, the larger of them;
+ * otherwise ld is. */
 static tg_status check_span(const tg_call *c, tg_error *err, char name, tg_arg ld_arg,
-                            tg_arg stride_arg, int64_t lines, int64_t length, int64_t ld,
-                            int64_t stride)
+                            tg_arg stride_arg, dim lines, dim length, int64_t ld, int64_t stride)
 {
     const int64_t items = c->batched && stride > 0 ? c->batch : 1;
-    const __int128 item = (__int128)(lines - 1) * ld + length;
+    const __int128 item = (__int128)(lines.value - 1) * ld + length.value;
     const __int128 limit = INT64_MAX / (int64_t)sizeof(float);
+    if ((__int128)lines.value * length.value > limit) {
+        const dim big = length.value > lines.value ? length : lines;
+        const dim other = length.value > lines.value ? lines : length;
+        return reject(c, err, big.arg,
+                      "%s = %lld with %s = %lld gives %c more elements than an int64 byte "
+                      "offset reaches",
+                      big.name, (long long)big.value, other.name, (long long)other.value, name);
+    }
     if (item > limit)
         return reject(c, err, ld_arg,
                       "ld%c = %lld makes %c span %lld lines of it: more bytes than int64 holds",
-                      name + ('a' - 'A'), (long long)ld, name, (long long)lines);
+                      name + ('a' - 'A'), (long long)ld, name, (long long)lines.value);
     if ((__int128)(items - 1) * stride + item > limit)
         return reject(c, err, stride_arg,
                       "stride_%c = %lld with batch_count = %lld makes %c span more bytes than "
@@ -189,19 +205,97 @@ enum { OVERLAP_BUDGET = 1 << 22, UNDECIDED = 2 };
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t lesser(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* Whether one item of x, starting d elements after one item of y, shares an element with it.
- * Line i of x is [d + i x.ld, d + i x.ld + x.length - 1], line j of y [j y.ld, j y.ld +
- * y.length - 1]; they meet when j y.ld - i x.ld lies in [d - y.length + 1, d + x.length - 1].
- * With one ld (blocks of one matrix) that is a range of j - i, settled at once; otherwise each
- * line of the side with fewer is compared, against the budget. */
+/* Where an item of x may start, relative to an item of y, for the two to share an element,
+ * when both have one leading dimension ld.  Line i of x is [v + i ld, v + i ld + x.length - 1],
+ * line j of y [j ld, j ld + y.length - 1]; they meet when v = q ld + r with q = j - i in
+ * [-(x.lines - 1), y.lines - 1] and r in [-(x.length - 1), y.length - 1].  As lengths are at
+ * most ld, that is: v in [lo, hi] (the items' spans meet) and v mod ld in the `count` residues
+ * from `first` on, cyclically (all of them when count >= ld). */
+typedef struct meet_set {
+    int64_t lo, hi, ld, first, count;
+} meet_set;
+
+static int64_t floor_mod(int64_t a, int64_t m) { return a - floor_div(a, m) * m; }
+
+/* (a - b) mod m for a and b in [0, m), where m may be near INT64_MAX (a single line's ld). */
+static int64_t mod_sub(int64_t a, int64_t b, int64_t m) { return a >= b ? a - b : a + (m - b); }
+
+static meet_set meet_set_of(const extent *x, const extent *y)
+{
+    const int64_t ld = max64(x->ld, y->ld); /* one ld, or single lines where any ld will do */
+    meet_set s = {-(item_span(x) - 1), item_span(y) - 1, ld, floor_mod(1 - x->length, ld),
+                  x->length + y->length - 1};
+    return s;
+}
+
+static int in_meet_set(const meet_set *s, int64_t v)
+{
+    return v >= s->lo && v <= s->hi &&
+           (s->count >= s->ld || mod_sub(floor_mod(v, s->ld), s->first, s->ld) < s->count);
+}
+
+/* Whether c + w step lies in s for some w in [w_lo, w_hi]: O(log ld), by the first w past the
+ * window's start whose residue falls in the set (first_in_interval). */
+static int progression_meets(const meet_set *s, int64_t c, int64_t step, int64_t w_lo,
+                             int64_t w_hi)
+{
+    if (w_lo > w_hi)
+        return 0;
+    if (step < 0) { /* w -> -w */
+        const int64_t lo = w_lo;
+        step = -step, w_lo = -w_hi, w_hi = -lo;
+    }
+    if (step == 0)
+        return in_meet_set(s, c);
+    /* The w that put c + w step inside [lo, hi]; c and the window lie within the operands'
+     * spans, so nothing here overflows. */
+    const int64_t a = max64(-floor_div(c - s->lo, step), w_lo);
+    const int64_t b = lesser(floor_div(s->hi - c, step), w_hi);
+    if (a > b)
+        return 0;
+    if (s->count >= s->ld)
+        return 1;
+    /* The smallest x >= 0 with (c + (a + x) step) mod ld in the residues: (x step) mod ld in
+     * [lo, lo + count - 1], which wraps past ld - 1 (and so holds 0) or not. */
+    const int64_t lo = mod_sub(s->first, floor_mod(c + a * step, s->ld), s->ld);
+    const int64_t x = s->count - 1 >= s->ld - lo
+                          ? 0
+                          : first_in_interval(step % s->ld, s->ld, lo, lo + s->count - 1);
+    return x >= 0 && x <= b - a;
+}
+
+/* overlap() for operands with one ld (or single lines): exact, in arithmetic.  Item t of x
+ * starts D(t, u) = d + t x.stride - u y.stride after item u of y.  With one item on either
+ * side that is one progression.  Otherwise D(t + P, u + Q) = D(t, u) for P = y.stride / g and
+ * Q = x.stride / g (g their gcd), so every pair of items comes down to one with t < P or
+ * u < Q: a progression for each such t (over every u) and each such u (over every t).  Equal
+ * strides take two; only strides whose reduced ratio has terms past the budget are
+ * undecided. */
+static int overlap_one_ld(const extent *x, const extent *y, int64_t d)
+{
+    const meet_set s = meet_set_of(x, y);
+    if (y->items == 1)
+        return progression_meets(&s, d, x->stride, 0, x->items - 1);
+    if (x->items == 1)
+        return progression_meets(&s, d, -y->stride, 0, y->items - 1);
+    const int64_t g = gcd64(x->stride, y->stride);
+    const int64_t ts = lesser(x->items, y->stride / g), us = lesser(y->items, x->stride / g);
+    if (ts + us > OVERLAP_BUDGET)
+        return UNDECIDED;
+    for (int64_t t = 0; t < ts; ++t)
+        if (progression_meets(&s, d + t * x->stride, -y->stride, 0, y->items - 1))
+            return 1;
+    for (int64_t u = 0; u < us; ++u)
+        if (progression_meets(&s, d - u * y->stride, x->stride, 0, x->items - 1))
+            return 1;
+    return 0;
+}
+
+/* Whether one item of x, starting d elements after one item of y, shares an element with it,
+ * for operands with different lds: each line of the side with fewer is compared, against the
+ * budget. */
 static int items_meet(int64_t d, const extent *x, const extent *y, int64_t *budget)
 {
-    if (x->ld == y->ld || (x->lines == 1 && y->lines == 1)) {
-        --*budget;
-        const int64_t lo = max64(floor_div(d - y->length, y->ld) + 1, 1 - x->lines);
-        const int64_t hi = lesser(floor_div(d + x->length - 1, y->ld), y->lines - 1);
-        return lo <= hi;
-    }
     if (x->lines > y->lines) {
         const extent *swap = x;
         x = y, y = swap, d = -d;
@@ -219,12 +313,17 @@ static int items_meet(int64_t d, const extent *x, const extent *y, int64_t *budg
 }
 
 /* 1 when some item of x shares an element with some item of y, x starting d elements after y
- * (UNDECIDED past the budget).  Only items whose spans meet are compared. */
+ * (UNDECIDED past the budget).  One ld is settled in arithmetic; otherwise only items whose
+ * spans meet are compared, and every item of x visited counts against the budget too. */
 static int overlap(const extent *x, const extent *y, int64_t d)
 {
+    if (x->ld == y->ld || (x->lines == 1 && y->lines == 1))
+        return overlap_one_ld(x, y, d);
     int64_t budget = OVERLAP_BUDGET;
     const int64_t xs = item_span(x), ys = item_span(y);
     for (int64_t t = 0; t < x->items; ++t) {
+        if (--budget < 0)
+            return UNDECIDED;
         const int64_t dt = d + t * x->stride;
         int64_t u0 = 0, u1 = 0;
         if (y->items > 1) {
@@ -363,18 +462,19 @@ tg_status tg_validate(const tg_call *c, tg_error *err)
     const int reads_ab = tg_has_product(c->alpha, c->k);
     /* ... and so is memory no int64 offset can reach: every address computed inside the library
      * is an int64 element offset, and its byte count must fit as well. */
+    const dim m = {c->m, "m", TG_ARG_M}, n = {c->n, "n", TG_ARG_N}, k = {c->k, "k", TG_ARG_K};
     if (reads_ab) {
         const int a_rows = rows_contiguous(c->layout, c->transa);
         const int b_rows = rows_contiguous(c->layout, c->transb);
-        if ((s = check_span(c, err, 'A', TG_ARG_LDA, TG_ARG_STRIDE_A, a_rows ? c->m : c->k,
-                            a_rows ? c->k : c->m, c->lda, c->stride_a)) ||
-            (s = check_span(c, err, 'B', TG_ARG_LDB, TG_ARG_STRIDE_B, b_rows ? c->k : c->n,
-                            b_rows ? c->n : c->k, c->ldb, c->stride_b)))
+        if ((s = check_span(c, err, 'A', TG_ARG_LDA, TG_ARG_STRIDE_A, a_rows ? m : k,
+                            a_rows ? k : m, c->lda, c->stride_a)) ||
+            (s = check_span(c, err, 'B', TG_ARG_LDB, TG_ARG_STRIDE_B, b_rows ? k : n,
+                            b_rows ? n : k, c->ldb, c->stride_b)))
             return s;
     }
     if ((s = check_span(c, err, 'C', TG_ARG_LDC, TG_ARG_STRIDE_C,
-                        c->layout == TG_ROW_MAJOR ? c->m : c->n,
-                        c->layout == TG_ROW_MAJOR ? c->n : c->m, c->ldc, c->stride_c)))
+                        c->layout == TG_ROW_MAJOR ? m : n, c->layout == TG_ROW_MAJOR ? n : m,
+                        c->ldc, c->stride_c)))
         return s;
     if (reads_ab && c->A == NULL)
         return reject(c, err, TG_ARG_A, "A is NULL but alpha != 0 and k = %lld > 0",

@@ -3,12 +3,15 @@
  * BLAS entry points refuse such calls at C's position and write nothing, and accept operands
  * that lie in one buffer without sharing an element (blocks of one matrix, interleaved
  * batches).  The exactness of the check is held against a brute-force comparison of the
- * element sets on random strided layouts.
+ * element sets on random strided layouts, and batches of any count whose operands share one
+ * leading dimension are decided, never refused as undecided.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "internal.h"
 #include "tilegemm.h"
 #include "tilegemm_cblas.h"
 #include "testing.h"
@@ -148,7 +151,7 @@ static void mark(unsigned char *seen, int64_t base, int64_t lines, int64_t lengt
                 seen[base + t * stride + i * ld + j] |= bit;
 }
 
-static void test_random_batches(tg_handle *h)
+static void test_random_batches(tg_handle *h, int one_ld)
 {
     enum { SIZE = 4096, CASES = 4000 };
     static float X[SIZE];
@@ -157,17 +160,25 @@ static void test_random_batches(tg_handle *h)
     int refused = 0, accepted = 0;
     for (int c = 0; c < CASES; ++c) {
         const int64_t m = 1 + next(&state) % 4, n = 1 + next(&state) % 4, k = 1 + next(&state) % 4;
-        const int64_t batch = 1 + next(&state) % 4;
+        const int64_t batch = 1 + next(&state) % (one_ld ? 12 : 4);
         const tg_op ta = next(&state) % 2 ? TG_TRANS : TG_NO_TRANS;
         const tg_op tb = next(&state) % 2 ? TG_TRANS : TG_NO_TRANS;
         /* row-major: op(A) m x k stored as m lines of k (or k of m transposed), and so on */
         const int64_t a_lines = ta == TG_NO_TRANS ? m : k, a_len = ta == TG_NO_TRANS ? k : m;
         const int64_t b_lines = tb == TG_NO_TRANS ? k : n, b_len = tb == TG_NO_TRANS ? n : k;
-        const int64_t lda = a_len + next(&state) % 4, ldb = b_len + next(&state) % 4;
-        const int64_t ldc = n + next(&state) % 4;
+        int64_t lda = a_len + next(&state) % 4, ldb = b_len + next(&state) % 4;
+        int64_t ldc = n + next(&state) % 4;
+        if (one_ld) { /* one ld for all three: decided in arithmetic, not line by line */
+            const int64_t ab = a_len > b_len ? a_len : b_len;
+            lda = ldb = ldc = (ab > n ? ab : n) + next(&state) % 4;
+        }
         const int64_t c_span = (m - 1) * ldc + n;
-        const int64_t stride_a = next(&state) % 40, stride_b = next(&state) % 40;
+        int64_t stride_a = next(&state) % 40, stride_b = next(&state) % 40;
         const int64_t stride_c = c_span + next(&state) % 8;
+        if (one_ld && next(&state) % 3 == 0) /* equal strides: items that interleave in step */
+            stride_a = stride_c;
+        if (one_ld && next(&state) % 3 == 0)
+            stride_b = stride_c;
         const int64_t off_a = next(&state) % 120, off_b = next(&state) % 120;
         const int64_t off_c = next(&state) % 120;
         memset(seen, 0, sizeof seen);
@@ -193,7 +204,104 @@ static void test_random_batches(tg_handle *h)
     }
     EXPECT(refused > CASES / 10 && accepted > CASES / 10, "refused %d, accepted %d of %d",
            refused, accepted, CASES);
-    printf("random batches: %d refused as aliasing, %d accepted\n", refused, accepted);
+    printf("random batches%s: %d refused as aliasing, %d accepted\n", one_ld ? " (one ld)" : "",
+           refused, accepted);
+}
+
+
+/* Batches whose items interleave under one leading dimension are decided whatever their
+ * count: items of 2 x 1, ld 2, 4 elements apart, A's in a buffer's odd elements and C's in its
+ * even ones, so that every item of A lies across one of C.  2^22 + 2 of each (past the budget
+ * of a line-by-line walk), run and checked. */
+static void test_one_ld_batches(tg_handle *h)
+{
+    const int64_t batch = ((int64_t)1 << 22) + 2;
+    float *X = malloc(sizeof(float) * (size_t)(4 * batch)), b = 3.0f;
+    if (!X) {
+        EXPECT(X, "out of memory");
+        return;
+    }
+    for (int64_t i = 0; i < 4 * batch; ++i)
+        X[i] = i % 2 ? (float)(i % 100) : -1.0f;
+    const tg_status s = tg_sgemm_strided_batched(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 2, 1,
+                                                 1, 1.0f, X + 1, 2, 4, &b, 1, 0, 0.0f, X, 2, 4,
+                                                 batch);
+    EXPECT(s == TG_SUCCESS, "A and C interleaved element by element, batch %lld: status %d (%s)",
+           (long long)batch, s, tg_last_error(h));
+    int64_t wrong = 0;
+    for (int64_t i = 0; s == TG_SUCCESS && i < 2 * batch; ++i)
+        wrong += X[2 * i] != 3.0f * (float)((2 * i + 1) % 100);
+    EXPECT(!wrong, "interleaved batch: %lld wrong elements", (long long)wrong);
+    free(X);
+}
+
+/* The validator's verdict on a batched call; pointers into a small buffer stand for operands
+ * far larger, which only the validator sees (nothing is read). */
+static tg_status verdict(tg_call call, tg_error *err)
+{
+    tg_status s = tg_validate(&call, err);
+    return s == TG_SUCCESS ? tg_check_aliasing(&call, err) : s;
+}
+
+static void expect_verdict(tg_call call, int shares, const char *what)
+{
+    tg_error err;
+    const tg_status s = verdict(call, &err);
+    if (shares)
+        EXPECT(s == TG_ERROR_INVALID_ARGUMENT && strstr(err.message, "share elements"),
+               "%s: status %d (%s), wanted \"share elements\"", what, s, err.message);
+    else
+        EXPECT(s == TG_SUCCESS, "%s: status %d (%s)", what, s, err.message);
+}
+
+static void test_huge_one_ld_batches(void)
+{
+    static float X[64], B[1];
+    const int64_t huge = (int64_t)1 << 40;
+    alarm(60); /* an item-by-item walk of 2^40 items would never end */
+    /* 1 x 1 items, ld 1: C in the even elements. */
+    tg_call c = {.layout = TG_ROW_MAJOR, .transa = TG_NO_TRANS, .transb = TG_NO_TRANS, .m = 1,
+                 .n = 1, .k = 1, .alpha = 1.0f, .beta = 0.0f, .A = X + 1, .lda = 1,
+                 .stride_a = 2, .B = B, .ldb = 1, .stride_b = 0, .C = X, .ldc = 1,
+                 .stride_c = 2, .batch = huge, .batched = 1};
+    expect_verdict(c, 0, "A odd, C even, 2^40 items");
+    c.m = 2, c.lda = c.ldc = 2, c.stride_a = c.stride_c = 4;
+    expect_verdict(c, 0, "items of 2 x 1 across each other, 2^40 items");
+    c.m = 1, c.lda = c.ldc = 1, c.stride_a = c.stride_c = 2;
+    c.A = X + 2;
+    expect_verdict(c, 1, "A even from the second, C even");
+    c.A = X + 2, c.stride_a = c.stride_c = 4;
+    expect_verdict(c, 0, "stride 4, A two after C: item spans never meet");
+    c.A = X + 1, c.stride_a = 4, c.stride_c = 2;
+    expect_verdict(c, 0, "A every fourth from 1, C even: different strides");
+    c.A = X + 8, c.stride_a = 6;
+    expect_verdict(c, 1, "A every sixth from 8, C even");
+    c.A = X + 3, c.stride_a = 6, c.stride_c = 4;
+    expect_verdict(c, 0, "A every sixth from 3 (odd), C every fourth");
+    c.A = X + 2, c.stride_a = 6, c.stride_c = 4;
+    expect_verdict(c, 1, "A every sixth from 2 meets C every fourth at 14");
+    /* Single rows, whose ld may be anything: INT64_MAX must not overflow the arithmetic. */
+    static float B4[4];
+    c.m = 1, c.n = c.k = 2, c.lda = c.ldc = INT64_MAX, c.B = B4, c.ldb = 2, c.stride_b = 0;
+    c.A = X + 2, c.stride_a = c.stride_c = 4;
+    expect_verdict(c, 0, "rows of 2 every 4, ld INT64_MAX, A two after C");
+    c.A = X + 1;
+    expect_verdict(c, 1, "rows of 2 every 4, ld INT64_MAX, A one after C");
+    c.A = X + 3, c.stride_a = 0;
+    expect_verdict(c, 1, "one row of A across C's first two items, ld INT64_MAX");
+    /* Rows of 2 in an ld of 4, items every 3 rows: A's and B's in columns 0-1, C's in 2-3. */
+    tg_call r = {.layout = TG_ROW_MAJOR, .transa = TG_NO_TRANS, .transb = TG_NO_TRANS, .m = 3,
+                 .n = 2, .k = 2, .alpha = 1.0f, .beta = 0.0f, .A = X, .lda = 4,
+                 .stride_a = 12, .B = X, .ldb = 4, .stride_b = 12, .C = X + 2, .ldc = 4,
+                 .stride_c = 12, .batch = huge, .batched = 1};
+    expect_verdict(r, 0, "row blocks side by side, 2^40 items of each");
+    r.C = X + 1;
+    expect_verdict(r, 1, "C's first column over A's second");
+    r.C = X + 2, r.stride_c = 13;
+    expect_verdict(r, 1, "C's items drift a column each into A's");
+    r.stride_c = 16;
+    expect_verdict(r, 0, "C's items every 4 rows stay in columns 2-3");
+    alarm(0);
 }
 
 int main(void)
@@ -208,7 +316,10 @@ int main(void)
     test_blocks_of_one_matrix(h);
     test_interleaved(h);
     test_blas();
-    test_random_batches(h);
+    test_random_batches(h, 0);
+    test_random_batches(h, 1);
+    test_one_ld_batches(h);
+    test_huge_one_ld_batches();
     tg_destroy(h);
     return tg_test_result("test_aliasing");
 }

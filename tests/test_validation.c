@@ -362,6 +362,43 @@ static void test_span_overflow(tg_handle *h)
                  INT64_MAX);
     EXPECT(s == TG_ERROR_INVALID_ARGUMENT && tg_last_error_arg(h) == 14, "ldc = INT64_MAX: %s",
            tg_last_error(h));
+    /* A dimension no legal ld could store is blamed on the dimension, not on an ld that is
+     * the smallest legal one (tg_explain too, where the caller gave no ld at all). */
+    const int64_t big = (int64_t)1 << 62;
+    const struct {
+        tg_layout layout;
+        int64_t m, n, k;
+        int position;
+        const char *name;
+        float alpha;
+    } dims[] = {{TG_ROW_MAJOR, big, 1, 1, 4, "m = ", 1.0f}, {TG_COL_MAJOR, big, 1, 1, 4, "m = ", 1.0f},
+                {TG_ROW_MAJOR, 1, big, 1, 5, "n = ", 1.0f}, {TG_COL_MAJOR, 1, big, 1, 5, "n = ", 1.0f},
+                {TG_ROW_MAJOR, 1, 1, big, 6, "k = ", 1.0f}, {TG_COL_MAJOR, 1, 1, big, 6, "k = ", 1.0f},
+                {TG_ROW_MAJOR, big, 1, 1, 4, "m = ", 0.0f}, {TG_COL_MAJOR, 1, big, 1, 5, "n = ", 0.0f},
+                {TG_ROW_MAJOR, 3037000500, 3037000500, 1, 4, "m = ", 1.0f}};
+    for (size_t i = 0; i < sizeof dims / sizeof *dims; ++i) {
+        const tg_layout l = dims[i].layout;
+        const int64_t m = dims[i].m, n = dims[i].n, k = dims[i].k;
+        const int64_t lda = tg_min_ld(l, TG_NO_TRANS, m, k), ldb = tg_min_ld(l, TG_NO_TRANS, k, n);
+        const int64_t ldc = tg_min_ld(l, TG_NO_TRANS, m, n);
+        s = tg_sgemm(h, l, TG_NO_TRANS, TG_NO_TRANS, m, n, k, dims[i].alpha, a, lda, b, ldb, 0.0f,
+                     c, ldc);
+        EXPECT(s == TG_ERROR_INVALID_ARGUMENT && tg_last_error_arg(h) == dims[i].position &&
+                   strncmp(tg_last_error(h), dims[i].name, 4) == 0,
+               "%lldx%lldx%lld, %s, alpha %g: status %d position %d: %s", (long long)m,
+               (long long)n, (long long)k, l == TG_ROW_MAJOR ? "row" : "col",
+               (double)dims[i].alpha, s, tg_last_error_arg(h), tg_last_error(h));
+        if (dims[i].alpha == 0.0f)
+            continue;
+        char buf[256];
+        s = tg_explain(h, l, TG_NO_TRANS, TG_NO_TRANS, m, n, k, NULL, lda, NULL, ldb, NULL, ldc,
+                       buf, sizeof buf);
+        EXPECT(s == TG_ERROR_INVALID_ARGUMENT && tg_last_error_arg(h) == dims[i].position &&
+                   strncmp(tg_last_error(h), dims[i].name, 4) == 0,
+               "explain %lldx%lldx%lld, %s: status %d position %d: %s", (long long)m,
+               (long long)n, (long long)k, l == TG_ROW_MAJOR ? "row" : "col", s,
+               tg_last_error_arg(h), tg_last_error(h));
+    }
     /* alpha = 0 never reads A: its span does not matter. */
     s = tg_sgemm(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 3, 3, 3, 0.0f, NULL, INT64_MAX, NULL,
                  3, 0.0f, c, 3);

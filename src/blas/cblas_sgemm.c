@@ -38,9 +38,9 @@ static int trans_char(CBLAS_TRANSPOSE t, char *c)
  * for the duration of an error report (see tg_blas_report_begin). */
 static void illegal(int row_major, int info, const char *form, int value)
 {
-    const tg_blas_caller saved = tg_blas_report_begin(1, row_major);
+    tg_blas_report_begin(1, row_major);
     cblas_xerbla(info, "cblas_sgemm", form, value);
-    tg_blas_report_end(saved);
+    tg_blas_report_end();
 }
 
 TG_API void cblas_sgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA, CBLAS_TRANSPOSE TransB,

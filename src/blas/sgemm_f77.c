@@ -25,7 +25,6 @@
  * One thing the reference does not do: a NULL A, B or C that would be read is reported through
  * xerbla_ with that pointer's position (7, 9, 12) instead of crashing.
  */
-#define _GNU_SOURCE /* PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP */
 #include <pthread.h>
 
 #include "../../include/tilegemm.h"
@@ -90,31 +89,36 @@ static tg_op op_of(char c)
 }
 
 /* Reference CBLAS tells its error handlers where a call came from through two globals.  They
- * are set only around a report, under one lock (recursive: a handler may call BLAS again), so
- * successful calls never touch them and concurrent reports cannot leave them set. */
-static pthread_mutex_t report_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-
-tg_blas_caller tg_blas_report_begin(int from_cblas, int row_major)
+ * are set only around a report, so successful calls never touch them, and cleared after it,
+ * as reference CBLAS clears them when a call returns.  No lock is held across the handler: a
+ * program's xerbla_ may leave by longjmp (R's does), and a lock it left held would block every
+ * later report.  The library's own handlers read this thread's report (tg_blas_report) rather
+ * than the globals, so reports on other threads at the same time cannot mix them up. */
+/* The globals are written atomically: with no lock, reports on two threads may write them at
+ * once, which must not be a data race on the library's side. */
+static void set_globals(int from_cblas, int row_major)
 {
-    pthread_mutex_lock(&report_lock);
-    const tg_blas_caller saved = {CBLAS_CallFromC, RowMajorStrg};
-    CBLAS_CallFromC = from_cblas;
-    RowMajorStrg = row_major;
-    return saved;
+    __atomic_store_n(&CBLAS_CallFromC, from_cblas, __ATOMIC_RELAXED);
+    __atomic_store_n(&RowMajorStrg, row_major, __ATOMIC_RELAXED);
 }
 
-void tg_blas_report_end(tg_blas_caller saved)
+void tg_blas_report_begin(int from_cblas, int row_major)
 {
-    CBLAS_CallFromC = saved.from_cblas;
-    RowMajorStrg = saved.row_major;
-    pthread_mutex_unlock(&report_lock);
+    tg_blas_report = (tg_blas_caller){1, from_cblas, row_major};
+    set_globals(from_cblas, row_major);
+}
+
+void tg_blas_report_end(void)
+{
+    tg_blas_report = (tg_blas_caller){0, 0, 0};
+    set_globals(0, 0);
 }
 
 static void report(int info, int from_cblas, int row_major)
 {
-    const tg_blas_caller saved = tg_blas_report_begin(from_cblas, row_major);
+    tg_blas_report_begin(from_cblas, row_major);
     xerbla_("SGEMM ", &info, 6);
-    tg_blas_report_end(saved);
+    tg_blas_report_end();
 }
 
 void tg_blas_sgemm(char transa, char transb, int m, int n, int k, float alpha, const float *A,

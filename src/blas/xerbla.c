@@ -31,14 +31,34 @@
 #include "../../include/tilegemm.h"
 #include "../../include/tilegemm_cblas.h"
 
+#include "blas_internal.h"
+
 /* Exported under reference CBLAS's names so that a reference libblas in the same process and
  * tilegemm read and write the same two flags. */
 TG_API __attribute__((weak)) int RowMajorStrg = 0;
 TG_API __attribute__((weak)) int CBLAS_CallFromC = 0;
 
+/* Set by tg_blas_report_begin (sgemm_f77.c) for the duration of a tilegemm report. */
+_Thread_local tg_blas_caller tg_blas_report;
+
+/* Where the call being reported came from: this thread's tilegemm report when one is in
+ * progress (the globals may be another thread's), else the globals, as set by a reference
+ * CBLAS routine whose errors these handlers also serve. */
+static int called_from_c(void)
+{
+    return tg_blas_report.active ? tg_blas_report.from_cblas
+                                 : __atomic_load_n(&CBLAS_CallFromC, __ATOMIC_RELAXED);
+}
+
+static int row_major_call(void)
+{
+    return tg_blas_report.active ? tg_blas_report.row_major
+                                 : __atomic_load_n(&RowMajorStrg, __ATOMIC_RELAXED);
+}
+
 TG_API __attribute__((weak)) void cblas_xerbla(int info, const char *rout, const char *form, ...)
 {
-    if (RowMajorStrg) {
+    if (row_major_call()) {
         /* A row-major call ran as the column-major call on the transposed problem: swap the
          * positions back to the caller's arguments. */
         if (strstr(rout, "gemm") != 0) {
@@ -93,7 +113,7 @@ TG_API __attribute__((weak)) void xerbla_(const char *srname, const int *info, s
             len = i;
             break;
         }
-    if (CBLAS_CallFromC) {
+    if (called_from_c()) {
         /* "cblas_" and the first six characters lower-cased, blanks kept, as the reference. */
         char rout[6 + 7] = "cblas_";
         size_t n = len < 6 ? len : 6;
