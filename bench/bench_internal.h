@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "bench.h" /* tg_roofline */
+#include "roofline.h"
 #include "sampled.h"
 #include "tilegemm.h"
 
@@ -99,7 +99,7 @@ typedef struct run_info {
     int threads;
     char command[2048];
     double rotate_target_bytes;
-    tg_roofline roof; /* GPU: measured at the start of the run (tg_bench_roofline) */
+    tg_roofline roof; /* GPU: measured at the start of the run (tg_measure_roofline) */
 } run_info;
 
 /* results.c: the results of this run, in order, and shared helpers. */

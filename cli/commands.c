@@ -1,14 +1,8 @@
 /*
- * tilegemm: the command-line tool.
- *   info      backends, the GPU and its compute capability, SMs, memory, library version
- *   verify    every rung against the float64 reference (cli/verify.c)
- *   bench     time rungs, auto and cuBLAS on the same data (bench/bench.c); `run` is an alias
- *   simulate  the tiled algorithm walked through by hand, with its load counts (cli/simulate.c)
- *   explain   the plan tg_sgemm would follow for a shape, and why
- *   algos     the rungs this build has
- * Like the tests, and unlike the library, the tool prints and exits on errors.
+ * The subcommands that inspect rather than run: info (backends, the GPU, its roofline), algos
+ * (the rungs of this build) and explain (the plan for a shape and why).  The other subcommands
+ * live in their own files (verify.c, simulate_main.c, bench/); app/tilegemm.c dispatches.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,34 +10,16 @@
 #include <unistd.h>
 
 #include "args.h"
-#include "bench.h"
+#include "commands.h"
 #include "cuda/registry.h" /* the rungs, for the planner's choice on a named GPU model */
 #include "internal.h"      /* tg_choose */
+#include "roofline.h"
 #include "shape.h"
-#include "simulate.h"
 #include "tilegemm.h"
-#include "verify.h"
 
 #ifdef TG_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
-
-static int usage(FILE *out)
-{
-    fprintf(out,
-            "usage: tilegemm <command> [options]    (tilegemm <command> --help for its options)\n"
-            "  info                       backends, GPU, library version\n"
-            "  verify [--quick]           every rung against the float64 reference\n"
-            "  bench [MxNxK ...] [--suite squares|awkward|transposes|random|all|quick]\n"
-            "                             time rungs, auto and cuBLAS (FP32 and FAST_TF32)\n"
-            "  run MxNxK --algo NAME      time one rung against cuBLAS\n"
-            "  simulate [MxNxK] [--tile T] the tiled algorithm, step by step (--svg FILE)\n"
-            "  explain MxNxK [--layout row|col] [--trans NN|NT|TN|TT] [--math MODE] [--gpu h100]\n"
-            "                             the plan for a shape, why, and its roofline\n"
-            "  algos                      the rungs of this build\n"
-            "  --version                  the library version\n");
-    return out == stderr ? 2 : 0;
-}
 
 static void info_usage(FILE *out)
 {
@@ -59,7 +35,7 @@ static void algos_usage(FILE *out)
                  "  tab-separated for scripts\n");
 }
 
-static int cmd_info(int argc, char **argv)
+int tg_info_main(int argc, char **argv)
 {
     const int early = tg_args_parse("info", argc, argv, NULL, NULL, NULL, info_usage);
     if (early >= 0)
@@ -102,7 +78,7 @@ static int cmd_info(int argc, char **argv)
         return 1;
     }
     tg_destroy(h);
-    const tg_roofline roof = tg_bench_roofline();
+    const tg_roofline roof = tg_measure_roofline();
     printf("roofline of GPU 0: copy %.0f GB/s (measured now: 256 MiB device to device, bytes "
            "read plus written); FFMA %.1f TFLOP/s (from the clock)",
            roof.copy_gbs, roof.ffma_tflops);
@@ -129,7 +105,7 @@ static int print_algos_tsv(void)
     return 0;
 }
 
-static int cmd_algos(int argc, char **argv)
+int tg_algos_main(int argc, char **argv)
 {
     int tsv = 0;
     const tg_option options[] = {{"--tsv", NULL, &tsv, NULL}, {NULL, NULL, NULL, NULL}};
@@ -294,7 +270,7 @@ static const char *choose_on_model(tg_handle *h, const gpu_model *model, const c
     return tg_rungs[c.rung]->name;
 }
 
-static int cmd_explain(int argc, char **argv)
+int tg_explain_main(int argc, char **argv)
 {
     explain_shape shape = {-1, -1, -1};
     tg_layout layout = TG_ROW_MAJOR;
@@ -374,42 +350,4 @@ static int cmd_explain(int argc, char **argv)
         print_roofline(m, n, k, chosen, tg_get_math(h));
     tg_destroy(h);
     return 0;
-}
-
-static int run_command(int argc, char **argv)
-{
-    if (argc < 2)
-        return usage(stderr);
-    const char *cmd = argv[1];
-    if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
-    if (!strcmp(cmd, "verify")) return tg_verify_main(argc - 1, argv + 1);
-    if (!strcmp(cmd, "bench") || !strcmp(cmd, "run")) return tg_bench_main(argc - 1, argv + 1);
-    if (!strcmp(cmd, "simulate")) return tg_simulate_main(argc - 1, argv + 1);
-    if (!strcmp(cmd, "explain")) return cmd_explain(argc - 1, argv + 1);
-    if (!strcmp(cmd, "algos")) return cmd_algos(argc - 1, argv + 1);
-    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-        if (argc > 2)
-            return fprintf(stderr, "tilegemm %s: unexpected argument \"%s\"\n", cmd, argv[2]), 2;
-        return printf("tilegemm %s\n", tg_version()), 0;
-    }
-    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
-        if (argc > 2)
-            return fprintf(stderr, "tilegemm %s: unexpected argument \"%s\"\n", cmd, argv[2]), 2;
-        return usage(stdout);
-    }
-    fprintf(stderr, "tilegemm: unknown command \"%s\"\n", cmd);
-    return usage(stderr);
-}
-
-/* The command's exit code, unless what it printed could not be written (a full disk, a closed
- * pipe): then 1, so that a script never takes a truncated output for a whole one. */
-int main(int argc, char **argv)
-{
-    int status = run_command(argc, argv);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "tilegemm: cannot write the output: %s\n", strerror(errno));
-        if (status == 0)
-            status = 1;
-    }
-    return status;
 }
