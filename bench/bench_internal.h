@@ -114,6 +114,9 @@ double bench_work_flops(const bench_case *c);
 /* The speed of light of case c in math mode `mode` on the run's roofline (tg_speed_of_light_s),
  * milliseconds. */
 double bench_sol_ms(const bench_case *c, tg_math mode, const run_info *info);
+/* NULL when the host buffers of case c (A, B and C: CPU mode's operands, GPU mode's host
+ * copies) fit in host memory, else why not, in buf (tg_host_memory_refusal). */
+const char *bench_host_memory_refusal(const bench_case *c, char *buf, size_t size);
 void bench_leading_dims(const bench_case *c, tg_layout layout, int64_t *lda, int64_t *ldb,
                         int64_t *ldc);
 /* Host operands of a case, uniform in [-1, 1], the same on every run. */

@@ -85,6 +85,10 @@ static int gpu_alloc(gpu_ctx *g, const bench_case *c, gpu_bufs *b,
     b->c_stride = round_up(b->c_elems, SET_ALIGN_ELEMENTS);
     const double set_bytes = (double)(b->a_stride + b->b_stride + b->c_stride) * sizeof(float);
 
+    /* The host copies first: malloc may promise more than the machine has (overcommit), and
+     * filling them would get the run killed without a message. */
+    if (bench_host_memory_refusal(c, note, note_size))
+        return 0;
     size_t free_bytes = 0, total_bytes = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     /* Leave room for the library's and cuBLAS's workspaces. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bench_internal.h"
+#include "host_memory.h"
 #include "rng.h"
 #include "timer.h"
 
@@ -79,6 +80,12 @@ double bench_sol_ms(const bench_case *c, tg_math mode, const run_info *info)
 {
     return 1e3 * tg_speed_of_light_s(&info->roof, mode, (double)c->m, (double)c->n,
                                      (double)c->k, NULL, NULL, NULL);
+}
+
+const char *bench_host_memory_refusal(const bench_case *c, char *buf, size_t size)
+{
+    const double m = (double)c->m, n = (double)c->n, k = (double)c->k;
+    return tg_host_memory_refusal("A, B and C need", 4.0 * (m * k + k * n + m * n), buf, size);
 }
 
 void bench_leading_dims(const bench_case *c, tg_layout layout, int64_t *lda, int64_t *ldb,
