@@ -29,7 +29,8 @@ static int usage(FILE *out)
             "                             time rungs, auto and cuBLAS (FP32 and FAST_TF32)\n"
             "  run MxNxK --algo NAME      time one rung against cuBLAS\n"
             "  simulate [MxNxK] [--tile T] the tiled algorithm, step by step (--svg FILE)\n"
-            "  explain MxNxK [--layout row|col] [--trans NN|NT|TN|TT] [--math MODE] [--gpu h100]\n"
+            "  explain MxNxK|N [--layout row|col] [--trans NN|NT|TN|TT] [--math MODE]\n"
+            "                  [--gpu h100]\n"
             "                             the plan for a shape, why, and its roofline\n"
             "  algos                      the rungs of this build\n"
             "  --version                  the library version\n");

@@ -15,6 +15,13 @@ void tg_tensor_ceilings(int major, int minor, tg_roofline *roof)
         roof->x3tf32_tflops = 135.0, roof->tf32_tflops = 405.0;
 }
 
+double tg_arith_peak_tflops(const tg_roofline *roof, tg_arith arith)
+{
+    return arith == TG_ARITH_3XTF32 ? roof->x3tf32_tflops
+           : arith == TG_ARITH_TF32 ? roof->tf32_tflops
+                                    : roof->ffma_tflops;
+}
+
 double tg_speed_of_light_s(const tg_roofline *roof, tg_math mode, double m, double n, double k,
                            double *compute_s, double *memory_s, double *peak_tflops)
 {

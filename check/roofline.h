@@ -6,7 +6,7 @@
 #ifndef TG_TOOLS_ROOFLINE_H
 #define TG_TOOLS_ROOFLINE_H
 
-#include "tilegemm.h" /* tg_math */
+#include "tilegemm.h" /* tg_math, tg_arith */
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +26,10 @@ tg_roofline tg_measure_roofline(void);
  * are where none is known): on the H100 (9.0), 3xTF32 135 TFLOP/s, at three TF32 products
  * (405) per product. */
 void tg_tensor_ceilings(int major, int minor, tg_roofline *roof);
+
+/* The peak of arithmetic `arith` on roof, TFLOP/s: FFMA's, or the tensor-core ceiling of
+ * 3xTF32 or TF32 (NAN where the roofline has none). */
+double tg_arith_peak_tflops(const tg_roofline *roof, tg_arith arith);
 
 /* The speed of light of an m x n x k product in math mode `mode`, seconds: the longest of its
  * flops at the mode's peak (3xTF32's for fp32, TF32's for tf32, FFMA's for strict and where

@@ -9,9 +9,10 @@
      check/     the float64 checking library and what the tools share (the argument parser,
                 the roofline): the library (include/, src/) and itself;
      cli/       the command-line program's subcommands, and
-     bench/     the benchmark: each the folders below (include/, src/, check/) and itself,
-                never each other;
-     app/       the tilegemm executable's entry point: everything below it;
+     bench/     the benchmark: each the public header, check/ and itself, never each other,
+                nor the library's internals (src/): the tools use the library as its
+                users do, through include/;
+     app/       the tilegemm executable's entry point: cli/, bench/ and what they may;
      examples/  the public header only; tests/ may include anything.
    A file that includes a folder beside or above its own is named with the rule it breaks.
 2. No include cycle between source files: the graph of quoted #include lines, resolved as the
@@ -35,9 +36,9 @@ ALLOWED = {
     "include": {"include"},
     "src": {"include", "src"},
     "check": {"include", "src", "check"},
-    "cli": {"include", "src", "check", "cli"},
-    "bench": {"include", "src", "check", "bench"},
-    "app": {"include", "src", "check", "cli", "bench", "app"},
+    "cli": {"include", "check", "cli"},
+    "bench": {"include", "check", "bench"},
+    "app": {"include", "check", "cli", "bench", "app"},
     "examples": {"include", "examples"},
 }
 SUFFIXES = (".c", ".h", ".cu", ".cuh", ".cpp", ".def")
