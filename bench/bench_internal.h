@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "bench.h" /* tg_roofline */
+#include "roofline.h"
 #include "sampled.h"
 #include "tilegemm.h"
 
@@ -103,7 +103,7 @@ typedef struct run_info {
     int threads;
     char command[2048];
     double rotate_target_bytes;
-    tg_roofline roof; /* GPU: measured at the start of the run (tg_bench_roofline) */
+    tg_roofline roof; /* GPU: measured at the start of the run (tg_measure_roofline) */
 } run_info;
 
 /* results.c: the results of this run, in order, and shared helpers. */
@@ -118,6 +118,9 @@ double bench_work_flops(const bench_case *c);
 /* The speed of light of case c in math mode `mode` on the run's roofline (tg_speed_of_light_s),
  * milliseconds. */
 double bench_sol_ms(const bench_case *c, tg_math mode, const run_info *info);
+/* NULL when the host buffers of case c (A, B and C: CPU mode's operands, GPU mode's host
+ * copies) fit in host memory, else why not, in buf (tg_host_memory_refusal). */
+const char *bench_host_memory_refusal(const bench_case *c, char *buf, size_t size);
 void bench_leading_dims(const bench_case *c, tg_layout layout, int64_t *lda, int64_t *ldb,
                         int64_t *ldc);
 /* Host operands of a case, uniform in [-1, 1], the same on every run. */

@@ -21,8 +21,6 @@ int bench_run_gpu(tg_handle *h, const options *o, run_info *info)
     return 0; /* never called: without CUDA the benchmark runs in CPU mode */
 }
 
-tg_roofline tg_bench_roofline(void) { return (tg_roofline){NAN, NAN, NAN, NAN}; }
-
 #else
 
 #include <cublas_v2.h>
@@ -87,6 +85,10 @@ static int gpu_alloc(gpu_ctx *g, const bench_case *c, gpu_bufs *b,
     b->c_stride = round_up(b->c_elems, SET_ALIGN_ELEMENTS);
     const double set_bytes = (double)(b->a_stride + b->b_stride + b->c_stride) * sizeof(float);
 
+    /* The host copies first: malloc may promise more than the machine has (overcommit), and
+     * filling them would get the run killed without a message. */
+    if (bench_host_memory_refusal(c, note, note_size))
+        return 0;
     size_t free_bytes = 0, total_bytes = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     /* Leave room for the library's and cuBLAS's workspaces. */
@@ -401,59 +403,6 @@ static int run_case(gpu_ctx *g, const options *o, const bench_case *c)
     return 0; /* nothing was timed: the run must not pass for a measurement */
 }
 
-/* The device-to-device copy rate, GB/s of bytes read plus written: 2 x 256 MiB, larger than
- * any L2, the median of 9 copies after 2 warm-ups.  NAN when the memory is not there. */
-static double copy_rate_gbs(void)
-{
-    enum { RUNS = 9 };
-    const size_t bytes = (size_t)256 << 20;
-    void *src = NULL, *dst = NULL;
-    if (cudaMalloc(&src, bytes) != cudaSuccess || cudaMalloc(&dst, bytes) != cudaSuccess) {
-        (void)cudaGetLastError();
-        cudaFree(src);
-        return NAN;
-    }
-    cudaEvent_t start, stop;
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&stop));
-    CUDA_CHECK(cudaMemset(src, 0x3f, bytes));
-    double ms[RUNS], median = NAN, fastest, slowest;
-    for (int i = -2; i < RUNS; ++i) {
-        float t = 0.0f;
-        CUDA_CHECK(cudaEventRecord(start, 0));
-        CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, 0));
-        CUDA_CHECK(cudaEventRecord(stop, 0));
-        CUDA_CHECK(cudaEventSynchronize(stop));
-        CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-        if (i >= 0)
-            ms[i] = t;
-    }
-    bench_summarize(ms, RUNS, &median, &fastest, &slowest);
-    CUDA_CHECK(cudaEventDestroy(start));
-    CUDA_CHECK(cudaEventDestroy(stop));
-    CUDA_CHECK(cudaFree(src));
-    CUDA_CHECK(cudaFree(dst));
-    return 2.0 * (double)bytes / (median * 1e6);
-}
-
-tg_roofline tg_bench_roofline(void)
-{
-    tg_roofline roof = {NAN, NAN, NAN, NAN};
-    int dev = 0, clock_khz = 0;
-    struct cudaDeviceProp prop;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return roof;
-    }
-    /* 128 FP32 lanes an SM from sm_80 on (64 below), an FFMA being 2 flops */
-    roof.ffma_tflops =
-        prop.multiProcessorCount * (prop.major >= 8 ? 128.0 : 64.0) * 2.0 * clock_khz * 1e3 / 1e12;
-    tg_tensor_ceilings(prop.major, prop.minor, &roof);
-    roof.copy_gbs = copy_rate_gbs();
-    return roof;
-}
-
 static void gpu_info(run_info *info)
 {
     int dev = 0, v = 0;
@@ -469,7 +418,7 @@ static void gpu_info(run_info *info)
     info->memory_bytes = (long long)prop.totalGlobalMem;
     CUDA_CHECK(cudaDriverGetVersion(&info->driver_version));
     CUDA_CHECK(cudaRuntimeGetVersion(&info->runtime_version));
-    info->roof = tg_bench_roofline();
+    info->roof = tg_measure_roofline();
 }
 
 static void print_banner(const options *o, const run_info *info, double rotate_target)

@@ -123,10 +123,11 @@ void bench_add_random(options *o, uint64_t seed, int count)
 }
 
 /* Why a shape cannot be benchmarked at all (NULL when it can): every operand's bytes must
- * be a 64-bit size.  Whether it fits in memory is found out when it is allocated. */
+ * be a 64-bit size, and A, B and C together fit in host memory (tg_host_memory_refusal: both
+ * modes hold them on the host).  Whether the GPU has room is found out when it is allocated. */
 static const char *unfit_reason(long long m, long long n, long long k)
 {
-    static char why[200];
+    static char why[300];
     const struct { const char *name; long long rows, cols; } ops[] = {
         {"A (m*k)", m, k}, {"B (k*n)", k, n}, {"C (m*n)", m, n}};
     for (int i = 0; i < 3; ++i) {
@@ -139,7 +140,7 @@ static const char *unfit_reason(long long m, long long n, long long k)
             return why;
         }
     }
-    return NULL;
+    return bench_host_memory_refusal(&(bench_case){.m = m, .n = n, .k = k}, why, sizeof why);
 }
 
 static int parse_trans_list(const char *s, options *o)

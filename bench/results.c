@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bench_internal.h"
+#include "host_memory.h"
 #include "rng.h"
 #include "timer.h"
 
@@ -75,38 +76,16 @@ double bench_work_flops(const bench_case *c)
     return 2.0 * (double)c->m * (double)c->n * (double)c->k;
 }
 
-void tg_tensor_ceilings(int major, int minor, tg_roofline *roof)
-{
-    if (major == 9 && minor == 0)
-        roof->x3tf32_tflops = 135.0, roof->tf32_tflops = 405.0;
-}
-
-double tg_speed_of_light_s(const tg_roofline *roof, tg_math mode, double m, double n, double k,
-                           double *compute_s, double *memory_s, double *peak_tflops)
-{
-    const double peak = mode == TG_MATH_FP32 && isfinite(roof->x3tf32_tflops) ? roof->x3tf32_tflops
-                        : mode == TG_MATH_TF32 && isfinite(roof->tf32_tflops)  ? roof->tf32_tflops
-                                                                              : roof->ffma_tflops;
-    const double compute = 2.0 * m * n * k / (peak * 1e12);
-    const double memory = 4.0 * (m * k + k * n + m * n) / (roof->copy_gbs * 1e9);
-    if (compute_s)
-        *compute_s = compute;
-    if (memory_s)
-        *memory_s = memory;
-    if (peak_tflops)
-        *peak_tflops = peak;
-    double s = 5e-6;
-    if (compute > s)
-        s = compute;
-    if (memory > s)
-        s = memory;
-    return isfinite(peak) && isfinite(roof->copy_gbs) ? s : NAN;
-}
-
 double bench_sol_ms(const bench_case *c, tg_math mode, const run_info *info)
 {
     return 1e3 * tg_speed_of_light_s(&info->roof, mode, (double)c->m, (double)c->n,
                                      (double)c->k, NULL, NULL, NULL);
+}
+
+const char *bench_host_memory_refusal(const bench_case *c, char *buf, size_t size)
+{
+    const double m = (double)c->m, n = (double)c->n, k = (double)c->k;
+    return tg_host_memory_refusal("A, B and C need", 4.0 * (m * k + k * n + m * n), buf, size);
 }
 
 void bench_leading_dims(const bench_case *c, tg_layout layout, int64_t *lda, int64_t *ldb,

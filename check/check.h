@@ -96,6 +96,15 @@ int tg_rms_measured(const tg_case *c);
  * rule of `tilegemm verify`, and updates r->passed and r->detail. */
 void tg_check_against_strict(const tg_case *c, tg_case_result *r, const tg_case_result *strict);
 
+/* Whether `got`, a float32 result, agrees with `want`, the exact value in float64, within
+ * `bound` (>= 0, the error a float32 evaluation may make), judging want as float32 would hold
+ * it: NaN only where want is NaN, an infinity only where want is the same one or where want,
+ * moved by at most bound, reaches float32's overflow threshold (FLT_MAX and half an ulp,
+ * 2^128 - 2^103, from which round to nearest gives inf) with the infinity's sign; otherwise
+ * |got - want| <= bound.  A finite want past FLT_MAX is thus expected as inf (or, within the
+ * bound, as a float near FLT_MAX), never as any other value. */
+int tg_float_agrees(float got, double want, double bound);
+
 /* Bytes the check of c allocates (operands twice, reference, bounds); -1 when that does not fit
  * in an int64, so a tool can refuse the case before it allocates anything. */
 int64_t tg_case_bytes(const tg_case *c);

@@ -6,6 +6,7 @@
  */
 #include "simulate.h"
 
+#include "check.h" /* tg_float_agrees */
 #include "shape.h"
 
 #include <errno.h>
@@ -306,11 +307,13 @@ static void direct_product(int64_t n, int64_t k, const float *A, const float *B,
     *magnitude = abs_sum;
 }
 
-/* Any float summation order stays within this of the exact sum; small integers are exact. */
+/* Any float summation order stays within this of the exact sum; small integers are exact.  The
+ * sum is judged as float32 holds it: one past FLT_MAX is inf there (tg_float_agrees).  A NaN
+ * input breaks the product, and the walk-through says so. */
 static int agrees(float got, double want, double magnitude, int64_t k)
 {
     double bound = (double)(k + 2) * FLT_EPSILON * (magnitude > FLT_MIN ? magnitude : FLT_MIN);
-    return fabs((double)got - want) <= bound;
+    return !isnan(want) && tg_float_agrees(got, want, bound);
 }
 
 static void print_term(FILE *out, float v)

@@ -26,6 +26,7 @@
 
 #include "args.h"
 #include "check.h"
+#include "host_memory.h"
 #include "rerun.h"
 #include "shape.h"
 
@@ -297,6 +298,14 @@ int tg_verify_main(int argc, char **argv)
         if (tg_case_bytes(&one) < 0) {
             fprintf(stderr, "tilegemm verify: --shape, --ld-pad and --batch ask for more memory "
                             "than a 64-bit size holds\n");
+            return 2;
+        }
+        /* Refused before anything is allocated: malloc may promise what the machine does not
+         * have, and filling it would get the process killed without a message. */
+        char why[300];
+        if (tg_host_memory_refusal("the check of --shape, --ld-pad and --batch needs",
+                                   (double)tg_case_bytes(&one), why, sizeof why)) {
+            fprintf(stderr, "tilegemm verify: %s\n", why);
             return 2;
         }
     }

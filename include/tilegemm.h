@@ -192,6 +192,22 @@ TG_API tg_status tg_choose_algo(tg_handle *handle, tg_layout layout, tg_op trans
                                 int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
                                 int64_t ldc, const char **algo, int *split_k);
 
+/* Why tg_sgemm would run what it runs for this call with device operands on a GPU of compute
+ * capability `compute_capability` (major * 10 + minor: 90 for an H100) with `sm_count` SMs,
+ * whether or not one is present: the planner's own choice, from the tuned table's row for
+ * exactly this call, else the cost model's fastest rung and split-K, else the highest rung that
+ * can run it.  compute_capability 0 plans for the handle's GPU (TG_ERROR_NOT_SUPPORTED without
+ * one; sm_count is then ignored).  Follows the handle's algo, math mode and split-K; nothing is
+ * read or launched.  Writes the rung's name (from tg_algos()) to *algo, its slices of k to
+ * *split_k (1: none), and into buf (always NUL-terminated) the reasons, one a line: the rung,
+ * and the tuned row's measured TFLOP/s or the cost model's predicted time and runner-up.  A
+ * call with no product (k is 0) gets "none".  TG_ERROR_NOT_SUPPORTED when no rung of this
+ * build can run the call (a build without CUDA has none); argument errors as tg_sgemm's. */
+TG_API tg_status tg_explain_gpu(tg_handle *handle, int compute_capability, int sm_count,
+                                tg_layout layout, tg_op transa, tg_op transb, int64_t m,
+                                int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
+                                const char **algo, int *split_k, char *buf, size_t buf_size);
+
 /* What the handle's last successful tg_explain planned, in the same terms as tg_last_algo. */
 TG_API const char *tg_explained_algo(const tg_handle *handle);
 

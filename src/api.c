@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "cuda/backend.h"
 #include "cuda/registry.h"
 #include "internal.h"
+#include "plan/tuning.h" /* tg_tuned: the row a choice followed */
 
 /* Host calls under this much work (m*n*k*batch) stay on the CPU: the staging copies cost more
  * than the CPU needs.  Overridden by TILEGEMM_GPU_MIN_WORK. */
@@ -401,6 +403,111 @@ tg_status tg_choose_algo(tg_handle *h, tg_layout layout, tg_op transa, tg_op tra
         return s;
     *algo = ran_name(plan.rung);
     *split_k = plan.split_k;
+    return TG_SUCCESS;
+}
+
+/* The planner's choice for p on dev with the handle's settings: the one call of tg_choose here. */
+static int choose_for(const tg_handle *h, const tg_device_props *dev, const tg_problem *p,
+                      tg_choice *c)
+{
+    return tg_choose(dev, h->math, h->algo, h->split_k, p, c);
+}
+
+/* Appends to buf (NUL-terminated, size bytes); text past the end is cut. */
+static void append(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t size, const char *fmt, ...)
+{
+    const size_t used = strlen(buf);
+    if (used + 1 >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, size - used, fmt, ap);
+    va_end(ap);
+}
+
+tg_status tg_explain_gpu(tg_handle *h, int compute_capability, int sm_count, tg_layout layout,
+                         tg_op transa, tg_op transb, int64_t m, int64_t n, int64_t k,
+                         int64_t lda, int64_t ldb, int64_t ldc, const char **algo, int *split_k,
+                         char *buf, size_t buf_size)
+{
+    REQUIRE_HANDLE(h);
+    if (!algo || !split_k || !buf || buf_size == 0)
+        return tg_fail(h, TG_ERROR_INVALID_ARGUMENT, 0, "%s",
+                       !algo ? "algo is NULL" : !split_k ? "split_k is NULL"
+                                                         : "buf is NULL or buf_size is 0");
+    buf[0] = '\0';
+    *algo = "none";
+    *split_k = 1;
+    if (compute_capability < 0 || (compute_capability > 0 && sm_count <= 0))
+        return tg_fail(h, TG_ERROR_INVALID_ARGUMENT, 0,
+                       "compute_capability = %d, sm_count = %d: a GPU has a compute capability "
+                       "of at least 10 (1.0) and at least one SM (0 for the handle's own GPU)",
+                       compute_capability, sm_count);
+    /* Operands as cudaMalloc returns them: aligned, never read. */
+    static _Alignas(256) float device_placeholder[1];
+    float *const x = device_placeholder;
+    const tg_call call = {.layout = layout, .transa = transa, .transb = transb, .m = m, .n = n,
+                          .k = k, .alpha = 1.0f, .beta = 0.0f, .A = x, .lda = lda, .B = x,
+                          .ldb = ldb, .C = x, .ldc = ldc, .batch = 1, .batched = 0};
+    tg_status s = tg_validate(&call, &h->error);
+    if (s != TG_SUCCESS)
+        return s;
+    if (tg_is_quick_return(&call) || !tg_has_product(call.alpha, call.k)) {
+        snprintf(buf, buf_size, "no product to compute (m, n or k is 0): no rung runs\n");
+        return TG_SUCCESS;
+    }
+    if (tg_rung_count == 0)
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "this build has no CUDA rungs");
+    tg_device_props dev = {.compute_capability = compute_capability, .sm_count = sm_count};
+    if (compute_capability == 0) {
+        /* A handle forced onto the CPU at tg_create never learned its GPU. */
+        if (tg_cuda_device_count() == 0 || h->compute_capability <= 0)
+            return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                           "there is no GPU to plan for: name a compute capability");
+        dev = (tg_device_props){.compute_capability = h->compute_capability,
+                                .sm_count = h->sm_count};
+    }
+    tg_problem p;
+    tg_normalize(&call, &p);
+    tg_choice c;
+    if (!choose_for(h, &dev, &p, &c))
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "%s on sm_%d",
+                       h->algo >= 0 ? "the forced algo cannot run this call"
+                                    : "no CUDA rung of this build supports this call",
+                       dev.compute_capability);
+    const tg_rung *rung = tg_rungs[c.rung];
+    *algo = rung->name;
+    *split_k = c.split_k;
+    const double flops = 2.0 * (double)m * (double)n * (double)k;
+    if (h->algo >= 0)
+        append(buf, buf_size, "rung: %s (level %d), forced by tg_set_algo: %s\n", rung->name,
+               rung->level, rung->summary);
+    else if (c.tuned)
+        append(buf, buf_size,
+               "rung: %s (level %d), measured fastest on sm_%d for exactly this shape and "
+               "orientation (tuned table: %.1f TFLOP/s there): %s\n",
+               rung->name, rung->level, dev.compute_capability, c.tuned->tflops, rung->summary);
+    else if (c.seconds > 0.0) {
+        append(buf, buf_size,
+               "rung: %s (level %d), ranked first by the timed calls nearest this one and the "
+               "cost model (score %.3f, 0 being the fastest timed there; the model predicts "
+               "%.1f us, %.1f TFLOP/s%s); no tuned row for exactly this call on sm_%d: %s\n",
+               rung->name, rung->level, c.score, c.seconds * 1e6, flops / c.seconds / 1e12,
+               c.split_k > 1 ? " with split-K" : "", dev.compute_capability, rung->summary);
+        if (c.runner_up >= 0)
+            append(buf, buf_size, "runner-up: %s%s, the model predicts %.1f us (%.1f TFLOP/s)\n",
+                   tg_rungs[c.runner_up]->name, c.runner_up_split > 1 ? " with split-K" : "",
+                   c.runner_up_seconds * 1e6, flops / c.runner_up_seconds / 1e12);
+    } else
+        append(buf, buf_size,
+               "rung: %s (level %d), the highest rung that supports this call (no cost model for "
+               "sm_%d): %s\n",
+               rung->name, rung->level, dev.compute_capability, rung->summary);
+    if (c.split_k > 1)
+        append(buf, buf_size, "split-K: %d slices along k, summed in a fixed order by a reduction "
+                              "kernel (bit-reproducible)\n", c.split_k);
     return TG_SUCCESS;
 }
 

@@ -330,6 +330,25 @@ static void test_walkthrough(void)
     EXPECT_TRUE("NaN input is a mismatch", text && strstr(text, "MISMATCH"));
     free(text);
 
+    /* An exact value past FLT_MAX rounds to inf in float32: a float result of inf is right.
+     * C[0][0] = 2e76 overflows, C[0][1] = C[1][0] = 2e38 does not, C[1][1] = 2. */
+    {
+        const float a[4] = {1e38f, 1e38f, 1, 1}, b[4] = {1e38f, 1, 1e38f, 1};
+        status = run_walkthrough(2, 2, 2, 2, 0, 0, a, b, &text);
+        EXPECT_I64("an exact value past FLT_MAX stored as inf agrees", status, 0);
+        EXPECT_TRUE("an exact value past FLT_MAX stored as inf agrees",
+                    text && !strstr(text, "MISMATCH"));
+        free(text);
+    }
+    /* ...but only where the exact value overflows: 1e38 * 1 + 1e38 * 1 = 2e38 is finite, so a
+     * tile that sums it to inf would be wrong; here -1e38 + 3e38 = 2e38 must stay finite. */
+    {
+        const float a[2] = {-1e38f, 3e38f}, b[2] = {1, 1};
+        status = run_walkthrough(1, 1, 2, 2, 0, 0, a, b, &text);
+        EXPECT_I64("a finite sum near FLT_MAX", status, 0);
+        free(text);
+    }
+
     /* arguments outside what can be printed */
     A[0] = 1.0f;
     EXPECT_I64("tile row outside the grid", run_walkthrough(4, 4, 4, 2, 2, 0, A, B, &text), 2);

@@ -3,9 +3,18 @@
 
     python3 tests/layout/check_includes.py [ROOT]
 
-1. Nothing under src/ (the library) includes a file of cli/ (the command-line program),
-   check/ (the float64 checking library), bench/ (the benchmark) or tests/: the library sits
-   below all of them.
+1. Folders include downwards only.  From the bottom up:
+     include/   the public header, which includes nothing of the project's but itself;
+     src/       the library: include/ and itself;
+     check/     the float64 checking library and what the tools share (the argument parser,
+                the roofline): the library (include/, src/) and itself;
+     cli/       the command-line program's subcommands, and
+     bench/     the benchmark: each the public header, check/ and itself, never each other,
+                nor the library's internals (src/): the tools use the library as its
+                users do, through include/;
+     app/       the tilegemm executable's entry point: cli/, bench/ and what they may;
+     examples/  the public header only; tests/ may include anything.
+   A file that includes a folder beside or above its own is named with the rule it breaks.
 2. No include cycle between source files: the graph of quoted #include lines, resolved as the
    compiler resolves them (the including file's folder, then the project's include folders),
    has no cycle.
@@ -17,11 +26,21 @@ import sys
 
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                        os.path.join(os.path.dirname(__file__), "..", ".."))
-TREES = ["include", "src", "cli", "check", "bench", "tests", "examples"]
+TREES = ["include", "src", "cli", "check", "bench", "app", "tests", "examples"]
 # Where the build looks for quoted includes after the including file's folder
 # (target_include_directories in the CMake files).
 SEARCH = ["include", "src", "check", "cli", "bench", "tests", "tests/emulated"]
-UPPER = ("cli/", "check/", "bench/", "tests/")
+# The folders each folder may include (its own among them); a folder not listed (tests/) may
+# include any.
+ALLOWED = {
+    "include": {"include"},
+    "src": {"include", "src"},
+    "check": {"include", "src", "check"},
+    "cli": {"include", "check", "cli"},
+    "bench": {"include", "check", "bench"},
+    "app": {"include", "check", "cli", "bench", "app"},
+    "examples": {"include", "examples"},
+}
 SUFFIXES = (".c", ".h", ".cu", ".cuh", ".cpp", ".def")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
@@ -76,9 +95,12 @@ def main():
             if target is None:
                 continue  # a generated or system header
             graph[path].append(target)
-            if path.startswith("src/") and target.startswith(UPPER):
-                problems.append(f"{path} includes {target}: the library (src/) must not "
-                                f"depend on {target.split('/')[0]}/")
+            here, there = path.split("/")[0], target.split("/")[0]
+            allowed = ALLOWED.get(here)
+            if allowed is not None and there not in allowed:
+                problems.append(f"{path} includes {target}: {here}/ may include only "
+                                f"{', '.join(sorted(allowed))}, not {there}/ (folders include "
+                                f"downwards only)")
     problems += ["include cycle: " + " -> ".join(c) for c in cycles(graph)]
     for p in problems:
         print("layout:", p)

@@ -1,7 +1,7 @@
 /*
- * The command line of every subcommand, parsed one way: a table of options, each with the
- * function that reads its value, and the arguments that are not options handed to the
- * subcommand.  Values are read whole and strictly: "12x" is not a number, "NN," is not a
+ * The command line of every subcommand (the CLI's in cli/, the benchmark's in bench/), parsed
+ * one way: a table of options, each with the function that reads its value, and the arguments
+ * that are not options handed to the subcommand.  Values are read whole and strictly: "12x" is not a number, "NN," is not a
  * transpose, an empty string is no name.
  *
  *   static const tg_option options[] = {
@@ -13,8 +13,8 @@
  *
  * "--name VALUE" and "--name=VALUE" are the same; "--help" and "-h" print the usage.
  */
-#ifndef TG_CLI_ARGS_H
-#define TG_CLI_ARGS_H
+#ifndef TG_TOOLS_ARGS_H
+#define TG_TOOLS_ARGS_H
 
 #include <stdint.h>
 #include <stdio.h>

@@ -74,10 +74,17 @@ int tg_arg_name(const char *value, void *out)
 
 int tg_arg_u64(const char *value, void *out)
 {
+    /* Base 10 unless "0x" says 16: strtoull's base 0 would read a leading 0 as octal, so that
+     * --seed 010 ran seed 8.  Digits only after the prefix: no sign, space or second "0x". */
+    const int hex = value[0] == '0' && (value[1] == 'x' || value[1] == 'X');
+    const char *digits = hex ? value + 2 : value;
+    if (!*digits || strspn(digits, hex ? "0123456789abcdefABCDEF" : "0123456789") !=
+                        strlen(digits))
+        return -1;
     char *end = NULL;
     errno = 0;
-    const unsigned long long v = strtoull(value, &end, 0);
-    if (errno || end == value || *end || value[0] == '-' || value[0] == ' ')
+    const unsigned long long v = strtoull(digits, &end, hex ? 16 : 10);
+    if (errno || *end)
         return -1;
     *(uint64_t *)out = (uint64_t)v;
     return 0;

@@ -1,14 +1,8 @@
 /*
- * tilegemm: the command-line tool.
- *   info      backends, the GPU and its compute capability, SMs, memory, library version
- *   verify    every rung against the float64 reference (cli/verify.c)
- *   bench     time rungs, auto and cuBLAS on the same data (bench/bench.c); `run` is an alias
- *   simulate  the tiled algorithm walked through by hand, with its load counts (cli/simulate.c)
- *   explain   the plan tg_sgemm would follow for a shape, and why
- *   algos     the rungs this build has
- * Like the tests, and unlike the library, the tool prints and exits on errors.
+ * The subcommands that inspect rather than run: info (backends, the GPU, its roofline), algos
+ * (the rungs of this build) and explain (the plan for a shape and why).  The other subcommands
+ * live in their own files (verify.c, simulate_main.c, bench/); app/tilegemm.c dispatches.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,34 +10,14 @@
 #include <unistd.h>
 
 #include "args.h"
-#include "bench.h"
-#include "cuda/registry.h" /* the rungs, for the planner's choice on a named GPU model */
-#include "internal.h"      /* tg_choose */
+#include "commands.h"
+#include "roofline.h"
 #include "shape.h"
-#include "simulate.h"
 #include "tilegemm.h"
-#include "verify.h"
 
 #ifdef TG_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
-
-static int usage(FILE *out)
-{
-    fprintf(out,
-            "usage: tilegemm <command> [options]    (tilegemm <command> --help for its options)\n"
-            "  info                       backends, GPU, library version\n"
-            "  verify [--quick]           every rung against the float64 reference\n"
-            "  bench [MxNxK ...] [--suite squares|awkward|transposes|random|all|quick]\n"
-            "                             time rungs, auto and cuBLAS (FP32 and FAST_TF32)\n"
-            "  run MxNxK --algo NAME      time one rung against cuBLAS\n"
-            "  simulate [MxNxK] [--tile T] the tiled algorithm, step by step (--svg FILE)\n"
-            "  explain MxNxK [--layout row|col] [--trans NN|NT|TN|TT] [--math MODE] [--gpu h100]\n"
-            "                             the plan for a shape, why, and its roofline\n"
-            "  algos                      the rungs of this build\n"
-            "  --version                  the library version\n");
-    return out == stderr ? 2 : 0;
-}
 
 static void info_usage(FILE *out)
 {
@@ -59,7 +33,7 @@ static void algos_usage(FILE *out)
                  "  tab-separated for scripts\n");
 }
 
-static int cmd_info(int argc, char **argv)
+int tg_info_main(int argc, char **argv)
 {
     const int early = tg_args_parse("info", argc, argv, NULL, NULL, NULL, info_usage);
     if (early >= 0)
@@ -102,7 +76,7 @@ static int cmd_info(int argc, char **argv)
         return 1;
     }
     tg_destroy(h);
-    const tg_roofline roof = tg_bench_roofline();
+    const tg_roofline roof = tg_measure_roofline();
     printf("roofline of GPU 0: copy %.0f GB/s (measured now: 256 MiB device to device, bytes "
            "read plus written); FFMA %.1f TFLOP/s (from the clock)",
            roof.copy_gbs, roof.ffma_tflops);
@@ -129,7 +103,7 @@ static int print_algos_tsv(void)
     return 0;
 }
 
-static int cmd_algos(int argc, char **argv)
+int tg_algos_main(int argc, char **argv)
 {
     int tsv = 0;
     const tg_option options[] = {{"--tsv", NULL, &tsv, NULL}, {NULL, NULL, NULL, NULL}};
@@ -156,26 +130,27 @@ static int cmd_algos(int argc, char **argv)
     return 0;
 }
 
-/* The roofline of this GPU: FP32 FFMA peak and memory bandwidth.  On an H100 its figures
- * (FFMA 66.9 TFLOP/s from 132 SMs x 128 lanes x 2 x 1.98 GHz; a device-to-device copy, bytes
- * read plus written, 2.99 TB/s, as `tilegemm info` measures it); elsewhere derived from the
- * device's properties; without a GPU the H100's, said so. */
-static void roofline_peaks(double *flops, double *bytes_per_s, char *source, size_t size)
+/* The roofline explain measures a plan against: on an H100 its reference figures (FFMA
+ * 66.9 TFLOP/s from 132 SMs x 128 lanes x 2 x 1.98 GHz; a device-to-device copy, bytes read
+ * plus written, 2.99 TB/s, as `tilegemm info` measures it); elsewhere derived from the device's
+ * properties; without a GPU the H100's, said so.  Tensor-core ceilings by compute capability
+ * (tg_tensor_ceilings), NAN where none is known. */
+static tg_roofline explain_roofline(char *source, size_t size)
 {
-    *flops = 66.9e12;
-    *bytes_per_s = 2.99e12;
+    tg_roofline roof = {2990.0, 66.9, NAN, NAN};
+    tg_tensor_ceilings(9, 0, &roof);
     snprintf(source, size, "H100 reference figures (no GPU here): FFMA 66.9 TFLOP/s, copy "
                            "2.99 TB/s measured");
 #ifdef TG_HAVE_CUDA
     int count = 0, dev = 0, clock_khz = 0, mem_khz = 0, bus_bits = 0, sms = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 || cudaGetDevice(&dev))
-        return;
+        return roof;
     struct cudaDeviceProp p;
     if (cudaGetDeviceProperties(&p, dev) != cudaSuccess)
-        return;
+        return roof;
     if (strstr(p.name, "H100")) {
         snprintf(source, size, "%.100s: FFMA 66.9 TFLOP/s, copy 2.99 TB/s measured", p.name);
-        return;
+        return roof;
     }
     cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev);
     cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev);
@@ -184,26 +159,29 @@ static void roofline_peaks(double *flops, double *bytes_per_s, char *source, siz
     if (clock_khz > 0 && mem_khz > 0 && bus_bits > 0) {
         /* 128 FP32 lanes per SM from Ampere on (64 before), 2 FLOPs per FFMA; DDR memory. */
         const int lanes = p.major >= 8 ? 128 : 64;
-        *flops = (double)sms * lanes * 2.0 * clock_khz * 1e3;
-        *bytes_per_s = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;
+        roof = (tg_roofline){2.0 * mem_khz * 1e3 * bus_bits / 8.0 / 1e9,
+                             (double)sms * lanes * 2.0 * clock_khz * 1e3 / 1e12, NAN, NAN};
+        tg_tensor_ceilings(p.major, p.minor, &roof);
         snprintf(source, size, "%.100s, from its properties: %d SMs x %d lanes x 2 x %.2f GHz, "
                  "%d-bit bus at %.2f GHz", p.name, sms, lanes, clock_khz / 1e6, bus_bits,
                  mem_khz / 1e6);
     }
 #endif
+    return roof;
 }
 
-/* Arithmetic intensity, traffic predicted from the rung's tiling, the roofline bound, and the
- * call's speed of light in math mode `math` (tg_speed_of_light_s, with the H100's tensor-core
- * ceilings on an H100, the FFMA peak elsewhere). */
+/* Arithmetic intensity, traffic predicted from the rung's tiling, the roofline bound at the
+ * peak of the rung's own arithmetic (FFMA, 3xTF32 or TF32), and the call's speed of light in
+ * math mode `math` (tg_speed_of_light_s). */
 static void print_roofline(long long m, long long n, long long k, const char *algo, tg_math math)
 {
-    int block_rows = 0, block_cols = 0;
+    tg_algo_info rung = {0};
     for (int i = 0; i < tg_algo_count(); ++i) {
         tg_algo_info a;
         if (tg_algo_info_get(i, &a) == TG_SUCCESS && !strcmp(a.name, algo))
-            block_rows = a.block_rows, block_cols = a.block_cols;
+            rung = a;
     }
+    const int block_rows = rung.block_rows, block_cols = rung.block_cols;
     if (block_rows <= 0 || block_cols <= 0 || m <= 0 || n <= 0 || k <= 0)
         return;
     const double flops = 2.0 * (double)m * (double)n * (double)k;
@@ -213,23 +191,32 @@ static void print_roofline(long long m, long long n, long long k, const char *al
     const double row_tiles = (double)((m + block_rows - 1) / block_rows);
     const double traffic = 4.0 * ((double)m * k * col_tiles + (double)k * n * row_tiles +
                                   (double)m * n);
-    double peak = 0.0, bandwidth = 0.0;
     char source[256];
-    roofline_peaks(&peak, &bandwidth, source, sizeof source);
+    const tg_roofline roof = explain_roofline(source, sizeof source);
+    const double bandwidth = roof.copy_gbs * 1e9;
+    const double peak = tg_arith_peak_tflops(&roof, rung.arith) * 1e12;
     const double intensity = flops / traffic;
-    const double bound = intensity * bandwidth < peak ? intensity * bandwidth : peak;
-    printf("roofline of %s (%d x %d block tile):\n", algo, block_rows, block_cols);
+    const char *arith = tg_arith_name(rung.arith);
+    printf("roofline of %s (%d x %d block tile, %s arithmetic):\n", algo, block_rows, block_cols,
+           arith);
     printf("  arithmetic intensity: %.1f FLOP/byte at compulsory traffic (%.3g MB), %.1f "
            "FLOP/byte with the tiling's traffic\n", flops / ideal, ideal / 1e6, intensity);
     printf("  global traffic predicted from the tiling: A read %.0f times, B %.0f times, C "
            "written once: %.3g MB (L2 hits make the DRAM share smaller)\n",
            col_tiles, row_tiles, traffic / 1e6);
-    printf("  roofline bound: %.1f TFLOP/s (%s-bound; ridge at %.1f FLOP/byte)\n", bound / 1e12,
-           intensity * bandwidth < peak ? "memory" : "compute", peak / bandwidth);
-    printf("  peaks: %s\n", source);
-    tg_roofline roof = {bandwidth / 1e9, peak / 1e12, NAN, NAN};
-    if (strstr(source, "H100"))
-        tg_tensor_ceilings(9, 0, &roof);
+    if (isfinite(peak)) {
+        const double bound = intensity * bandwidth < peak ? intensity * bandwidth : peak;
+        printf("  roofline bound: %.1f TFLOP/s (%s-bound; %s peak %.1f TFLOP/s, ridge at %.1f "
+               "FLOP/byte)\n", bound / 1e12, intensity * bandwidth < peak ? "memory" : "compute",
+               arith, peak / 1e12, peak / bandwidth);
+    } else {
+        printf("  roofline bound: unknown: no %s ceiling is known for this GPU\n", arith);
+    }
+    printf("  peaks: %s", source);
+    if (isfinite(roof.x3tf32_tflops))
+        printf("; tensor cores 3xTF32 %.0f, TF32 %.0f TFLOP/s", roof.x3tf32_tflops,
+               roof.tf32_tflops);
+    printf("\n");
     double compute_s = 0.0, memory_s = 0.0, mode_peak = 0.0;
     const double sol_s = tg_speed_of_light_s(&roof, math, (double)m, (double)n, (double)k,
                                              &compute_s, &memory_s, &mode_peak);
@@ -244,23 +231,24 @@ static void print_roofline(long long m, long long n, long long k, const char *al
 
 static void explain_usage(FILE *out)
 {
-    fprintf(out, "usage: tilegemm explain MxNxK [--layout row|col] [--trans NN|NT|TN|TT]\n"
-                 "                        [--algo NAME] [--math fp32|strict|tf32] [--gpu h100]\n"
-                 "  the plan tg_sgemm would follow for host operands of this shape and why; the\n"
-                 "  rung the planner picks for device operands on this GPU, or on the --gpu\n"
-                 "  model where there is none (default h100); and for that rung its arithmetic\n"
-                 "  intensity, predicted traffic, roofline bound and the tuned table's speed\n");
+    fprintf(out, "usage: tilegemm explain MxNxK|N [--layout row|col] [--trans NN|NT|TN|TT]\n"
+                 "                          [--algo NAME] [--math fp32|strict|tf32] [--gpu h100]\n"
+                 "  the plan tg_sgemm would follow for host operands of this shape (N: NxNxN) and\n"
+                 "  why; the rung the planner picks for device operands on this GPU, or on the\n"
+                 "  --gpu model where there is none (default h100), and why: the tuned table's\n"
+                 "  measured speed where it has a row for the call, else the cost model's\n"
+                 "  prediction and runner-up; and for that rung its arithmetic intensity,\n"
+                 "  predicted traffic and roofline bound at its arithmetic's peak\n");
 }
 
 /* The GPU models explain can plan for without one: what the planner's tuned table and cost
  * model know (tuning/). */
 typedef struct gpu_model {
     const char *name;
-    tg_device_props props;
+    int compute_capability, sm_count;
     const char *description;
 } gpu_model;
-static const gpu_model kGpuModels[] = {
-    {"h100", {.compute_capability = 90, .sm_count = 132}, "an H100 (sm_90, 132 SMs)"}};
+static const gpu_model kGpuModels[] = {{"h100", 90, 132, "an H100 (sm_90, 132 SMs)"}};
 static const char *const kGpuModelNames[] = {"h100", NULL};
 
 typedef struct explain_shape {
@@ -272,29 +260,24 @@ static int take_shape(const char *arg, void *ctx)
     explain_shape *s = ctx;
     if (s->m >= 0)
         return -1; /* one shape only */
-    if (tg_parse_shape(arg, &s->m, &s->n, &s->k) == 0)
+    if (tg_parse_shape_ex(arg, &s->m, &s->n, &s->k, 1) == 0) /* N: NxNxN, as bench takes it */
         return 0;
     s->m = -1;
-    fprintf(stderr, "tilegemm explain: \"%s\" is not a shape MxNxK\n", arg);
+    fprintf(stderr, "tilegemm explain: \"%s\" is not a shape MxNxK or N\n", arg);
     return TG_ARGS_REPORTED;
 }
 
-/* What auto (or the forced rung) would run on the GPU model for device operands: the
- * planner's own choice (tg_choose).  Returns the rung's name, NULL when none can run it. */
-static const char *choose_on_model(tg_handle *h, const gpu_model *model, const char *algo,
-                                   const tg_call *call, int *split_k)
+/* Each line of text, indented. */
+static void print_indented(const char *text)
 {
-    tg_problem p;
-    tg_normalize(call, &p);
-    const int forced = strcmp(algo, "auto") ? tg_find_rung(algo) : -1;
-    tg_choice c;
-    if (!tg_choose(&model->props, tg_get_math(h), forced, 0, &p, &c))
-        return NULL;
-    *split_k = c.split_k;
-    return tg_rungs[c.rung]->name;
+    for (const char *line = text; *line;) {
+        const size_t length = strcspn(line, "\n");
+        printf("  %.*s\n", (int)length, line);
+        line += length + (line[length] == '\n');
+    }
 }
 
-static int cmd_explain(int argc, char **argv)
+int tg_explain_main(int argc, char **argv)
 {
     explain_shape shape = {-1, -1, -1};
     tg_layout layout = TG_ROW_MAJOR;
@@ -343,73 +326,31 @@ static int cmd_explain(int argc, char **argv)
      * operands, from the planner: this machine's GPU, else the named model. */
     const char *chosen = tg_explained_algo(h);
     if ((!strcmp(chosen, "cpu") || !strcmp(chosen, "none")) && m > 0 && n > 0 && k > 0) {
+        /* The planner's choice and its reasons through the public API: this machine's GPU
+         * (compute capability 0), else the named model's. */
+        const int gpu = tg_backend_available(TG_BACKEND_CUDA);
+        const gpu_model *model = &kGpuModels[model_index];
+        const char *where = gpu ? "this GPU" : model->description;
+        const char *gpu_algo = NULL;
         int split = 1;
-        static _Alignas(256) float placeholder[1];
-        const tg_call call = {.layout = layout, .transa = ta, .transb = tb, .m = m, .n = n,
-                              .k = k, .alpha = 1.0f, .A = placeholder, .lda = lda,
-                              .B = placeholder, .ldb = ldb, .C = placeholder, .ldc = ldc,
-                              .batch = 1};
-        const char *where = "this GPU";
-        if (tg_backend_available(TG_BACKEND_CUDA)) {
-            const char *gpu_algo = NULL;
-            if (tg_choose_algo(h, layout, ta, tb, m, n, k, lda, ldb, ldc, &gpu_algo, &split) !=
-                TG_SUCCESS)
-                gpu_algo = NULL;
+        char why[2048];
+        if (tg_explain_gpu(h, gpu ? 0 : model->compute_capability, model->sm_count, layout, ta,
+                           tb, m, n, k, lda, ldb, ldc, &gpu_algo, &split, why,
+                           sizeof why) == TG_SUCCESS) {
+            printf("with device operands on %s%s, the planner would run %s%s%s:\n", where,
+                   gpu ? "" : " (no GPU here: the model of one)", gpu_algo,
+                   split > 1 ? " with split-K" : "", strcmp(algo, "auto") ? " (forced)" : "");
+            print_indented(why);
             chosen = gpu_algo;
         } else {
-            where = kGpuModels[model_index].description;
-            chosen = choose_on_model(h, &kGpuModels[model_index], algo, &call, &split);
-        }
-        if (chosen)
-            printf("with device operands on %s%s, the planner would run %s%s%s\n", where,
-                   tg_backend_available(TG_BACKEND_CUDA) ? "" : " (no GPU here: the model of one)",
-                   chosen, split > 1 ? " with split-K" : "",
-                   strcmp(algo, "auto") ? " (forced)" : "");
-        else
             printf("on %s, %s\n", where,
                    tg_algo_count() == 0 ? "nothing: this build has no CUDA rungs"
-                                        : "no rung of this build can run it");
+                                        : tg_last_error(h));
+            chosen = NULL;
+        }
     }
     if (chosen && strcmp(chosen, "cpu") && strcmp(chosen, "none"))
         print_roofline(m, n, k, chosen, tg_get_math(h));
     tg_destroy(h);
     return 0;
-}
-
-static int run_command(int argc, char **argv)
-{
-    if (argc < 2)
-        return usage(stderr);
-    const char *cmd = argv[1];
-    if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
-    if (!strcmp(cmd, "verify")) return tg_verify_main(argc - 1, argv + 1);
-    if (!strcmp(cmd, "bench") || !strcmp(cmd, "run")) return tg_bench_main(argc - 1, argv + 1);
-    if (!strcmp(cmd, "simulate")) return tg_simulate_main(argc - 1, argv + 1);
-    if (!strcmp(cmd, "explain")) return cmd_explain(argc - 1, argv + 1);
-    if (!strcmp(cmd, "algos")) return cmd_algos(argc - 1, argv + 1);
-    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-        if (argc > 2)
-            return fprintf(stderr, "tilegemm %s: unexpected argument \"%s\"\n", cmd, argv[2]), 2;
-        return printf("tilegemm %s\n", tg_version()), 0;
-    }
-    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
-        if (argc > 2)
-            return fprintf(stderr, "tilegemm %s: unexpected argument \"%s\"\n", cmd, argv[2]), 2;
-        return usage(stdout);
-    }
-    fprintf(stderr, "tilegemm: unknown command \"%s\"\n", cmd);
-    return usage(stderr);
-}
-
-/* The command's exit code, unless what it printed could not be written (a full disk, a closed
- * pipe): then 1, so that a script never takes a truncated output for a whole one. */
-int main(int argc, char **argv)
-{
-    int status = run_command(argc, argv);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "tilegemm: cannot write the output: %s\n", strerror(errno));
-        if (status == 0)
-            status = 1;
-    }
-    return status;
 }
