@@ -36,6 +36,12 @@ typedef struct bench_case {
     const char *suite; /* the suite that named it ("random", "squares", ...; "custom") */
 } bench_case;
 
+/* The nine categories results are reported by: thin (min(m, n) <= 64), mid (<= 512) or big,
+ * times k <= 256, <= 4096 or above; index size * 3 + depth. */
+#define BENCH_CATEGORIES 9
+int bench_category(const bench_case *c);
+const char *bench_category_name(int category); /* "thin, k<=256", ... */
+
 typedef struct result {
     bench_case c;
     tg_layout layout;

@@ -121,6 +121,39 @@ static void print_auto_by_suite(void)
     }
 }
 
+/* auto by category (bench_category): count, geometric mean against cuBLAS, share at >= 0.9x,
+ * worst, and the geometric mean of the speed-of-light fraction reached by auto and by cuBLAS.
+ * An overall mean hides a losing category; this table does not. */
+static void print_auto_by_category(void)
+{
+    int any = 0;
+    for (int cat = 0; cat < BENCH_CATEGORIES; ++cat) {
+        double logsum = 0.0, worst = INFINITY, sol_log = 0.0, sol_log_cublas = 0.0;
+        int count = 0, at_09 = 0;
+        for (int i = 0; i < bench_nresults; ++i) {
+            const result *r = &bench_results[i];
+            if (strcmp(r->algo, "auto") != 0 || bench_category(&r->c) != cat ||
+                !timed_against_cublas(r))
+                continue;
+            logsum += log(r->ratio);
+            sol_log += log(r->sol_ms / r->median_ms);
+            sol_log_cublas += log(r->sol_ms / r->cublas_ms);
+            at_09 += r->ratio >= 0.9;
+            worst = r->ratio < worst ? r->ratio : worst;
+            count++;
+        }
+        if (!count)
+            continue;
+        if (!any++)
+            printf("\nauto by category (thin: min(m,n) <= 64, mid: <= 512, big: above):\n"
+                   "  %-18s %5s %9s %8s %7s  %s\n", "category", "cases", "geo-mean", ">=0.9x",
+                   "worst", "speed of light: auto / cuBLAS");
+        printf("  %-18s %5d %8.3fx %7.0f%% %6.2fx  %.2f / %.2f\n", bench_category_name(cat),
+               count, exp(logsum / count), 100.0 * at_09 / count, worst, exp(sol_log / count),
+               exp(sol_log_cublas / count));
+    }
+}
+
 /* Geometric mean of the ratio to cuBLAS per algo (GPU), or the best rate (CPU). */
 void bench_print_summary(const run_info *info)
 {
@@ -153,6 +186,7 @@ void bench_print_summary(const run_info *info)
                 printf(" %s %.2fx", algo, exp(logsum / count));
         }
         print_auto_by_suite();
+        print_auto_by_category();
     } else {
         double best = 0.0;
         int at = -1;
@@ -362,6 +396,7 @@ static void write_result(FILE *f, const result *r)
     json_text_field(f, "trans", bench_trans_name(r->c.ta, r->c.tb));
     json_text_field(f, "layout", bench_layout_name(r->layout));
     json_text_field(f, "suite", r->c.suite);
+    json_text_field(f, "category", bench_category_name(bench_category(&r->c)));
     json_text_field(f, "algo", r->algo);
     json_text_field(f, "math", r->math);
     json_text_field(f, "ran", r->chosen);

@@ -151,3 +151,19 @@ int bench_record_failure(result *r, tg_handle *h, tg_status s)
     snprintf(r->note, sizeof r->note, "%s: %s", tg_status_string(s), tg_last_error(h));
     return s == TG_ERROR_NOT_SUPPORTED;
 }
+
+int bench_category(const bench_case *c)
+{
+    const int64_t side = c->m < c->n ? c->m : c->n;
+    const int size = side <= 64 ? 0 : side <= 512 ? 1 : 2;
+    const int depth = c->k <= 256 ? 0 : c->k <= 4096 ? 1 : 2;
+    return size * 3 + depth;
+}
+
+const char *bench_category_name(int category)
+{
+    static const char *const names[BENCH_CATEGORIES] = {
+        "thin, k<=256", "thin, k<=4096", "thin, k>4096", "mid, k<=256", "mid, k<=4096",
+        "mid, k>4096",  "big, k<=256",   "big, k<=4096", "big, k>4096"};
+    return category >= 0 && category < BENCH_CATEGORIES ? names[category] : "";
+}
