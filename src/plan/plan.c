@@ -18,6 +18,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,55 +183,64 @@ double tg_model_predict_ms(const tg_device_props *dev, int i, int slices, const 
  *   + (1 - ALPHA) * ln(the cost model's time for it / the model's fastest candidate),
  * and the lowest score wins.  Measurements decide near timed calls; the model orders what they
  * did not time and follows the tile and wave arithmetic between them.  ALPHA and the
- * neighbourhood (measured.c) were chosen on the corpus's train half alone. */
+ * neighbourhood were chosen on the corpus's train half alone (measured.c). */
 #define ALPHA 0.7
 #define UNTIMED_LOG_REGRET 1.0986 /* ln 3 */
 
 enum { kMaxCandidates = 64 * 9 };
 
-/* The fastest entry each math mode let auto use on each measured call, by call and mode. */
-static double (*mode_best_ms)[3];
-static pthread_once_t mode_best_once = PTHREAD_ONCE_INIT;
+/* Each measured call's log regrets by math mode: ln(time of rung i at 2^slot slices / the
+ * fastest entry the mode let auto use there), NAN where it was not timed or the mode forbids
+ * it; [(call * 3 + mode) * width + rung * kSlots + slot].  Worked out once, so a choice reads
+ * numbers and asks no rung anything. */
+enum { kSlots = 9 };
+static float *regret_table;
+static pthread_once_t regret_once = PTHREAD_ONCE_INIT;
 
-static void find_mode_best(void)
+static void fill_regret_table(void)
 {
-    const int n = tg_measured_call_count;
-    mode_best_ms = malloc((size_t)(n > 0 ? n : 1) * sizeof *mode_best_ms);
-    if (!mode_best_ms)
+    const int n = tg_measured_call_count, width = tg_rung_count * kSlots;
+    if (n == 0 || width == 0)
+        return;
+    float *table = malloc((size_t)n * 3 * (size_t)width * sizeof *table);
+    if (!table) /* no neighbours: every candidate counts as untimed */
         return;
     for (int c = 0; c < n; ++c)
         for (int mode = 0; mode < 3; ++mode) {
             const tg_device_props dev = {.compute_capability = tg_measured_calls[c].cc,
                                          .sm_count = 132};
             const tg_problem *p = tg_measured_problem(c);
+            float *row = table + ((size_t)c * 3 + (size_t)mode) * (size_t)width;
             double best = INFINITY;
             for (int i = 0; i < tg_rung_count; ++i) {
-                if (tg_auto_refuses(&dev, (tg_math)mode, i, p))
-                    continue;
+                const int allowed = !tg_auto_refuses(&dev, (tg_math)mode, i, p);
                 const int most = tg_most_slices(i, p);
-                for (int slices = 1; slices <= most; slices *= 2) {
-                    const double ms = tg_measured_ms(c, i, slices);
-                    if (ms < best)
+                for (int slot = 0; slot < kSlots; ++slot) {
+                    const double ms = tg_measured_ms(c, i, 1 << slot);
+                    const int counts = allowed && (1 << slot) <= most && ms > 0.0;
+                    row[i * kSlots + slot] = counts ? (float)ms : NAN;
+                    if (counts && ms < best)
                         best = ms;
                 }
             }
-            mode_best_ms[c][mode] = best;
+            for (int j = 0; j < width; ++j)
+                row[j] = isnan(row[j]) ? NAN : (float)log(row[j] / best);
         }
+    regret_table = table;
 }
 
 /* The measured log regret of rung i cut into `slices` near p in math mode (see above). */
 static double measured_log_regret(const tg_neighbours *nb, tg_math math, int i, int slices)
 {
-    pthread_once(&mode_best_once, find_mode_best);
+    pthread_once(&regret_once, fill_regret_table);
+    const int width = tg_rung_count * kSlots, slot = __builtin_ctz((unsigned)slices);
     double sum = 0.0, weight = 0.0;
-    for (int j = 0; mode_best_ms && j < nb->count; ++j) {
-        const int c = nb->call[j];
-        const tg_device_props dev = {.compute_capability = tg_measured_calls[c].cc,
-                                     .sm_count = 132};
-        const double ms = tg_measured_ms(c, i, slices);
-        if (!(ms > 0.0) || tg_auto_refuses(&dev, math, i, tg_measured_problem(c)))
+    for (int j = 0; regret_table && slot < kSlots && j < nb->count; ++j) {
+        const float lr = regret_table[((size_t)nb->call[j] * 3 + (size_t)math) * (size_t)width +
+                                      (size_t)(i * kSlots + slot)];
+        if (isnan(lr))
             continue;
-        sum += nb->weight[j] * log(ms / mode_best_ms[c][(int)math]);
+        sum += nb->weight[j] * lr;
         weight += nb->weight[j];
     }
     return weight > 0.0 ? sum / weight : UNTIMED_LOG_REGRET;
@@ -304,8 +314,62 @@ int tg_choose_ranked(const tg_device_props *dev, tg_math math, const tg_problem 
     return n;
 }
 
+/* What a choice depends on: the GPU, the mode, what is forced, and every field of the problem
+ * but the pointers, of which only the alignment within 256 bytes (the rungs' limits ask no
+ * more).  Zeroed first, so memcmp sees no stray padding. */
+typedef struct choice_key {
+    int cc, sms, math, forced_rung, forced_split, beta_zero, alpha_zero;
+    unsigned align_a, align_b, align_c;
+    int64_t m, n, k, a_rs, a_cs, stride_a, b_rs, b_cs, stride_b, ldc, stride_c, batch;
+} choice_key;
+
+/* The last choices of this thread, direct-mapped by a hash of the key: a program repeats its
+ * shapes, and ranking costs microseconds where a lookup costs nanoseconds. */
+enum { kRemembered = 64 };
+static _Thread_local struct {
+    int used;
+    choice_key key;
+    tg_choice choice;
+    int found;
+} remembered[kRemembered];
+
+static int choose_uncached(const tg_device_props *dev, tg_math math, int forced_rung,
+                           int forced_split, const tg_problem *p, tg_choice *out);
+
 int tg_choose(const tg_device_props *dev, tg_math math, int forced_rung, int forced_split,
               const tg_problem *p, tg_choice *out)
+{
+    choice_key key;
+    memset(&key, 0, sizeof key);
+    key.cc = dev->compute_capability, key.sms = dev->sm_count, key.math = (int)math;
+    key.forced_rung = forced_rung, key.forced_split = forced_split;
+    key.beta_zero = p->beta == 0.0f, key.alpha_zero = p->alpha == 0.0f;
+    key.align_a = (unsigned)((uintptr_t)p->A & 255u);
+    key.align_b = (unsigned)((uintptr_t)p->B & 255u);
+    key.align_c = (unsigned)((uintptr_t)p->C & 255u);
+    key.m = p->m, key.n = p->n, key.k = p->k, key.a_rs = p->a_rs, key.a_cs = p->a_cs;
+    key.stride_a = p->stride_a, key.b_rs = p->b_rs, key.b_cs = p->b_cs;
+    key.stride_b = p->stride_b, key.ldc = p->ldc, key.stride_c = p->stride_c;
+    key.batch = p->batch;
+    uint64_t hash = 1469598103934665603ull; /* FNV-1a */
+    const unsigned char *bytes = (const unsigned char *)&key;
+    for (size_t i = 0; i < sizeof key; ++i)
+        hash = (hash ^ bytes[i]) * 1099511628211ull;
+    const int slot = (int)(hash % kRemembered);
+    if (remembered[slot].used && memcmp(&remembered[slot].key, &key, sizeof key) == 0) {
+        *out = remembered[slot].choice;
+        return remembered[slot].found;
+    }
+    const int found = choose_uncached(dev, math, forced_rung, forced_split, p, out);
+    remembered[slot].used = 1;
+    remembered[slot].key = key;
+    remembered[slot].choice = *out;
+    remembered[slot].found = found;
+    return found;
+}
+
+static int choose_uncached(const tg_device_props *dev, tg_math math, int forced_rung,
+                           int forced_split, const tg_problem *p, tg_choice *out)
 {
     *out = (tg_choice){.rung = -1, .split_k = 1, .runner_up = -1, .runner_up_split = 1};
     /* 1. A row of the tuned table for exactly this call: the rung measured fastest, with its
