@@ -421,6 +421,30 @@ def test_math_environment_sets_the_process_default():
     assert out.split() == ["2", "0", "2"]
 
 
+# An invalid TILEGEMM_MATH is the library's error (tg_create refuses it), the same exception
+# whether or not the call names its own mode: matmul raised ValueError, sgemm(math=...)
+# TilegemmError.
+def test_invalid_math_environment_is_one_error():
+    import os
+    import subprocess
+    import sys
+    script = ("import numpy as np, tilegemm\n"
+              "a = np.ones((2, 2), np.float32)\n"
+              "for call in (lambda: tilegemm.matmul(a, a), lambda: tilegemm.sgemm(a, a),\n"
+              "             lambda: tilegemm.sgemm(a, a, math='fp32')):\n"
+              "    try:\n"
+              "        call()\n"
+              "    except Exception as e:\n"
+              "        print(type(e).__name__, getattr(e, 'status', ''),\n"
+              "              'TILEGEMM_MATH = \"garbage\"' in str(e))\n"
+              "    else:\n"
+              "        print('no error')\n")
+    env = dict(os.environ, TILEGEMM_MATH="garbage")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.splitlines() == ["TilegemmError 1 True"] * 3, out
+
+
 # --- Bad input: booleans, overlap, alignment ------------------------------------------------------
 @pytest.mark.parametrize("bad", ["no", "False", 0, 1, 2, 0.5, None, [True]])
 def test_trans_flags_must_be_booleans(bad):

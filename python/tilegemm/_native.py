@@ -9,10 +9,12 @@ The library is looked for, in order:
 import ctypes
 import ctypes.util
 import glob
+import math
 import os
 import threading
 
 TG_SUCCESS = 0
+TG_ERROR_INVALID_ARGUMENT = 1
 TG_ROW_MAJOR = 101
 TG_COL_MAJOR = 102
 TG_NO_TRANS = 111
