@@ -341,6 +341,43 @@ def test_alpha_accepts_numpy_and_int_scalars():
     assert np.array_equal(tilegemm.sgemm(a, a, alpha=3), np.full((2, 2), 6, np.float32))
 
 
+# alpha and beta reach the library as float32: a value that would become inf or 0 there is
+# refused, naming the argument, rather than computed with silently (1e40 gave inf; beta = 1e-50
+# gave 0, which never reads c, so a NaN in c did not propagate).
+@pytest.mark.parametrize("bad", [1e40, -1e39, 3.5e38, 1e-50, -1e-46, 2.0**-150, pytest.param(10**400, id="int-10**400")])
+@pytest.mark.parametrize("name", ["alpha", "beta"])
+def test_alpha_and_beta_float32_cannot_carry_are_refused(name, bad):
+    a = np.ones((2, 2), np.float32)
+    c = np.full((2, 2), np.nan, np.float32)
+    with pytest.raises(ValueError, match=f"^{name} = .*float32"):
+        tilegemm.sgemm(a, a, c, **{name: bad})
+    with pytest.raises(ValueError, match=f"^{name} = "):
+        tilegemm.sgemm(a, a, c, **{name: np.float64(bad) if bad != 10**400 else bad})
+
+
+def test_beta_tiny_nonzero_does_not_drop_c():
+    a = np.ones((2, 2), np.float32)
+    c = np.full((2, 2), np.nan, np.float32)
+    with pytest.raises(ValueError, match="beta = 1e-50 is nonzero but rounds to 0"):
+        tilegemm.sgemm(a, a, c, beta=1e-50)
+
+
+@pytest.mark.parametrize("value", [3.4028235e38, -3.4028235e38, 1e-45, 2.0**-149, -1e-40,
+                                   float("inf"), float("-inf"), 0.0, -0.0])
+def test_alpha_and_beta_float32_can_carry_are_accepted(value):
+    a = np.ones((2, 2), np.float32)
+    c = np.ones((2, 2), np.float32)
+    with np.errstate(all="ignore"):
+        want = np.float32(value) * np.float32(2) + np.float32(value) * np.float32(1)
+    got = tilegemm.sgemm(a, a, c, alpha=value, beta=value)
+    assert np.array_equal(got, np.full((2, 2), want, np.float32), equal_nan=True), (got, want)
+
+
+def test_nan_alpha_is_passed_on():
+    a = np.ones((2, 2), np.float32)
+    assert np.isnan(tilegemm.sgemm(a, a, alpha=float("nan"))).all()
+
+
 @pytest.mark.parametrize("mode", ["fp32", "strict", "tf32"])
 def test_math_keyword_sets_the_mode(mode):
     from tilegemm import _native
