@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""The front door as it is: the README's examples, and the docs' references.
+"""The front door as it is: the README's examples and commands, and the docs' references.
 
     python3 tests/readme_examples.py
         exit 0 when the text agrees with the tree, 1 (saying what) when not:
         - the README's C and Python examples are examples/basic.c and examples/basic.py as
-          they are;
+          they are, and it gives the C example's compile commands (build tree, install);
         - every relative link in README.md and docs/*.md names a file that exists, from the
           page's own folder;
         - every source file docs/design.md names (foo.c, foo.cuh, ...) exists in the tree;
@@ -13,14 +13,41 @@
         - a rung's registry summary (.summary in src/cuda/kernels/*.cu) states no stage count
           its file's header does not give ("3-stage" needs "3 stages", "stages 3" or
           "STAGES = 3" in the header).
+
+    python3 tests/readme_examples.py --build-tree BUILD
+        runs the README's build-tree compile command of the C example, as it is, from a
+        scratch folder laid out like the repository with build/ being BUILD, then the program:
+        58 64 / 139 154, exit 0.
+    python3 tests/readme_examples.py --install BUILD
+        installs BUILD into a scratch prefix (cmake --install) and runs the README's
+        pkg-config lines there, with the README's prefix= line pointing at it.
+
+Exit 77 (CTest's skip code) where a tool the check needs (cc, pkg-config) is missing.
 """
+import os
 import re
+import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+SKIP = 77
+EXPECTED = "58 64\n139 154\n"
+# The README's sh blocks holding the C example's compile commands start with these comments.
+BUILD_TREE_MARK = "# the C example against the build tree"
+INSTALL_MARK = "# the C example against an install"
+
+
+def sh_block(mark):
+    """The lines of the README's ```sh block whose first line is `mark`, or None."""
+    for block in re.findall(r"```sh\n(.*?)```", README, re.S):
+        if block.startswith(mark):
+            return [line for line in block.splitlines()[1:] if line.strip()]
+    return None
 
 
 # --- The text checks ---------------------------------------------------------------------------
@@ -29,6 +56,10 @@ def check_examples(fail):
         blocks = re.findall(rf"```{lang}\n(.*?)```", README, re.S)
         if not blocks or blocks[0] != (ROOT / path).read_text(encoding="utf-8"):
             fail(f"the README's first {lang} block is not {path} as it is")
+    for mark in (BUILD_TREE_MARK, INSTALL_MARK):
+        if not sh_block(mark):
+            fail(f"the README has no ```sh block starting `{mark}` (the C example's compile "
+                 "commands, which CTest runs)")
 
 
 def pages():
@@ -99,10 +130,94 @@ def text_checks():
     for message in failed:
         print(f"readme_examples: {message}")
     print("readme_examples: " + ("FAILED" if failed else
-                                 "the README's examples, and the docs' references, "
+                                 "the README's examples and commands, and the docs' references, "
                                  "agree with the tree"))
     return 1 if failed else 0
 
 
+# --- Running the README's commands ------------------------------------------------------------
+def need(tool):
+    path = shutil.which(tool)
+    if not path:
+        print(f"SKIP: {tool} not found")
+        sys.exit(SKIP)
+    return path
+
+
+def scratch_repo(build):
+    """A scratch folder laid out as the repository root for the README's commands: include/
+    and examples/ of the source, build/ being `build`."""
+    where = Path(tempfile.mkdtemp(prefix="tilegemm-readme-"))
+    for name in ("include", "examples"):
+        (where / name).symlink_to(ROOT / name)
+    (where / "build").symlink_to(Path(build).resolve())
+    return where
+
+
+def run_lines(lines, cwd, env=None):
+    """The README's lines as one sh script, echoed, stopping at the first failure."""
+    script = "set -e\n" + "\n".join(lines) + "\n"
+    print("+ " + "\n+ ".join(lines), flush=True)
+    return subprocess.run(["sh", "-c", script], cwd=cwd, env=env, capture_output=True, text=True)
+
+
+def expect_output(result, what):
+    sys.stderr.write(result.stderr)
+    if result.returncode != 0 or result.stdout != EXPECTED:
+        print(f"readme_examples: {what}: exit {result.returncode}, printed {result.stdout!r}, "
+              f"not {EXPECTED!r}")
+        return 1
+    print(f"readme_examples: {what}: printed 58 64 / 139 154")
+    return 0
+
+
+def compile_build_tree(build):
+    """Compiles the README's C example with its build-tree command in a scratch copy of the
+    layout; returns (folder, the result of running the README's lines)."""
+    need("cc")
+    lines = sh_block(BUILD_TREE_MARK)
+    if not lines:
+        print(f"readme_examples: the README has no block starting `{BUILD_TREE_MARK}`")
+        sys.exit(1)
+    where = scratch_repo(build)
+    return where, run_lines(lines, where)
+
+
+def build_tree(build):
+    where, result = compile_build_tree(build)
+    status = expect_output(result, "the README's build-tree command")
+    shutil.rmtree(where)
+    return status
+
+
+def install(build):
+    need("cc")
+    need("pkg-config")
+    lines = sh_block(INSTALL_MARK)
+    if not lines or not lines[0].startswith("prefix="):
+        print(f"readme_examples: the README's block `{INSTALL_MARK}` does not start with prefix=")
+        return 1
+    where = scratch_repo(build)
+    prefix = where / "prefix"
+    subprocess.run([os.environ.get("CMAKE", "cmake"), "--install", str(Path(build).resolve()), "--prefix", str(prefix)],
+                   check=True, stdout=subprocess.DEVNULL)
+    env = dict(os.environ)
+    env.pop("PKG_CONFIG_PATH", None)
+    result = run_lines([f"prefix={shlex.quote(str(prefix))}"] + lines[1:], where, env)
+    status = expect_output(result, "the README's install (pkg-config) commands")
+    shutil.rmtree(where)
+    return status
+
+
+def main(argv):
+    modes = {"--build-tree": build_tree, "--install": install}
+    if not argv:
+        return text_checks()
+    if len(argv) == 2 and argv[0] in modes:
+        return modes[argv[0]](argv[1])
+    print(__doc__)
+    return 2
+
+
 if __name__ == "__main__":
-    sys.exit(text_checks())
+    sys.exit(main(sys.argv[1:]))
