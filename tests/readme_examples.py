@@ -21,13 +21,23 @@
     python3 tests/readme_examples.py --install BUILD
         installs BUILD into a scratch prefix (cmake --install) and runs the README's
         pkg-config lines there, with the README's prefix= line pointing at it.
+    python3 tests/readme_examples.py --without-cuda-runtime BUILD
+        what a machine without the CUDA toolkit's libraries sees: libtilegemm.so needs no
+        CUDA library (readelf -d), and the README's C example, compiled with the README's
+        command, runs on the CPU backend through the dynamic loader with the toolkit's
+        libraries hidden (no ld.so.cache, no RUNPATH of libtilegemm, LD_LIBRARY_PATH without
+        CUDA folders), loading no CUDA library.
+    python3 tests/readme_examples.py --python-without-cuda-runtime BUILD
+        the same for `import tilegemm` and a small sgemm (needs NumPy).
 
-Exit 77 (CTest's skip code) where a tool the check needs (cc, pkg-config) is missing.
+Exit 77 (CTest's skip code) where a tool the check needs (cc, readelf, pkg-config, the ELF
+loader, NumPy) is missing.
 """
 import os
 import re
 import shlex
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -209,8 +219,134 @@ def install(build):
     return status
 
 
+def elf_interpreter(path):
+    """The dynamic loader a 64-bit ELF executable names (PT_INTERP), or None."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+            return None
+        phoff, = struct.unpack_from("<Q", head, 32)
+        phentsize, phnum = struct.unpack_from("<HH", head, 54)
+        for i in range(phnum):
+            f.seek(phoff + i * phentsize)
+            ptype, _, offset, _, _, filesz = struct.unpack("<IIQQQQ", f.read(40))
+            if ptype == 3:  # PT_INTERP
+                f.seek(offset)
+                return f.read(filesz).rstrip(b"\0").decode()
+    return None
+
+
+def cuda_needed(library):
+    """The CUDA libraries `library` names as NEEDED (readelf -d)."""
+    out = subprocess.run([need("readelf"), "-d", str(library)], capture_output=True, text=True,
+                         check=True).stdout
+    return [name for name in re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+            if re.match(r"lib(cudart|cublas|cublasLt|cuda|nvrtc|nvJitLink)\b", name)]
+
+
+CUDA_MAPPED = re.compile(r"lib(cudart|cublas|cublasLt|nvrtc|nvJitLink)[^/\s]*\.so")
+
+
+def hidden_loader(program, library):
+    """The argv prefix that runs `program` with the CUDA toolkit's libraries hidden: the loader
+    itself, told to ignore ld.so.cache and libtilegemm's RUNPATH, with LD_LIBRARY_PATH's folders
+    less those of CUDA; None without a loader that takes those options."""
+    loader = elf_interpreter(program)
+    if not loader or not os.path.exists(loader):
+        return None
+    probe = subprocess.run([loader, "--help"], capture_output=True, text=True)
+    if "--inhibit-cache" not in probe.stdout or "--inhibit-rpath" not in probe.stdout:
+        return None
+    folders = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":")
+               if d and "cuda" not in d.lower()]
+    names = {Path(library).name, Path(library).resolve().name}
+    return [loader, "--inhibit-cache", "--library-path", ":".join(folders),
+            "--inhibit-rpath", ":".join(sorted(names))]
+
+
+def hidden_env():
+    env = dict(os.environ)
+    env.pop("LD_LIBRARY_PATH", None)
+    env.pop("LD_PRELOAD", None)
+    return env
+
+
+def without_cuda_runtime(build):
+    library = Path(build).resolve() / "libtilegemm.so"
+    status = 0
+    needed = cuda_needed(library)
+    if needed:
+        print(f"readme_examples: {library} needs {', '.join(needed)} (readelf -d): a machine "
+              "without the CUDA toolkit cannot load it")
+        status = 1
+    else:
+        print(f"readme_examples: {library.name} needs no CUDA library (readelf -d)")
+    where, result = compile_build_tree(build)
+    if result.returncode != 0:
+        sys.stderr.write(result.stderr)
+        print("readme_examples: the README's build-tree command failed")
+        return 1
+    program = where / "basic"
+    prefix = hidden_loader(program, library)
+    if prefix is None:
+        print("SKIP: no dynamic loader here that hides ld.so.cache and RUNPATH")
+        return SKIP if status == 0 else status
+    env = hidden_env()
+    listing = subprocess.run(prefix + ["--list", str(program)], capture_output=True, text=True,
+                             env=env, cwd=where)
+    loaded = CUDA_MAPPED.findall(listing.stdout + listing.stderr)
+    if "not found" in listing.stdout or loaded:
+        print("readme_examples: with the CUDA libraries hidden the C example's libraries are:\n"
+              + listing.stdout + listing.stderr)
+        status = 1
+    result = subprocess.run(prefix + [str(program)], capture_output=True, text=True, env=env,
+                            cwd=where)
+    status |= expect_output(result, "the README's C example with the CUDA libraries hidden")
+    shutil.rmtree(where)
+    return status
+
+
+PY_CHECK = """
+import numpy as np, re, tilegemm
+a, b = np.arange(6, dtype=np.float32).reshape(2, 3), np.ones((3, 2), np.float32)
+c = tilegemm.sgemm(a, b)
+assert (c == np.array([[3, 3], [12, 12]], np.float32)).all(), c
+maps = open("/proc/self/maps").read()
+loaded = sorted(set(m.group(0) for m in re.finditer(r"lib(cudart|cublas|cublasLt)[^/\\s]*", maps)))
+assert not loaded, f"CUDA libraries loaded: {loaded}"
+print("import tilegemm and sgemm on the CPU backend, cuda backend available:",
+      tilegemm.backend_available("cuda"))
+"""
+
+
+def python_without_cuda_runtime(build):
+    library = Path(build).resolve() / "libtilegemm.so"
+    python = Path(sys.executable).resolve()
+    if subprocess.run([str(python), "-c", "import numpy"], capture_output=True).returncode:
+        print(f"SKIP: NumPy not found for {python}")
+        return SKIP
+    prefix = hidden_loader(python, library)
+    if prefix is None:
+        print("SKIP: no dynamic loader here that hides ld.so.cache and RUNPATH")
+        return SKIP
+    env = hidden_env()
+    env.update(PYTHONPATH=str(ROOT / "python"), TILEGEMM_LIBRARY=str(library),
+               PYTHONDONTWRITEBYTECODE="1")
+    result = subprocess.run(prefix + [str(python), "-c", PY_CHECK], capture_output=True,
+                            text=True, env=env)
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    if result.returncode != 0:
+        print("readme_examples: `import tilegemm` and a small sgemm failed with the CUDA "
+              "libraries hidden")
+        return 1
+    return 0
+
+
 def main(argv):
-    modes = {"--build-tree": build_tree, "--install": install}
+    modes = {"--build-tree": build_tree, "--install": install,
+             "--without-cuda-runtime": without_cuda_runtime,
+             "--python-without-cuda-runtime": python_without_cuda_runtime}
     if not argv:
         return text_checks()
     if len(argv) == 2 and argv[0] in modes:

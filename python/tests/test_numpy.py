@@ -482,6 +482,43 @@ def test_invalid_math_environment_is_one_error():
     assert out.splitlines() == ["TilegemmError 1 True"] * 3, out
 
 
+# The ImportError says what is wrong with the library it found, not to `pip install .`: a
+# libtilegemm that needs a CUDA runtime this machine lacks, or a TILEGEMM_LIBRARY that names
+# nothing.
+def _import_error(library):
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TILEGEMM_LIBRARY=str(library))
+    r = subprocess.run([sys.executable, "-c", "import tilegemm"], env=env, capture_output=True,
+                       text=True)
+    assert r.returncode != 0
+    return r.stderr.strip().splitlines()[-1]
+
+
+def test_import_error_names_a_missing_cuda_runtime(tmp_path):
+    import shutil
+    import subprocess
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler to make a library with a missing dependency")
+    (tmp_path / "dep.c").write_text("int tg_dep(void) { return 1; }\n")
+    (tmp_path / "lib.c").write_text("int tg_dep(void);\nint tg_version(void) { return tg_dep(); }\n")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(tmp_path / "libcudart.so.99"),
+                    "-Wl,-soname,libcudart.so.99", str(tmp_path / "dep.c")], check=True)
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(tmp_path / "libtilegemm.so"),
+                    str(tmp_path / "lib.c"), str(tmp_path / "libcudart.so.99")], check=True)
+    (tmp_path / "libcudart.so.99").unlink()
+    message = _import_error(tmp_path / "libtilegemm.so")
+    assert "needs libcudart.so.99" in message and "TG_WITH_CUDA=OFF" in message, message
+    assert "pip install" not in message, message
+
+
+def test_import_error_names_a_missing_file(tmp_path):
+    message = _import_error(tmp_path / "nothing" / "libtilegemm.so")
+    assert "libtilegemm.so does not exist" in message and "pip install" not in message, message
+
+
 # --- Bad input: booleans, overlap, alignment ------------------------------------------------------
 @pytest.mark.parametrize("bad", ["no", "False", 0, 1, 2, 0.5, None, [True]])
 def test_trans_flags_must_be_booleans(bad):

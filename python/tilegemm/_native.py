@@ -11,6 +11,7 @@ import ctypes.util
 import glob
 import math
 import os
+import re
 import threading
 
 TG_SUCCESS = 0
@@ -42,17 +43,38 @@ def _candidates():
         yield found, "find_library"
 
 
+def _advice(path, exc):
+    """What to do about a libtilegemm at `path` that ctypes could not load with `exc`."""
+    text = str(exc)
+    if not os.path.exists(path):
+        return f"{path} does not exist"
+    missing = re.search(r"([\w.+-]+\.so[.\d]*): cannot open shared object file", text)
+    if missing and missing.group(1) != os.path.basename(path):
+        name = missing.group(1)
+        advice = (f"it needs {name}, which this machine's loader cannot find: install it or add "
+                  f"its folder to LD_LIBRARY_PATH")
+        if name.startswith(("libcudart", "libcublas")):
+            advice += (", or use a libtilegemm built by this repository's CMake build, which "
+                       "links the CUDA runtime in statically and runs on the CPU backend with no "
+                       "CUDA library present (-DTG_WITH_CUDA=OFF builds the CPU library alone)")
+        return advice
+    return f"it could not be loaded ({text}): rebuild it for this machine"
+
+
 def _load():
     errors = []
     for path, origin in _candidates():
         try:
             return ctypes.CDLL(path), path
         except OSError as exc:
-            errors.append(f"{path} ({origin}): {exc}")
-    detail = "; ".join(errors) if errors else "no candidate found"
-    raise ImportError(
-        "tilegemm: cannot load libtilegemm. Install the package with `pip install .` from the "
-        "repository, or set TILEGEMM_LIBRARY to the path of libtilegemm.so (" + detail + ")")
+            errors.append(f"{path} ({origin}): {_advice(path, exc)} [{exc}]")
+    if not errors:
+        raise ImportError(
+            "tilegemm: no libtilegemm found (none bundled in the package, none on the system's "
+            "library path): install the package with `pip install .` from the repository, "
+            "which builds and bundles it, or set TILEGEMM_LIBRARY to a built libtilegemm.so "
+            "(e.g. build/libtilegemm.so after scripts/build.sh)")
+    raise ImportError("tilegemm: cannot load libtilegemm: " + "; ".join(errors))
 
 
 lib, library_path = _load()
