@@ -321,7 +321,7 @@ print("import tilegemm and sgemm on the CPU backend, cuda backend available:",
 
 def python_without_cuda_runtime(build):
     library = Path(build).resolve() / "libtilegemm.so"
-    python = Path(sys.executable).resolve()
+    python = Path(sys.executable)  # as it is: a venv's python finds its packages by its own path
     if subprocess.run([str(python), "-c", "import numpy"], capture_output=True).returncode:
         print(f"SKIP: NumPy not found for {python}")
         return SKIP
