@@ -29,6 +29,9 @@
         CUDA folders), loading no CUDA library.
     python3 tests/readme_examples.py --python-without-cuda-runtime BUILD
         the same for `import tilegemm` and a small sgemm (needs NumPy).
+    python3 tests/readme_examples.py --run-sh-estimate
+        scripts/run.sh says how long its build will take before it starts it, and on 2 cores
+        the range it gives for the portable list holds the measured 5m43s to 6m24s.
 
 Exit 77 (CTest's skip code) where a tool the check needs (cc, readelf, pkg-config, the ELF
 loader, NumPy) is missing.
@@ -343,12 +346,56 @@ def python_without_cuda_runtime(build):
     return 0
 
 
+def duration_seconds(text):
+    m = re.fullmatch(r"(?:(\d+)m(\d+)s|(\d+) s)", text)
+    return int(m.group(1)) * 60 + int(m.group(2)) if m.group(1) else int(m.group(3))
+
+
+def run_sh_estimate():
+    run_sh = (ROOT / "scripts" / "run.sh").read_text(encoding="utf-8")
+    estimate, build = run_sh.find("\nbuild_estimate\n"), run_sh.find("\nscripts/build.sh")
+    if estimate < 0 or build < 0 or estimate > build:
+        print("readme_examples: scripts/run.sh does not say how long the build takes before "
+              "it runs scripts/build.sh (build_estimate)")
+        return 1
+    functions = "\n".join(re.findall(r"(?ms)^(?:cuda_arch_count|duration|build_estimate)\(\).*?^}$|"
+                                     r"^duration\(\).*$", run_sh))
+    status = 0
+    # A fresh 2-core machine with nvcc and no GPU, and the same with one architecture or none.
+    for arch, want in (("all", "3 GPU architectures"), ("90a", "1 GPU architecture"),
+                       ("-DTG_WITH_CUDA=OFF", "CPU library alone")):
+        with tempfile.TemporaryDirectory() as build:
+            if arch.startswith("-D"):
+                Path(build, "CMakeCache.txt").write_text("TG_WITH_CUDA:BOOL=OFF\n")
+                arch = ""
+            script = (f"nproc() {{ echo 2; }}\nbuild={shlex.quote(build)}\ncli=$build/tilegemm\n"
+                      f"export TG_CUDA_ARCH={shlex.quote(arch)} JOBS=2 CUDACXX=nvcc\n"
+                      f"{functions}\nbuild_estimate\n")
+            if not arch:
+                script = script.replace("export TG_CUDA_ARCH= ", "unset TG_CUDA_ARCH; export ")
+            out = subprocess.run(["bash", "-c", script], capture_output=True, text=True).stdout
+        print(out, end="")
+        m = re.search(r"expect (\S+(?: s)?) to (\S+(?: s)?) on 2 cores", out)
+        if want not in out or not m:
+            print(f"readme_examples: run.sh's estimate for TG_CUDA_ARCH={arch or '(CPU only)'} "
+                  f"does not name {want!r} and a range on 2 cores")
+            status = 1
+        elif want.startswith("3") and not (duration_seconds(m.group(1)) <= 343 and
+                                           duration_seconds(m.group(2)) >= 384):
+            print("readme_examples: run.sh's range for the portable list on 2 cores misses the "
+                  "measured 5m43s to 6m24s")
+            status = 1
+    return status
+
+
 def main(argv):
     modes = {"--build-tree": build_tree, "--install": install,
              "--without-cuda-runtime": without_cuda_runtime,
              "--python-without-cuda-runtime": python_without_cuda_runtime}
     if not argv:
         return text_checks()
+    if argv == ["--run-sh-estimate"]:
+        return run_sh_estimate()
     if len(argv) == 2 and argv[0] in modes:
         return modes[argv[0]](argv[1])
     print(__doc__)
