@@ -113,19 +113,25 @@ tg_sgemm_strided_batched = _declare(
     ctypes.c_float, ctypes.c_void_p, _i64, _i64, _i64)
 
 
+# float32 rounds a real number to inf from 2**128 * (1 - 2**-25) on (a tie there goes to the
+# even 2**128), and a nonzero one to 0 up to 2**-150 (a tie there goes to the even 0).
+_FLOAT32_TO_INF = 3.4028235677973366e38
+_FLOAT32_TO_ZERO = 2.0 ** -150
+
+
 def float32_scalar(value, name):
-    """alpha or beta (a Python float) as the float32 the library is given.  ValueError where
-    that narrowing would change what the call means: a finite value beyond float32's range
-    (it would become inf) or a nonzero value below its smallest subnormal (it would become 0,
-    and beta = 0 never reads C).  inf and NaN pass as they are (BLAS semantics)."""
-    narrowed = ctypes.c_float(value).value
-    if math.isinf(narrowed) and math.isfinite(value):
+    """alpha or beta (a Python float), checked for the float32 the library is given: ValueError
+    where that narrowing would change what the call means, a finite value beyond float32's
+    range (it would become inf) or a nonzero value below half its smallest subnormal (it would
+    become 0, and beta = 0 never reads C).  inf and NaN pass as they are (BLAS semantics).
+    Plain comparisons, so that torch.compile traces it."""
+    if abs(value) >= _FLOAT32_TO_INF and math.isfinite(value):
         raise ValueError(f"{name} = {value!r} is beyond float32's range (largest finite value "
                          f"3.4028235e+38): the library takes float32 and would get inf")
-    if narrowed == 0.0 and value != 0.0:
+    if value != 0.0 and abs(value) <= _FLOAT32_TO_ZERO:
         raise ValueError(f"{name} = {value!r} is nonzero but rounds to 0 in float32 (smallest "
                          f"nonzero value 1.4e-45): the library takes float32 and would get 0")
-    return narrowed
+    return value
 
 
 class TilegemmError(RuntimeError):
