@@ -23,9 +23,9 @@ done_step() { echo "== run: $1 took $((SECONDS - step_start)) s"; }
 
 # What the build will take, said before it starts (docs/building.md, "Build times").  Nearly
 # all of a cold build is nvcc compiling the kernels for each GPU architecture: about 200 s of
-# CPU time an architecture, 15 s for the C code, and the portable list costs 3.5 times one
-# architecture (its units compiled both ways, 2026-11-26).  Measured: the portable list in
-# 5m43s to 6m24s on the 2-core machine without a GPU; on 16 cores 56 s, sm_90a alone 29 s.
+# CPU time an architecture, 15 s for the C code, and the portable list costs 3 to 3.5 times
+# one architecture (3.5 taken here).  Measured: the portable list in 5m43s to 6m24s on the
+# 2-core machine without a GPU; on 16 cores 56 s, sm_90a alone 29 s.
 cuda_arch_count() { # GPU code the build will make, in half architectures (0: no CUDA backend)
   local cache=$build/CMakeCache.txt arch=${TG_CUDA_ARCH-} n=0 a
   if [ -f "$cache" ]; then
