@@ -39,8 +39,9 @@ install(EXPORT tilegemmTargets NAMESPACE tilegemm:: FILE tilegemmTargets.cmake
         DESTINATION ${TG_INSTALL_CMAKEDIR} COMPONENT devel)
 
 # --- tilegemmConfig.cmake: the dependencies the targets' interfaces name, then the targets. ----
-# The libraries link Threads::Threads, m, OpenMP::OpenMP_C (when found) and CUDA::cudart (when
-# the CUDA backend was built) PUBLIC, so a consumer needs those imported targets too.
+# The libraries link Threads::Threads, m and OpenMP::OpenMP_C (when found) PUBLIC, and the static
+# one CUDA::cudart_static (when the CUDA backend was built), so a consumer needs those imported
+# targets too.
 set(TG_CONFIG_DEPENDENCIES "find_dependency(Threads)\n")
 if(OpenMP_C_FOUND)
   string(APPEND TG_CONFIG_DEPENDENCIES
@@ -116,7 +117,8 @@ endif()
 string(APPEND TG_PC_LIBS_PRIVATE " -pthread")
 if(TG_HAVE_CUDA)
   # The CUDA objects are C++ compiled by nvcc: the static archive needs the C++ runtime too.
-  string(APPEND TG_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart -lstdc++")
+  # The CUDA runtime is the static one, as in the shared library (no libcudart.so at run time).
+  string(APPEND TG_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt -lstdc++")
 endif()
 
 set(TG_PC_IN [=[

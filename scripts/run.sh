@@ -21,7 +21,59 @@ step() {
 }
 done_step() { echo "== run: $1 took $((SECONDS - step_start)) s"; }
 
-step "set-up and build (scripts/build.sh main_job, ${JOBS:-$(nproc)} jobs; the first build takes a minute or more)"
+# What the build will take, said before it starts (docs/building.md, "Build times").  Nearly
+# all of a cold build is nvcc compiling the kernels for each GPU architecture: about 200 s of
+# CPU time an architecture, 15 s for the C code, and the portable list costs 3 to 3.5 times
+# one architecture (3.5 taken here).  Measured: the portable list in 5m43s to 6m24s on the
+# 2-core machine without a GPU; on 16 cores 56 s, sm_90a alone 29 s.
+cuda_arch_count() { # GPU code the build will make, in half architectures (0: no CUDA backend)
+  local cache=$build/CMakeCache.txt arch=${TG_CUDA_ARCH-} n=0 a
+  if [ -f "$cache" ]; then
+    grep -q '^TG_WITH_CUDA:BOOL=OFF' "$cache" && { echo 0; return; }
+    grep -Eq '^CMAKE_CUDA_COMPILER:(FILE)?PATH=.*nvcc' "$cache" || { echo 0; return; }
+    [ -n "${TG_CUDA_ARCH+set}" ] || arch=$(sed -n 's/^TG_CUDA_ARCH:STRING=//p' "$cache")
+  elif ! command -v nvcc >/dev/null && [ -z "${CUDACXX:-}" ] && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+    echo 0
+    return
+  fi
+  case "$arch" in
+    all) echo 7 ;;
+    "" | native)
+      if nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then echo 2; else echo 7; fi ;;
+    *)
+      for a in ${arch//;/ }; do [[ $a == *-virtual ]] || n=$((n + 2)); done
+      echo "$n" ;;
+  esac
+}
+duration() { if (($1 < 60)); then echo "$1 s"; else printf '%dm%02ds\n' $(($1 / 60)) $(($1 % 60)); fi; }
+build_estimate() {
+  local archs cores jobs seconds low high what
+  archs=$(cuda_arch_count)
+  cores=$(nproc)
+  jobs=${JOBS:-$cores}
+  ((jobs < cores)) && cores=$jobs
+  seconds=$((20 + (15 + 100 * archs) / cores)) # 20 s: set-up check and configure
+  low=$(duration $((seconds * 8 / 10)))
+  high=$(duration $((seconds * 13 / 10)))
+  if ((archs == 0)); then
+    what="the CPU library alone (no nvcc, or TG_WITH_CUDA=OFF)"
+  elif ((archs == 7)); then
+    what="CUDA code for the portable list, sm_75 sm_80 sm_90a and PTX (a library built here runs on any GPU)"
+  else
+    what="CUDA code for $((archs / 2)) GPU architecture(s)"
+  fi
+  if [ -x "$cli" ]; then
+    echo "run: $build is built already: seconds, unless sources changed (a cold build of $what takes $low to $high on $cores cores)"
+  else
+    echo "run: a cold build of $what: expect $low to $high on $cores cores (longer while other work shares them)"
+    if ((archs > 2)); then
+      echo "run: to build less here: TG_CUDA_ARCH=90a scripts/run.sh (Hopper alone), or a CPU-only build (docs/building.md)"
+    fi
+  fi
+}
+
+step "set-up and build (scripts/build.sh main_job, ${JOBS:-$(nproc)} jobs)"
+build_estimate
 scripts/build.sh main_job
 done_step "set-up and build"
 

@@ -69,8 +69,10 @@ static void check_contract(tg_math math, const tg_problem *p, const tg_choice *c
     EXPECT(kH100.compute_capability >= r->min_cc, "%s: %s needs cc %d", what, r->name, r->min_cc);
     EXPECT(c->split_k >= 1 && c->split_k <= TG_MAX_SPLIT_K, "%s: %d slices", what, c->split_k);
     const int64_t slice = (p->k + c->split_k - 1) / c->split_k;
-    if (arith == TG_ARITH_3XTF32)
-        EXPECT(slice >= 256, "%s: 3xTF32 on a slice of k = %lld", what, (long long)slice);
+    if (arith == TG_ARITH_3XTF32) /* k >= 256; split, full slices of at least 1024 */
+        EXPECT(c->split_k > 1 ? tg_split_k_lengths_of(p->k, c->split_k).slice_k >= 1024
+                              : p->k >= 256,
+               "%s: 3xTF32 on %d slices of k = %lld", what, c->split_k, (long long)slice);
     if (c->split_k > 1) {
         EXPECT(p->batch == 1, "%s: a batch split", what);
         EXPECT(slice >= 128, "%s: a slice of k = %lld", what, (long long)slice);

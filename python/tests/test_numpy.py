@@ -341,6 +341,43 @@ def test_alpha_accepts_numpy_and_int_scalars():
     assert np.array_equal(tilegemm.sgemm(a, a, alpha=3), np.full((2, 2), 6, np.float32))
 
 
+# alpha and beta reach the library as float32: a value that would become inf or 0 there is
+# refused, naming the argument, rather than computed with silently (1e40 gave inf; beta = 1e-50
+# gave 0, which never reads c, so a NaN in c did not propagate).
+@pytest.mark.parametrize("bad", [1e40, -1e39, 3.5e38, 1e-50, -1e-46, 2.0**-150, pytest.param(10**400, id="int-10**400")])
+@pytest.mark.parametrize("name", ["alpha", "beta"])
+def test_alpha_and_beta_float32_cannot_carry_are_refused(name, bad):
+    a = np.ones((2, 2), np.float32)
+    c = np.full((2, 2), np.nan, np.float32)
+    with pytest.raises(ValueError, match=f"^{name} = .*float32"):
+        tilegemm.sgemm(a, a, c, **{name: bad})
+    with pytest.raises(ValueError, match=f"^{name} = "):
+        tilegemm.sgemm(a, a, c, **{name: np.float64(bad) if bad != 10**400 else bad})
+
+
+def test_beta_tiny_nonzero_does_not_drop_c():
+    a = np.ones((2, 2), np.float32)
+    c = np.full((2, 2), np.nan, np.float32)
+    with pytest.raises(ValueError, match="beta = 1e-50 is nonzero but rounds to 0"):
+        tilegemm.sgemm(a, a, c, beta=1e-50)
+
+
+@pytest.mark.parametrize("value", [3.4028235e38, -3.4028235e38, 1e-45, 2.0**-149, -1e-40,
+                                   float("inf"), float("-inf"), 0.0, -0.0])
+def test_alpha_and_beta_float32_can_carry_are_accepted(value):
+    a = np.ones((2, 2), np.float32)
+    c = np.ones((2, 2), np.float32)
+    with np.errstate(all="ignore"):
+        want = np.float32(value) * np.float32(2) + np.float32(value) * np.float32(1)
+    got = tilegemm.sgemm(a, a, c, alpha=value, beta=value)
+    assert np.array_equal(got, np.full((2, 2), want, np.float32), equal_nan=True), (got, want)
+
+
+def test_nan_alpha_is_passed_on():
+    a = np.ones((2, 2), np.float32)
+    assert np.isnan(tilegemm.sgemm(a, a, alpha=float("nan"))).all()
+
+
 @pytest.mark.parametrize("mode", ["fp32", "strict", "tf32"])
 def test_math_keyword_sets_the_mode(mode):
     from tilegemm import _native
@@ -419,6 +456,67 @@ def test_math_environment_sets_the_process_default():
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                          text=True, check=True).stdout
     assert out.split() == ["2", "0", "2"]
+
+
+# An invalid TILEGEMM_MATH is the library's error (tg_create refuses it), the same exception
+# whether or not the call names its own mode: matmul raised ValueError, sgemm(math=...)
+# TilegemmError.
+def test_invalid_math_environment_is_one_error():
+    import os
+    import subprocess
+    import sys
+    script = ("import numpy as np, tilegemm\n"
+              "a = np.ones((2, 2), np.float32)\n"
+              "for call in (lambda: tilegemm.matmul(a, a), lambda: tilegemm.sgemm(a, a),\n"
+              "             lambda: tilegemm.sgemm(a, a, math='fp32')):\n"
+              "    try:\n"
+              "        call()\n"
+              "    except Exception as e:\n"
+              "        print(type(e).__name__, getattr(e, 'status', ''),\n"
+              "              'TILEGEMM_MATH = \"garbage\"' in str(e))\n"
+              "    else:\n"
+              "        print('no error')\n")
+    env = dict(os.environ, TILEGEMM_MATH="garbage")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.splitlines() == ["TilegemmError 1 True"] * 3, out
+
+
+# The ImportError says what is wrong with the library it found, not to `pip install .`: a
+# libtilegemm that needs a CUDA runtime this machine lacks, or a TILEGEMM_LIBRARY that names
+# nothing.
+def _import_error(library):
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TILEGEMM_LIBRARY=str(library))
+    r = subprocess.run([sys.executable, "-c", "import tilegemm"], env=env, capture_output=True,
+                       text=True)
+    assert r.returncode != 0
+    return r.stderr.strip().splitlines()[-1]
+
+
+def test_import_error_names_a_missing_cuda_runtime(tmp_path):
+    import shutil
+    import subprocess
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler to make a library with a missing dependency")
+    (tmp_path / "dep.c").write_text("int tg_dep(void) { return 1; }\n")
+    (tmp_path / "lib.c").write_text("int tg_dep(void);\nint tg_version(void) { return tg_dep(); }\n")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(tmp_path / "libcudart.so.99"),
+                    "-Wl,-soname,libcudart.so.99", str(tmp_path / "dep.c")], check=True)
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(tmp_path / "libtilegemm.so"),
+                    str(tmp_path / "lib.c"), str(tmp_path / "libcudart.so.99")], check=True)
+    (tmp_path / "libcudart.so.99").unlink()
+    message = _import_error(tmp_path / "libtilegemm.so")
+    assert "needs libcudart.so.99" in message and "TG_WITH_CUDA=OFF" in message, message
+    assert "pip install" not in message, message
+
+
+def test_import_error_names_a_missing_file(tmp_path):
+    message = _import_error(tmp_path / "nothing" / "libtilegemm.so")
+    assert "libtilegemm.so does not exist" in message and "pip install" not in message, message
 
 
 # --- Bad input: booleans, overlap, alignment ------------------------------------------------------

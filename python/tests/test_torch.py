@@ -87,6 +87,16 @@ def test_addmm_bias_alpha_beta():
     check(tgt.addmm(nan, a, b, beta=0.0), torch.mm, a, b, k=90)
 
 
+def test_addmm_refuses_scalars_float32_cannot_carry():
+    a, b, c = rand(4, 6, seed=3), rand(6, 5, seed=4), torch.full((4, 5), float("nan"), device="cuda")
+    for kwargs in ({"beta": 1e-50}, {"alpha": 1e40}):
+        name = next(iter(kwargs))
+        with pytest.raises(ValueError, match=f"^{name} = .*float32"):
+            tgt.addmm(c, a, b, **kwargs)
+    with tgt.enabled():  # routed: PyTorch's own addmm decides, as without tilegemm
+        torch.addmm(c, a, b, beta=1e-50)
+
+
 @pytest.mark.parametrize("layout", ["row", "col"])
 def test_bmm(layout):
     a, b = rand(5, 33, 70, seed=6), rand(5, 70, 21, seed=7)

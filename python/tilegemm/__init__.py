@@ -27,8 +27,11 @@ to be the current device.
 
 Errors: TypeError for a wrong type or dtype, ValueError for wrong dimensions, shapes, strides,
 mixed devices, a misaligned (not float32-aligned) pointer, a read-only out or one that shares
-elements with a or b; these never reach the library.  A failure inside the library raises
-TilegemmError(status, message, arg) with its message.
+elements with a or b, an alpha or beta that float32 cannot carry (it would become inf or 0), or
+a math= name that is not a mode; these never reach the library.  A failure inside the library
+raises TilegemmError(status, message, arg) with its message; so does an invalid environment
+variable (TILEGEMM_MATH, TILEGEMM_BACKEND, ...), which the library refuses at tg_create, on
+every call.
 
 Math modes ("fp32", the default; "strict"; "tf32") are scoped: math= for one call,
 `with tilegemm.math("tf32"):` for a block, TILEGEMM_MATH for the process.
@@ -65,11 +68,19 @@ def backend_available(name):
 
 def _real(value, name):
     """alpha and beta are real numbers: int, float, or a real NumPy scalar.  Strings, complex
-    numbers and bools (True is almost always a mistake for a scale factor) are refused."""
+    numbers and bools (True is almost always a mistake for a scale factor) are refused
+    (TypeError), and so are values float32 cannot carry (ValueError): the library computes
+    in float32, and a finite value that would become inf, or a nonzero one that would become
+    0, changes the result silently."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r} "
                         f"({type(value).__name__})")
-    return float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond float64's range
+        raise ValueError(f"{name} = {value!r} is beyond float32's range (largest finite value "
+                         f"3.4028235e+38)") from None
+    return _native.float32_scalar(value, name)
 
 
 def _flag(value, name):
@@ -118,7 +129,10 @@ def sgemm(a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, out=N
     Operands from other libraries or streams are ordered with events: that stream first waits
     for theirs, and theirs wait for the call afterwards.
 
-    alpha, beta: real numbers (int, float, real NumPy scalars); str, complex and bool are refused.
+    alpha, beta: real numbers (int, float, real NumPy scalars); str, complex and bool are refused
+         (TypeError).  The library takes them as float32: a finite value beyond float32's range
+         (|x| > 3.4028235e+38) or a nonzero one that rounds to 0 (|x| <= 2**-150, about 7.0e-46) is a ValueError
+         naming the argument, never a silent inf or 0.  inf and NaN are passed on.
     trans_a, trans_b: bool (or numpy.bool_); anything else is a TypeError.
     math: "fp32" (FP32 accuracy, the library picks FFMA or 3xTF32), "strict" (FP32 FMA only)
          or "tf32" (faster, TF32 accuracy), for this call only.  None: the mode of the

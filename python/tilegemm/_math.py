@@ -26,10 +26,17 @@ def code(mode, what="math"):
 
 
 def default():
-    """The process default: TILEGEMM_MATH, read once (the library reads it too, at tg_create)."""
+    """The process default: TILEGEMM_MATH, read once (the library reads it too, at tg_create).
+    A value that is not a mode is the library's error, TilegemmError, with the library's
+    sentence, whichever call meets it first (one with math= meets it at tg_create)."""
     global _default
     if _default is None:
-        _default = code(os.environ.get("TILEGEMM_MATH") or "fp32", "TILEGEMM_MATH")
+        name = os.environ.get("TILEGEMM_MATH") or "fp32"
+        if name not in MODES:
+            from ._native import TG_ERROR_INVALID_ARGUMENT, TilegemmError
+            raise TilegemmError(TG_ERROR_INVALID_ARGUMENT,
+                                f'TILEGEMM_MATH = "{name}" is not one of fp32, strict, tf32')
+        _default = MODES.index(name)
     return _default
 
 

@@ -9,10 +9,13 @@ The library is looked for, in order:
 import ctypes
 import ctypes.util
 import glob
+import math
 import os
+import re
 import threading
 
 TG_SUCCESS = 0
+TG_ERROR_INVALID_ARGUMENT = 1
 TG_ROW_MAJOR = 101
 TG_COL_MAJOR = 102
 TG_NO_TRANS = 111
@@ -40,17 +43,38 @@ def _candidates():
         yield found, "find_library"
 
 
+def _advice(path, exc):
+    """What to do about a libtilegemm at `path` that ctypes could not load with `exc`."""
+    text = str(exc)
+    if not os.path.exists(path):
+        return f"{path} does not exist"
+    missing = re.search(r"([\w.+-]+\.so[.\d]*): cannot open shared object file", text)
+    if missing and missing.group(1) != os.path.basename(path):
+        name = missing.group(1)
+        advice = (f"it needs {name}, which this machine's loader cannot find: install it or add "
+                  f"its folder to LD_LIBRARY_PATH")
+        if name.startswith(("libcudart", "libcublas")):
+            advice += (", or use a libtilegemm built by this repository's CMake build, which "
+                       "links the CUDA runtime in statically and runs on the CPU backend with no "
+                       "CUDA library present (-DTG_WITH_CUDA=OFF builds the CPU library alone)")
+        return advice
+    return f"it could not be loaded ({text}): rebuild it for this machine"
+
+
 def _load():
     errors = []
     for path, origin in _candidates():
         try:
             return ctypes.CDLL(path), path
         except OSError as exc:
-            errors.append(f"{path} ({origin}): {exc}")
-    detail = "; ".join(errors) if errors else "no candidate found"
-    raise ImportError(
-        "tilegemm: cannot load libtilegemm. Install the package with `pip install .` from the "
-        "repository, or set TILEGEMM_LIBRARY to the path of libtilegemm.so (" + detail + ")")
+            errors.append(f"{path} ({origin}): {_advice(path, exc)} [{exc}]")
+    if not errors:
+        raise ImportError(
+            "tilegemm: no libtilegemm found (none bundled in the package, none on the system's "
+            "library path): install the package with `pip install .` from the repository, "
+            "which builds and bundles it, or set TILEGEMM_LIBRARY to a built libtilegemm.so "
+            "(e.g. build/libtilegemm.so after scripts/build.sh)")
+    raise ImportError("tilegemm: cannot load libtilegemm: " + "; ".join(errors))
 
 
 lib, library_path = _load()
@@ -87,6 +111,27 @@ tg_sgemm_strided_batched = _declare(
     "tg_sgemm_strided_batched", ctypes.c_int, _h, ctypes.c_int, ctypes.c_int, ctypes.c_int,
     _i64, _i64, _i64, ctypes.c_float, ctypes.c_void_p, _i64, _i64, ctypes.c_void_p, _i64, _i64,
     ctypes.c_float, ctypes.c_void_p, _i64, _i64, _i64)
+
+
+# float32 rounds a real number to inf from 2**128 * (1 - 2**-25) on (a tie there goes to the
+# even 2**128), and a nonzero one to 0 up to 2**-150 (a tie there goes to the even 0).
+_FLOAT32_TO_INF = 3.4028235677973366e38
+_FLOAT32_TO_ZERO = 2.0 ** -150
+
+
+def float32_scalar(value, name):
+    """alpha or beta (a Python float), checked for the float32 the library is given: ValueError
+    where that narrowing would change what the call means, a finite value beyond float32's
+    range (it would become inf) or a nonzero value below half its smallest subnormal (it would
+    become 0, and beta = 0 never reads C).  inf and NaN pass as they are (BLAS semantics).
+    Plain comparisons, so that torch.compile traces it."""
+    if abs(value) >= _FLOAT32_TO_INF and math.isfinite(value):
+        raise ValueError(f"{name} = {value!r} is beyond float32's range (largest finite value "
+                         f"3.4028235e+38): the library takes float32 and would get inf")
+    if value != 0.0 and abs(value) <= _FLOAT32_TO_ZERO:
+        raise ValueError(f"{name} = {value!r} is nonzero but rounds to 0 in float32 (smallest "
+                         f"nonzero value 1.4e-45): the library takes float32 and would get 0")
+    return value
 
 
 class TilegemmError(RuntimeError):

@@ -339,8 +339,11 @@ def mm(a, b, *, math=None):
 
 def addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, math=None):
     """beta * input + alpha * mat1 @ mat2 (torch.addmm); input broadcasts to the product's
-    shape and is never read when beta == 0."""
-    return _product("addmm", input, mat1, mat2, float(beta), float(alpha), _mode(math))
+    shape and is never read when beta == 0.  beta and alpha go to the library as float32: a
+    finite value beyond float32's range or a nonzero one that rounds to 0 is a ValueError."""
+    beta = _native.float32_scalar(float(beta), "beta")
+    alpha = _native.float32_scalar(float(alpha), "alpha")
+    return _product("addmm", input, mat1, mat2, beta, alpha, _mode(math))
 
 
 def bmm(a, b, *, math=None):
@@ -419,6 +422,10 @@ def _route_bmm(a, b, *extra, **kwargs):
 
 def _route_addmm(input, mat1, mat2, *extra, beta=1, alpha=1, **kwargs):
     if extra or kwargs or not _routable(input, mat1, mat2) or mat1.dim() != 2 or mat2.dim() != 2:
+        return NotImplemented
+    try:  # scalars float32 cannot carry: PyTorch's own call decides what they mean
+        _native.float32_scalar(float(beta), "beta"), _native.float32_scalar(float(alpha), "alpha")
+    except (ValueError, TypeError, OverflowError):
         return NotImplemented
     return addmm(input, mat1, mat2, beta=beta, alpha=alpha)
 

@@ -676,10 +676,11 @@ const char *tma_wgmma_unsupported(const tg_problem *p)
 } // namespace
 
 extern "C" const tg_rung tg_rung_tma_wgmma3xtf32 = {.name = "tma_wgmma3xtf32", .level = 9,
-    .summary = "3xTF32 at FP32 accuracy on Hopper's own pipeline: TF32 planes of A and B made "
-               "once (k-major whatever the transposes), TMA into a 3-stage mbarrier ring, a "
-               "producer warp, 2 consumer warpgroups on wgmma with both operands in shared "
-               "memory, 128x128x32 block, FP32 promotion every 32 of k",
+    .summary = "3xTF32 at FP32 accuracy on Hopper's own pipeline: TMA into a 4-stage mbarrier "
+               "ring, a producer warpgroup, 2 consumer warpgroups on wgmma, one operand read "
+               "in place and split into TF32 parts in registers, the other's TF32 planes made "
+               "once (k-major) and read from shared memory (strides the TMA cannot read: "
+               "both in planes, 3 stages), 128x128x32 block, FP32 promotion every 32 of k",
     .block_rows = kBM, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_3XTF32, .min_cc = 90,
     .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
     .workspace_bytes = tma_wgmma_workspace<true, 128>,
