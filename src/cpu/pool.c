@@ -3,6 +3,12 @@
  * job number changes, run the job if their tid is inside the team, and report back.  One
  * caller at a time holds the pool (a trylock: a concurrent caller runs on its own thread
  * rather than wait).  After fork() the child has no workers and starts again from none.
+ *
+ * Unloading: the library's destructor (at dlclose, or at exit) stops the workers and joins
+ * them, so that none is left in code about to be unmapped.  It waits only for idle workers:
+ * where a product is running (another thread of a process that is exiting) it leaves them,
+ * since waiting could block the exit forever and exit ends them anyway.  After it, every
+ * product runs on its caller alone.
  */
 #include "pool.h"
 
@@ -16,6 +22,9 @@ static struct {
     pthread_mutex_t lock; /* guards everything below */
     pthread_cond_t wake, done;
     int workers;          /* threads created, tids 1 .. workers */
+    int closed;           /* the destructor has run: no workers, no new ones */
+    int quit;             /* workers return (set by the destructor) */
+    pthread_t threads[MAX_WORKERS]; /* tid t is threads[t - 1], joined by the destructor */
     unsigned long job;    /* changes when a job starts */
     unsigned long born;   /* the job number a worker created now has already seen */
     int running;          /* workers still in the current job */
@@ -33,8 +42,10 @@ static void *worker(void *tid_ptr)
     pthread_mutex_lock(&pool.lock);
     unsigned long seen = pool.born;
     for (;;) {
-        while (pool.job == seen)
+        while (pool.job == seen && !pool.quit)
             pthread_cond_wait(&pool.wake, &pool.lock);
+        if (pool.quit)
+            break;
         seen = pool.job;
         if (tid >= pool.team.size)
             continue;
@@ -44,7 +55,34 @@ static void *worker(void *tid_ptr)
         if (--pool.running == 0)
             pthread_cond_signal(&pool.done);
     }
+    pthread_mutex_unlock(&pool.lock);
     return NULL;
+}
+
+/* At dlclose (and at exit): the workers return and are joined while the code they run is still
+ * mapped.  Only when no product holds the pool: then every worker is idle, waiting for a job. */
+__attribute__((destructor)) static void stop_workers(void)
+{
+    if (pthread_mutex_trylock(&pool.use) != 0) {
+        /* a product is running on another thread (the process is exiting under it): leave its
+         * workers be, but let no later product start the pool again */
+        pthread_mutex_lock(&pool.lock);
+        pool.closed = 1;
+        pthread_mutex_unlock(&pool.lock);
+        return;
+    }
+    pthread_mutex_lock(&pool.lock);
+    pool.closed = 1;
+    pool.quit = 1;
+    const int workers = pool.workers;
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.lock);
+    for (int t = 0; t < workers; ++t)
+        pthread_join(pool.threads[t], NULL);
+    pthread_mutex_lock(&pool.lock);
+    pool.workers = 0;
+    pthread_mutex_unlock(&pool.lock);
+    pthread_mutex_unlock(&pool.use);
 }
 
 /* fork() copies the pool's state but not its threads: the child starts with none. */
@@ -65,14 +103,9 @@ static void grow(int wanted)
     pthread_once(&once, register_fork);
     pool.born = pool.job;
     while (pool.workers < wanted) {
-        pthread_t thread;
-        pthread_attr_t attr;
-        int err = pthread_attr_init(&attr);
-        if (!err) {
-            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-            err = pthread_create(&thread, &attr, worker, (void *)(intptr_t)(pool.workers + 1));
-            pthread_attr_destroy(&attr);
-        }
+        /* joinable: the destructor joins them */
+        const int err = pthread_create(&pool.threads[pool.workers], NULL, worker,
+                                       (void *)(intptr_t)(pool.workers + 1));
         if (err) {
             snprintf(pool.note, sizeof pool.note,
                      "%d of %d threads: pthread_create: %s", pool.workers + 1, wanted + 1,
@@ -96,13 +129,14 @@ void tg_team_run(int threads, tg_team_fn fn, void *arg)
 {
     if (threads > MAX_WORKERS + 1)
         threads = MAX_WORKERS + 1;
-    if (threads <= 1 || pthread_mutex_trylock(&pool.use) != 0) {
-        tg_team alone;
-        team_reset(&alone, 1);
-        fn(arg, &alone, 0);
-        return;
-    }
+    if (threads <= 1 || pthread_mutex_trylock(&pool.use) != 0)
+        goto alone;
     pthread_mutex_lock(&pool.lock);
+    if (pool.closed) {
+        pthread_mutex_unlock(&pool.lock);
+        pthread_mutex_unlock(&pool.use);
+        goto alone;
+    }
     grow(threads - 1);
     const int size = pool.workers + 1 < threads ? pool.workers + 1 : threads;
     team_reset(&pool.team, size);
@@ -119,6 +153,12 @@ void tg_team_run(int threads, tg_team_fn fn, void *arg)
         pthread_cond_wait(&pool.done, &pool.lock);
     pthread_mutex_unlock(&pool.lock);
     pthread_mutex_unlock(&pool.use);
+    return;
+
+alone:;
+    tg_team one;
+    team_reset(&one, 1);
+    fn(arg, &one, 0);
 }
 
 void tg_team_barrier(tg_team *team)
