@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { MAX_WORKERS = 255 };
+enum { MAX_WORKERS = TG_POOL_MAX_THREADS - 1 };
 
 static struct {
     pthread_mutex_t use;  /* held by the caller whose job runs */

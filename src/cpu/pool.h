@@ -12,6 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The most threads a team has, the caller included: tg_team_run gives no more, whatever it is
+ * asked for. */
+#define TG_POOL_MAX_THREADS 256
+
 /* The threads running one job; tid 0 is the caller. */
 typedef struct tg_team {
     int size;
@@ -23,8 +27,8 @@ typedef struct tg_team {
 
 typedef void (*tg_team_fn)(void *arg, tg_team *team, int tid);
 
-/* Runs fn(arg, team, tid) on up to `threads` threads (the caller is one) and returns when all
- * have returned.  While another caller holds the pool, or with threads <= 1, fn runs on the
+/* Runs fn(arg, team, tid) on up to `threads` threads (the caller is one; never more than
+ * TG_POOL_MAX_THREADS) and returns when all have returned.  While another caller holds the pool, or with threads <= 1, fn runs on the
  * caller alone (team size 1). */
 void tg_team_run(int threads, tg_team_fn fn, void *arg);
 

@@ -313,12 +313,18 @@ static void small_items(void *arg, tg_team *team, int tid)
         simple_sgemm(p, p->A + b * p->stride_a, p->B + b * p->stride_b, p->C + b * p->stride_c);
 }
 
+/* Floats of one thread's packed A block: the even split never gives a block more than MC / MR
+ * row panels, nor more than the product has. */
+static int64_t a_buf_floats(const tg_problem *p)
+{
+    return round_up(min64(MC, round_up(p->m, MR)) * min64(KC, p->k), BUF_ALIGN / sizeof(float));
+}
+
 static void blocked_items(void *arg, tg_team *team, int tid)
 {
     const job *j = arg;
     const tg_problem *p = j->p;
-    /* the even split never gives a block more than MC / MR row panels */
-    float *a_buf = j->a_bufs + (int64_t)tid * MC * KC;
+    float *a_buf = j->a_bufs + (int64_t)tid * a_buf_floats(p);
     for (int64_t b = 0; b < p->batch; ++b)
         blocked_item(p, p->A + b * p->stride_a, p->B + b * p->stride_b, p->C + b * p->stride_c,
                      j->b_buf, a_buf, team, tid);
@@ -346,15 +352,21 @@ static int cpu_sgemm(const tg_problem *p, int may_fail)
         return 0;
     }
     job j = {p, NULL, NULL};
-    const int max_threads = thread_count();
+    /* the pool's limit, not what was asked (OMP_NUM_THREADS may say a million) */
+    int threads = thread_count() < TG_POOL_MAX_THREADS ? thread_count() : TG_POOL_MAX_THREADS;
     if ((double)p->m * (double)p->n * (double)p->k < SMALL_PROBLEM_FLOPS) {
-        tg_team_run(p->batch > 1 ? max_threads : 1, small_items, &j);
+        tg_team_run(p->batch > 1 ? threads : 1, small_items, &j);
         return 0;
     }
+    /* no more threads than there are MR x NR tiles of C: a thread past those has no work */
+    const int64_t tiles = (p->m + MR - 1) / MR * ((p->n + NR - 1) / NR);
+    if (tiles < threads)
+        threads = (int)tiles;
 
+    /* one A block for each thread the team can have (tg_team_run gives at most `threads`) */
     const int64_t kc_max = min64(KC, p->k);
     float *b_buf = alloc_floats(kc_max * round_up(min64(NC, p->n), NR));
-    float *a_bufs = alloc_floats((int64_t)max_threads * MC * KC);
+    float *a_bufs = alloc_floats((int64_t)threads * a_buf_floats(p));
     if (!b_buf || !a_bufs) {
         free(b_buf);
         free(a_bufs);
@@ -366,7 +378,7 @@ static int cpu_sgemm(const tg_problem *p, int may_fail)
     }
 
     j.b_buf = b_buf, j.a_bufs = a_bufs;
-    tg_team_run(max_threads, blocked_items, &j);
+    tg_team_run(threads, blocked_items, &j);
     free(b_buf);
     free(a_bufs);
     return 0;
