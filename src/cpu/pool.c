@@ -1,8 +1,16 @@
 /*
- * The CPU backend's thread pool (see pool.h).  Workers sleep on a condition variable until the
- * job number changes, run the job if their tid is inside the team, and report back.  One
- * caller at a time holds the pool (a trylock: a concurrent caller runs on its own thread
- * rather than wait).  After fork() the child has no workers and starts again from none.
+ * The CPU backend's thread pool (see pool.h).  Workers wait until the job number changes, run
+ * the job if their tid is inside the team, and report back.  One caller at a time holds the
+ * pool (a trylock: a concurrent caller runs on its own thread rather than wait).  After fork()
+ * the child has no workers and starts again from none.
+ *
+ * Waiting: a worker waiting for the next job, a thread at a barrier and the caller waiting for
+ * its workers first spin for up to SPIN_NS, then sleep on a condition variable.  Waking a
+ * sleeping thread costs tens of microseconds (more on a virtual machine, where the idle vCPU
+ * halts), which a 512^3 product, about a millisecond on two cores, would pay at its start and
+ * at each of its barriers; a program calling products back to back finds its workers still
+ * spinning.  Threads spin only where the team fits the cores online: a spinning thread on a
+ * shared core would delay the very thread it waits for.
  *
  * Unloading: the library's destructor (at dlclose, or at exit) stops the workers and joins
  * them, so that none is left in code about to be unmapped.  It waits only for idle workers:
@@ -14,20 +22,32 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 enum { MAX_WORKERS = TG_POOL_MAX_THREADS - 1 };
+#define JOB_SIZE_BITS 16
+#define JOB_SIZE_MASK ((1UL << JOB_SIZE_BITS) - 1)
+
+/* How long a waiting thread spins before it sleeps. */
+#define SPIN_NS 500000L
 
 static struct {
     pthread_mutex_t use;  /* held by the caller whose job runs */
-    pthread_mutex_t lock; /* guards everything below */
+    pthread_mutex_t lock; /* guards everything below but the atomics */
     pthread_cond_t wake, done;
     int workers;          /* threads created, tids 1 .. workers */
     int closed;           /* the destructor has run: no workers, no new ones */
-    int quit;             /* workers return (set by the destructor) */
+    _Atomic int quit;     /* workers return (set by the destructor) */
     pthread_t threads[MAX_WORKERS]; /* tid t is threads[t - 1], joined by the destructor */
-    unsigned long job;    /* changes when a job starts */
+    /* changes when a job starts: (job count << 16) | team size, one word, so that a worker
+     * outside the team learns so without reading the team (which the next job may be setting
+     * up already); fn, arg and the team are set before it changes */
+    _Atomic unsigned long job;
     unsigned long born;   /* the job number a worker created now has already seen */
-    int running;          /* workers still in the current job */
+    _Atomic int sleepers; /* workers asleep on wake */
+    _Atomic int running;  /* workers still in the current job */
+    _Atomic int spin;     /* workers spin for the next job: the pool fits the cores */
     tg_team_fn fn;
     void *arg;
     tg_team team;
@@ -36,26 +56,92 @@ static struct {
           .wake = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER,
           .team = {.lock = PTHREAD_MUTEX_INITIALIZER, .turn = PTHREAD_COND_INITIALIZER}};
 
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static long long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Spins until *value != old (returns 1) or for SPIN_NS (returns 0). */
+static int spin_while_equal_ul(_Atomic unsigned long *value, unsigned long old, _Atomic int *quit)
+{
+    const long long until = now_ns() + SPIN_NS;
+    do {
+        for (int i = 0; i < 64; ++i) {
+            if (atomic_load_explicit(value, memory_order_acquire) != old ||
+                atomic_load_explicit(quit, memory_order_relaxed))
+                return 1;
+            cpu_relax();
+        }
+    } while (now_ns() < until);
+    return 0;
+}
+
+static int spin_while_equal_u(_Atomic unsigned *value, unsigned old)
+{
+    const long long until = now_ns() + SPIN_NS;
+    do {
+        for (int i = 0; i < 64; ++i) {
+            if (atomic_load_explicit(value, memory_order_acquire) != old)
+                return 1;
+            cpu_relax();
+        }
+    } while (now_ns() < until);
+    return 0;
+}
+
+static int spin_while_positive(_Atomic int *value)
+{
+    const long long until = now_ns() + SPIN_NS;
+    do {
+        for (int i = 0; i < 64; ++i) {
+            if (atomic_load_explicit(value, memory_order_acquire) <= 0)
+                return 1;
+            cpu_relax();
+        }
+    } while (now_ns() < until);
+    return 0;
+}
+
 static void *worker(void *tid_ptr)
 {
     const int tid = (int)(intptr_t)tid_ptr;
     pthread_mutex_lock(&pool.lock);
     unsigned long seen = pool.born;
-    for (;;) {
-        while (pool.job == seen && !pool.quit)
-            pthread_cond_wait(&pool.wake, &pool.lock);
-        if (pool.quit)
-            break;
-        seen = pool.job;
-        if (tid >= pool.team.size)
-            continue;
-        pthread_mutex_unlock(&pool.lock);
-        pool.fn(pool.arg, &pool.team, tid);
-        pthread_mutex_lock(&pool.lock);
-        if (--pool.running == 0)
-            pthread_cond_signal(&pool.done);
-    }
     pthread_mutex_unlock(&pool.lock);
+    for (;;) {
+        if (!atomic_load_explicit(&pool.spin, memory_order_relaxed) ||
+            !spin_while_equal_ul(&pool.job, seen, &pool.quit)) {
+            /* asleep: the caller, which bumps job under the lock, sees sleepers and wakes us */
+            pthread_mutex_lock(&pool.lock);
+            atomic_fetch_add(&pool.sleepers, 1);
+            while (atomic_load(&pool.job) == seen && !atomic_load(&pool.quit))
+                pthread_cond_wait(&pool.wake, &pool.lock);
+            atomic_fetch_sub(&pool.sleepers, 1);
+            pthread_mutex_unlock(&pool.lock);
+        }
+        if (atomic_load(&pool.quit))
+            break;
+        seen = atomic_load(&pool.job);
+        if (tid >= (int)(seen & JOB_SIZE_MASK))
+            continue;
+        pool.fn(pool.arg, &pool.team, tid);
+        if (atomic_fetch_sub(&pool.running, 1) == 1) {
+            pthread_mutex_lock(&pool.lock);
+            pthread_cond_signal(&pool.done);
+            pthread_mutex_unlock(&pool.lock);
+        }
+    }
     return NULL;
 }
 
@@ -73,7 +159,7 @@ __attribute__((destructor)) static void stop_workers(void)
     }
     pthread_mutex_lock(&pool.lock);
     pool.closed = 1;
-    pool.quit = 1;
+    atomic_store(&pool.quit, 1);
     const int workers = pool.workers;
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.lock);
@@ -91,6 +177,7 @@ static void fork_parent(void) { pthread_mutex_unlock(&pool.lock), pthread_mutex_
 static void fork_child(void)
 {
     pool.workers = 0;
+    atomic_store(&pool.sleepers, 0);
     fork_parent();
 }
 static void register_fork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
@@ -117,12 +204,27 @@ static void grow(int wanted)
     pool.note[0] = '\0';
 }
 
+/* The cores online, read once. */
+static int cores_online(void)
+{
+    static _Atomic int cores;
+    int c = atomic_load_explicit(&cores, memory_order_relaxed);
+    if (c == 0) {
+        const long online = sysconf(_SC_NPROCESSORS_ONLN);
+        c = online > 0 ? (int)online : 1;
+        atomic_store_explicit(&cores, c, memory_order_relaxed);
+    }
+    return c;
+}
+
 /* A team of one never waits at a barrier, so it needs no lock. */
 static void team_reset(tg_team *team, int size)
 {
     team->size = size;
-    team->waiting = 0;
-    team->phase = 0;
+    team->spin = size <= cores_online();
+    atomic_store_explicit(&team->waiting, 0, memory_order_relaxed);
+    atomic_store_explicit(&team->phase, 0, memory_order_relaxed);
+    atomic_store_explicit(&team->sleepers, 0, memory_order_relaxed);
 }
 
 void tg_team_run(int threads, tg_team_fn fn, void *arg)
@@ -140,18 +242,24 @@ void tg_team_run(int threads, tg_team_fn fn, void *arg)
     grow(threads - 1);
     const int size = pool.workers + 1 < threads ? pool.workers + 1 : threads;
     team_reset(&pool.team, size);
+    atomic_store_explicit(&pool.spin, pool.workers + 1 <= cores_online(), memory_order_relaxed);
     pool.fn = fn, pool.arg = arg;
-    pool.running = size - 1;
-    ++pool.job;
-    pthread_cond_broadcast(&pool.wake);
+    atomic_store(&pool.running, size - 1);
+    /* publishes fn, arg and the team to spinning workers */
+    const unsigned long job = atomic_load(&pool.job);
+    atomic_store(&pool.job, ((job >> JOB_SIZE_BITS) + 1) << JOB_SIZE_BITS | (unsigned long)size);
+    if (atomic_load(&pool.sleepers) > 0)
+        pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.lock);
 
     fn(arg, &pool.team, 0);
 
-    pthread_mutex_lock(&pool.lock);
-    while (pool.running > 0)
-        pthread_cond_wait(&pool.done, &pool.lock);
-    pthread_mutex_unlock(&pool.lock);
+    if (!pool.team.spin || !spin_while_positive(&pool.running)) {
+        pthread_mutex_lock(&pool.lock);
+        while (atomic_load(&pool.running) > 0)
+            pthread_cond_wait(&pool.done, &pool.lock);
+        pthread_mutex_unlock(&pool.lock);
+    }
     pthread_mutex_unlock(&pool.use);
     return;
 
@@ -161,20 +269,34 @@ alone:;
     fn(arg, &one, 0);
 }
 
+/*
+ * The last thread to arrive starts the next phase; the others spin on the phase, then sleep.
+ * A sleeper counts itself in sleepers before it reads the phase, and the last thread bumps
+ * the phase before it reads sleepers (both sequentially consistent): either the sleeper sees
+ * the new phase, or the last thread sees the sleeper and broadcasts under the lock.
+ */
 void tg_team_barrier(tg_team *team)
 {
     if (team->size <= 1)
         return;
-    pthread_mutex_lock(&team->lock);
-    const unsigned phase = team->phase;
-    if (++team->waiting == team->size) {
-        team->waiting = 0;
-        ++team->phase;
-        pthread_cond_broadcast(&team->turn);
-    } else {
-        while (team->phase == phase)
-            pthread_cond_wait(&team->turn, &team->lock);
+    const unsigned phase = atomic_load(&team->phase);
+    if (atomic_fetch_add(&team->waiting, 1) + 1 == team->size) {
+        atomic_store(&team->waiting, 0);
+        atomic_fetch_add(&team->phase, 1);
+        if (atomic_load(&team->sleepers) > 0) {
+            pthread_mutex_lock(&team->lock);
+            pthread_cond_broadcast(&team->turn);
+            pthread_mutex_unlock(&team->lock);
+        }
+        return;
     }
+    if (team->spin && spin_while_equal_u(&team->phase, phase))
+        return;
+    pthread_mutex_lock(&team->lock);
+    atomic_fetch_add(&team->sleepers, 1);
+    while (atomic_load(&team->phase) == phase)
+        pthread_cond_wait(&team->turn, &team->lock);
+    atomic_fetch_sub(&team->sleepers, 1);
     pthread_mutex_unlock(&team->lock);
 }
 

@@ -9,6 +9,7 @@
 #define TG_CPU_POOL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,8 +20,10 @@
 /* The threads running one job; tid 0 is the caller. */
 typedef struct tg_team {
     int size;
-    int waiting;      /* threads at the barrier */
-    unsigned phase;   /* barriers passed */
+    int spin;                  /* wait by spinning first (size <= the cores online) */
+    _Atomic int waiting;       /* threads at the barrier */
+    _Atomic unsigned phase;    /* barriers passed */
+    _Atomic int sleepers;      /* threads asleep on turn (after spinning) */
     pthread_mutex_t lock;
     pthread_cond_t turn;
 } tg_team;
