@@ -5,12 +5,14 @@
  * the child has no workers and starts again from none.
  *
  * Waiting: a worker waiting for the next job, a thread at a barrier and the caller waiting for
- * its workers first spin for up to SPIN_NS, then sleep on a condition variable.  Waking a
- * sleeping thread costs tens of microseconds (more on a virtual machine, where the idle vCPU
- * halts), which a 512^3 product, about a millisecond on two cores, would pay at its start and
- * at each of its barriers; a program calling products back to back finds its workers still
- * spinning.  Threads spin only where the team fits the cores online: a spinning thread on a
- * shared core would delay the very thread it waits for.
+ * its workers first spin (TG_POOL_JOB_SPIN_NS for the next job, TG_POOL_SPIN_NS for the rest),
+ * then sleep on a condition variable.  Waking a sleeping thread costs tens of microseconds
+ * (more on a virtual machine, where the idle vCPU halts), which a 512^3 product, about a
+ * millisecond on two cores, would pay at its start and at each of its barriers; a program
+ * calling products back to back finds its workers still spinning.  The spins are short: on a
+ * loaded machine a spinning thread holds a core the thread it waits for may need (half a
+ * millisecond cost a third of the speed at 512 with the load average at 7 on two cores).
+ * Threads spin only where the team fits the cores online.
  *
  * Unloading: the library's destructor (at dlclose, or at exit) stops the workers and joins
  * them, so that none is left in code about to be unmapped.  It waits only for idle workers:
@@ -29,8 +31,14 @@ enum { MAX_WORKERS = TG_POOL_MAX_THREADS - 1 };
 #define JOB_SIZE_BITS 16
 #define JOB_SIZE_MASK ((1UL << JOB_SIZE_BITS) - 1)
 
-/* How long a waiting thread spins before it sleeps. */
-#define SPIN_NS 500000L
+/* How long a waiting thread spins before it sleeps: at a barrier and for the workers to finish
+ * (where the others are at work on the same product), and for the next job. */
+#ifndef TG_POOL_SPIN_NS
+#define TG_POOL_SPIN_NS 50000L
+#endif
+#ifndef TG_POOL_JOB_SPIN_NS
+#define TG_POOL_JOB_SPIN_NS 200000L
+#endif
 
 static struct {
     pthread_mutex_t use;  /* held by the caller whose job runs */
@@ -72,10 +80,10 @@ static long long now_ns(void)
     return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* Spins until *value != old (returns 1) or for SPIN_NS (returns 0). */
+/* Spins until *value != old (returns 1) or for TG_POOL_JOB_SPIN_NS (returns 0). */
 static int spin_while_equal_ul(_Atomic unsigned long *value, unsigned long old, _Atomic int *quit)
 {
-    const long long until = now_ns() + SPIN_NS;
+    const long long until = now_ns() + TG_POOL_JOB_SPIN_NS;
     do {
         for (int i = 0; i < 64; ++i) {
             if (atomic_load_explicit(value, memory_order_acquire) != old ||
@@ -89,7 +97,7 @@ static int spin_while_equal_ul(_Atomic unsigned long *value, unsigned long old, 
 
 static int spin_while_equal_u(_Atomic unsigned *value, unsigned old)
 {
-    const long long until = now_ns() + SPIN_NS;
+    const long long until = now_ns() + TG_POOL_SPIN_NS;
     do {
         for (int i = 0; i < 64; ++i) {
             if (atomic_load_explicit(value, memory_order_acquire) != old)
@@ -102,7 +110,7 @@ static int spin_while_equal_u(_Atomic unsigned *value, unsigned old)
 
 static int spin_while_positive(_Atomic int *value)
 {
-    const long long until = now_ns() + SPIN_NS;
+    const long long until = now_ns() + TG_POOL_SPIN_NS;
     do {
         for (int i = 0; i < 64; ++i) {
             if (atomic_load_explicit(value, memory_order_acquire) <= 0)
