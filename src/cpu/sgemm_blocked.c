@@ -39,12 +39,23 @@
 #include <omp.h>
 #endif
 
+/* The cache blocking can be set at build time (-DTG_CPU_KC=256 ...) for tuning. */
+#ifndef TG_CPU_KC
+#define TG_CPU_KC 320
+#endif
+#ifndef TG_CPU_MC
+#define TG_CPU_MC 120
+#endif
+#ifndef TG_CPU_NC
+#define TG_CPU_NC 4080
+#endif
+
 enum {
     MR = 6,
     NR = 16,
-    KC = 320,
-    MC = 120, /* multiple of MR */
-    NC = 4080, /* multiple of NR */
+    KC = TG_CPU_KC,
+    MC = TG_CPU_MC, /* multiple of MR */
+    NC = TG_CPU_NC, /* multiple of NR */
     BUF_ALIGN = 64,
 };
 
@@ -246,11 +257,14 @@ static void blocked_item(const tg_problem *p, const float *A, const float *B, fl
 {
     const int nthreads = team->size;
     int64_t lo, hi;
+    /* k in near-equal blocks of at most KC (512 as 256 + 256, not 320 + 192) */
+    const int64_t k_blocks = (p->k + KC - 1) / KC;
+    const int64_t kc_step = min64(KC, round_up((p->k + k_blocks - 1) / k_blocks, 8));
     for (int64_t jc = 0; jc < p->n; jc += NC) {
         const int64_t nc = min64(NC, p->n - jc);
         const work_split w = split_work(p->m, nc, nthreads);
-        for (int64_t pc = 0; pc < p->k; pc += KC) {
-            const int64_t kc = min64(KC, p->k - pc);
+        for (int64_t pc = 0; pc < p->k; pc += kc_step) {
+            const int64_t kc = min64(kc_step, p->k - pc);
             const float beta = pc == 0 ? p->beta : 1.0f;
 
             tg_team_share(team, tid, w.col_panels, &lo, &hi);
