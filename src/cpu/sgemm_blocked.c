@@ -440,10 +440,55 @@ static void blocked_items(void *arg, tg_team *team, int tid)
     }
 }
 
-static float *alloc_floats(int64_t count)
+/*
+ * The packing buffers, kept from one product to the next: allocating them anew each time costs
+ * page faults (glibc maps a block of a megabyte or more afresh at first, and returns it at
+ * free), which at 512^3 are a good part of a millisecond's product.  One spare block is kept,
+ * taken with an atomic exchange so that concurrent callers never share it (a caller that finds
+ * none allocates its own), and freed when the library is unloaded or the process exits; a
+ * very large block is not kept.  A block starts with a header holding its size in floats.
+ */
+enum { HEADER_FLOATS = BUF_ALIGN / sizeof(float) };
+static _Atomic(float *) spare_block;
+
+static float *take_block(int64_t count)
 {
-    size_t bytes = (size_t)round_up(count * (int64_t)sizeof(float), BUF_ALIGN);
-    return TG_FAULT("host: CPU packing buffers") ? NULL : aligned_alloc(BUF_ALIGN, bytes);
+    if (TG_FAULT("host: CPU packing buffers"))
+        return NULL;
+    float *block = atomic_exchange(&spare_block, NULL);
+    int64_t have;
+    if (block) {
+        memcpy(&have, block, sizeof have);
+        if (have >= count)
+            return block + HEADER_FLOATS;
+        free(block);
+    }
+    const size_t bytes = (size_t)round_up((count + HEADER_FLOATS) * (int64_t)sizeof(float),
+                                          BUF_ALIGN);
+    block = aligned_alloc(BUF_ALIGN, bytes);
+    if (!block)
+        return NULL;
+    memcpy(block, &count, sizeof count);
+    return block + HEADER_FLOATS;
+}
+
+/* Blocks above this many floats (64 MiB; a product on a hundred threads or more) are freed. */
+#define SPARE_MAX_FLOATS ((int64_t)16 << 20)
+
+static void give_back(float *data)
+{
+    float *block = data - HEADER_FLOATS;
+    int64_t count;
+    memcpy(&count, block, sizeof count);
+    if (count > SPARE_MAX_FLOATS)
+        free(block);
+    else
+        free(atomic_exchange(&spare_block, block)); /* keep the newest */
+}
+
+__attribute__((destructor)) static void free_spare_block(void)
+{
+    free(atomic_exchange(&spare_block, NULL));
 }
 
 static int cpu_sgemm(const tg_problem *p, int may_fail);
@@ -477,11 +522,9 @@ static int cpu_sgemm(const tg_problem *p, int may_fail)
     /* one A block for each thread the team can have (tg_team_run gives at most `threads`) */
     const int64_t kc_max = min64(KC, p->k);
     /* two B blocks: B(s + 1) is packed while B(s) is read */
-    float *b_buf = alloc_floats(2 * kc_max * round_up(min64(NC, p->n), NR));
-    float *a_bufs = alloc_floats((int64_t)threads * a_buf_floats(p));
-    if (!b_buf || !a_bufs) {
-        free(b_buf);
-        free(a_bufs);
+    const int64_t b_floats = kc_max * round_up(min64(NC, p->n), NR);
+    float *bufs = take_block(2 * b_floats + (int64_t)threads * a_buf_floats(p));
+    if (!bufs) {
         if (may_fail)
             return -1;
         for (int64_t b = 0; b < p->batch; ++b)
@@ -489,10 +532,9 @@ static int cpu_sgemm(const tg_problem *p, int may_fail)
         return 0;
     }
 
-    j.b_bufs[0] = b_buf, j.b_bufs[1] = b_buf + kc_max * round_up(min64(NC, p->n), NR);
-    j.a_bufs = a_bufs;
+    j.b_bufs[0] = bufs, j.b_bufs[1] = bufs + b_floats;
+    j.a_bufs = bufs + 2 * b_floats;
     tg_team_run(threads, blocked_items, &j);
-    free(b_buf);
-    free(a_bufs);
+    give_back(bufs);
     return 0;
 }
