@@ -239,8 +239,9 @@ static void micro_kernel(int64_t kc, const float *restrict a, const float *restr
  *
  * Row blocks are at most MC rows; where that gives fewer than BLOCKS_PER_THREAD blocks a
  * thread, they are made smaller (down to MIN_BLOCK_PANELS micro-panels) so the counter can
- * balance, and only a short, wide product, too short for that, has its columns cut into
- * slices as well (each slice of a block packs the block again).
+ * balance, and their count is a multiple of the thread count where the rows allow; only a
+ * short, wide product, too short for that, has its columns cut into slices as well (each
+ * slice of a block packs the block again).
  */
 enum { BLOCKS_PER_THREAD = 3, MIN_BLOCK_PANELS = 4, B_PANELS_PER_PIECE = 4 };
 
@@ -260,6 +261,10 @@ static work_split split_work(int64_t m, int64_t nc, int nthreads)
         const int64_t wanted = min64((int64_t)BLOCKS_PER_THREAD * nthreads, most);
         if (w.n_ic < wanted)
             w.n_ic = wanted;
+        /* a multiple of the threads, so that threads running at the same speed finish
+         * together (9 blocks on 2 threads left one idle for a ninth of the time) */
+        if (round_up(w.n_ic, nthreads) <= w.row_panels)
+            w.n_ic = round_up(w.n_ic, nthreads);
     }
     w.col_panels = (nc + NR - 1) / NR;
     w.n_slices = nthreads > 1 && w.n_ic < 2 * nthreads
