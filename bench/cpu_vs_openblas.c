@@ -2,8 +2,10 @@
  * tilegemm's CPU path against OpenBLAS, each library in a process of its own, as an application
  * that uses one of them sees it.
  *
- *   cpu_vs_openblas [--json FILE] [--commit SHA] [--runs N] [--rounds R] [SIZE ...]
- *                                                            (default sizes 512 1024 2048)
+ *   cpu_vs_openblas [--json FILE] [--commit SHA] [--note TEXT] [--runs N] [--rounds R]
+ *                   [SIZE ...]                               (default sizes 512 1024 2048)
+ *
+ * --note records the conditions of the run (how busy the machine was) in the JSON.
  *
  * Square row-major NN products, C = A * B (alpha 1, beta 0), random inputs in [-1, 1].
  * For each size the libraries take turns in R rounds (default 3, the order swapped each
@@ -314,7 +316,8 @@ static void put_rounds(FILE *f, const char *name, const double *rates, int round
     fputc(']', f);
 }
 
-static int write_json(const char *path, const char *commit, int runs, int rounds,
+static int write_json(const char *path, const char *commit, const char *note, int runs,
+                      int rounds,
                       double load_start, double load_end, const result *res, int count)
 {
     FILE *f = fopen(path, "w");
@@ -338,6 +341,11 @@ static int write_json(const char *path, const char *commit, int runs, int rounds
     fprintf(f, "  \"method\": \"each library in a process of its own, %d alternating rounds of "
                "a warm-up call and %d timed calls back to back; the median of all timed calls\",\n",
             rounds, runs / rounds);
+    if (note) {
+        fprintf(f, "  \"note\": ");
+        put_json_string(f, note);
+        fprintf(f, ",\n");
+    }
     fprintf(f, "  \"load_average_1min\": {\"start\": %.2f, \"end\": %.2f},\n", load_start,
             load_end);
     fprintf(f, "  \"threads\": %d,\n  \"openblas_threads\": %d,\n  \"results\": [\n",
@@ -363,19 +371,21 @@ static int write_json(const char *path, const char *commit, int runs, int rounds
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: cpu_vs_openblas [--json FILE] [--commit SHA] [--runs N] "
-                    "[--rounds R] [SIZE ...]\n");
+    fprintf(stderr, "usage: cpu_vs_openblas [--json FILE] [--commit SHA] [--note TEXT] "
+                    "[--runs N] [--rounds R] [SIZE ...]\n");
 }
 
 int main(int argc, char **argv)
 {
-    const char *json_path = NULL, *commit = "unknown";
+    const char *json_path = NULL, *commit = "unknown", *note = NULL;
     int runs = 9, rounds = 3, sizes[MAX_SIZES], n_sizes = 0;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--json") && i + 1 < argc) {
             json_path = argv[++i];
         } else if (!strcmp(argv[i], "--commit") && i + 1 < argc) {
             commit = argv[++i];
+        } else if (!strcmp(argv[i], "--note") && i + 1 < argc) {
+            note = argv[++i];
         } else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
             runs = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
@@ -426,7 +436,7 @@ int main(int argc, char **argv)
     printf("tilegemm threads: %d, OpenBLAS threads: %d; load average (1 min) %.2f at the start, "
            "%.2f at the end\n", tg_threads_seen, openblas_threads_seen, load_start, load_end);
     if (json_path &&
-        write_json(json_path, commit, runs, rounds, load_start, load_end, res, n_sizes))
+        write_json(json_path, commit, note, runs, rounds, load_start, load_end, res, n_sizes))
         return 1;
     return bad;
 }

@@ -423,7 +423,8 @@ def cpu_section():
     if d.get("method"):
         lines += [f"Method: {d['method']}."
                   + (f"  Load average (1 minute) {load['start']:.2f} at the start, "
-                     f"{load['end']:.2f} at the end." if load else ""), ""]
+                     f"{load['end']:.2f} at the end." if load else "")
+                  + (f"  {d['note']}" if d.get("note") else ""), ""]
     rounds = any("tilegemm_round_gflops" in r for r in d["results"])
     head = "| n (n x n x n) | tilegemm GFLOP/s | OpenBLAS GFLOP/s | ratio |"
     rule = "|---:|---:|---:|---:|"
