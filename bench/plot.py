@@ -456,16 +456,49 @@ def stats_table(files):
 
 
 def cpu_section():
-    lines = []
-    for path in sorted(RESULTS.glob("cpu-vs-openblas-*.json")):
+    """The newest cpu-vs-openblas file in full; earlier ones one line each (older files, with no
+    "method", timed both libraries in one process, taking turns)."""
+    runs = []
+    for path in RESULTS.glob("cpu-vs-openblas-*.json"):
         with open(path, encoding="utf-8") as f:
-            d = json.load(f)
-        lines += [f"`{os.path.relpath(path, ROOT)}`: {d.get('cpu')}, {d.get('threads')} threads "
-                  f"(OpenBLAS {d.get('openblas_threads')}), {d.get('layout')}, {d.get('date')}.",
-                  "", "| n (n x n x n) | tilegemm GFLOP/s | OpenBLAS GFLOP/s | ratio |",
-                  "|---:|---:|---:|---:|"]
-        lines += [f"| {r['size']} | {r['tilegemm_gflops']:.1f} | {r['openblas_gflops']:.1f} | "
-                  f"{r['ratio']:.2f}x |" for r in d["results"]]
+            runs.append((path, json.load(f)))
+    if not runs:
+        return ""
+    runs.sort(key=lambda pd: pd[1].get("date", ""))
+    path, d = runs[-1]
+    load = d.get("load_average_1min")
+    lines = [f"`{os.path.relpath(path, ROOT)}`: {d.get('cpu')}, {d.get('threads')} threads "
+             f"(OpenBLAS {d.get('openblas_threads')}), {d.get('layout')}, commit "
+             f"{d.get('commit')}, {d.get('date')}.", ""]
+    if d.get("method"):
+        lines += [f"Method: {d['method']}."
+                  + (f"  Load average (1 minute) {load['start']:.2f} at the start, "
+                     f"{load['end']:.2f} at the end." if load else "")
+                  + (f"  {d['note']}" if d.get("note") else ""), ""]
+    rounds = any("tilegemm_round_gflops" in r for r in d["results"])
+    head = "| n (n x n x n) | tilegemm GFLOP/s | OpenBLAS GFLOP/s | ratio |"
+    rule = "|---:|---:|---:|---:|"
+    if rounds:
+        head += " tilegemm, each round | OpenBLAS, each round |"
+        rule += "---|---|"
+    lines += [head, rule]
+    for r in d["results"]:
+        # three decimals: parity is what these runs are about, and 0.997 is not 1.00
+        row = (f"| {r['size']} | {r['tilegemm_gflops']:.1f} | {r['openblas_gflops']:.1f} | "
+               f"{r['ratio']:.3f}x |")
+        if rounds:
+            row += (" " + ", ".join(f"{x:.0f}" for x in r.get("tilegemm_round_gflops", []))
+                    + " | " + ", ".join(f"{x:.0f}" for x in r.get("openblas_round_gflops", []))
+                    + " |")
+        lines.append(row)
+    lines.append("")
+    if len(runs) > 1:
+        lines += ["Earlier runs:", ""]
+        for path, e in reversed(runs[:-1]):
+            how = e.get("method", "both libraries in one process, taking turns")
+            ratios = ", ".join(f"{r['size']}: {r['ratio']:.2f}x" for r in e["results"])
+            lines.append(f"- `{os.path.relpath(path, ROOT)}` (commit {e.get('commit')}, "
+                         f"{e.get('date')}; {how}): {ratios}")
         lines.append("")
     return "\n".join(lines)
 

@@ -9,22 +9,29 @@
 #define TG_CPU_POOL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The most threads a team has, the caller included: tg_team_run gives no more, whatever it is
+ * asked for. */
+#define TG_POOL_MAX_THREADS 256
 
 /* The threads running one job; tid 0 is the caller. */
 typedef struct tg_team {
     int size;
-    int waiting;      /* threads at the barrier */
-    unsigned phase;   /* barriers passed */
+    int spin;                  /* wait by spinning first (size <= the cores online) */
+    _Atomic int waiting;       /* threads at the barrier */
+    _Atomic unsigned phase;    /* barriers passed */
+    _Atomic int sleepers;      /* threads asleep on turn (after spinning) */
     pthread_mutex_t lock;
     pthread_cond_t turn;
 } tg_team;
 
 typedef void (*tg_team_fn)(void *arg, tg_team *team, int tid);
 
-/* Runs fn(arg, team, tid) on up to `threads` threads (the caller is one) and returns when all
- * have returned.  While another caller holds the pool, or with threads <= 1, fn runs on the
+/* Runs fn(arg, team, tid) on up to `threads` threads (the caller is one; never more than
+ * TG_POOL_MAX_THREADS) and returns when all have returned.  While another caller holds the pool, or with threads <= 1, fn runs on the
  * caller alone (team size 1). */
 void tg_team_run(int threads, tg_team_fn fn, void *arg);
 

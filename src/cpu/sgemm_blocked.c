@@ -31,6 +31,7 @@
 #include "pool.h"
 #include "../internal.h" /* TG_FAULT (error.h) */
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,12 +40,23 @@
 #include <omp.h>
 #endif
 
+/* The cache blocking can be set at build time (-DTG_CPU_KC=256 ...) for tuning. */
+#ifndef TG_CPU_KC
+#define TG_CPU_KC 320
+#endif
+#ifndef TG_CPU_MC
+#define TG_CPU_MC 120
+#endif
+#ifndef TG_CPU_NC
+#define TG_CPU_NC 4080
+#endif
+
 enum {
     MR = 6,
     NR = 16,
-    KC = 320,
-    MC = 120, /* multiple of MR */
-    NC = 4080, /* multiple of NR */
+    KC = TG_CPU_KC,
+    MC = TG_CPU_MC, /* multiple of MR */
+    NC = TG_CPU_NC, /* multiple of NR */
     BUF_ALIGN = 64,
 };
 
@@ -210,24 +222,55 @@ static void micro_kernel(int64_t kc, const float *restrict a, const float *restr
 #endif
 
 /*
- * Work is split into items (A block, column slice) shared out statically, so a thread's items
- * are consecutive and it repacks A only when its block changes.  Rows are dealt in whole
- * micro-panels, with the block count a multiple of the thread count, so no thread is left a
- * ragged extra block.  Only when there are too few row panels for that (a short, wide product)
- * are the columns cut into slices as well.
+ * Work is dealt out dynamically: every piece of work of a product (a group of B panels to pack,
+ * an A block times a column slice to multiply) has a number, counted across the whole job, and a
+ * thread takes the next number from one atomic counter (its ticket) when it is ready for more.
+ * A thread that is slow, or that the system deschedules (another process on its core), is left
+ * less work instead of holding the others at the next barrier.  The pieces come in phases
+ * separated by barriers:
+ *
+ *   pack B(0) | multiply(0), pack B(1) | multiply(1), pack B(2) | ... | multiply(last)
+ *
+ * where step s is one (jc, pc) block and B(s) goes into b_bufs[s % 2]: packing B(s + 1) needs
+ * no barrier after multiply(s), since it writes the other buffer, and the barrier after it
+ * ends multiply(s - 1), the last reader of the buffer B(s + 2) will overwrite.  Each phase
+ * starts where the previous one's numbers end; a thread whose ticket lies past the current
+ * phase keeps it for the phase it belongs to, so no number is lost or taken twice.
+ *
+ * Row blocks are at most MC rows; where that gives fewer than BLOCKS_PER_THREAD blocks a
+ * thread, they are made smaller (down to MIN_BLOCK_PANELS micro-panels) so the counter can
+ * balance, and their count is a multiple of the thread count where the rows allow; only a
+ * short, wide product, too short for that, has its columns cut into slices as well (each
+ * slice of a block packs the block again).
  */
+enum { BLOCKS_PER_THREAD = 3, MIN_BLOCK_PANELS = 4, B_PANELS_PER_PIECE = 4 };
+
 typedef struct work_split {
-    int64_t row_panels, n_ic; /* MR-row panels, A blocks */
+    int64_t row_panels, n_ic;     /* MR-row panels, A blocks */
     int64_t col_panels, n_slices; /* NR-column panels of the NC block, column slices */
+    int64_t b_pieces;             /* pieces of B packing */
 } work_split;
 
 static work_split split_work(int64_t m, int64_t nc, int nthreads)
 {
     work_split w;
     w.row_panels = (m + MR - 1) / MR;
-    w.n_ic = min64(w.row_panels, round_up((w.row_panels + MC / MR - 1) / (MC / MR), nthreads));
+    w.n_ic = (w.row_panels + MC / MR - 1) / (MC / MR);
+    if (nthreads > 1) {
+        const int64_t most = (w.row_panels + MIN_BLOCK_PANELS - 1) / MIN_BLOCK_PANELS;
+        const int64_t wanted = min64((int64_t)BLOCKS_PER_THREAD * nthreads, most);
+        if (w.n_ic < wanted)
+            w.n_ic = wanted;
+        /* a multiple of the threads, so that threads running at the same speed finish
+         * together (9 blocks on 2 threads left one idle for a ninth of the time) */
+        if (round_up(w.n_ic, nthreads) <= w.row_panels)
+            w.n_ic = round_up(w.n_ic, nthreads);
+    }
     w.col_panels = (nc + NR - 1) / NR;
-    w.n_slices = w.n_ic % nthreads == 0 ? 1 : min64(w.col_panels, nthreads);
+    w.n_slices = nthreads > 1 && w.n_ic < 2 * nthreads
+                     ? min64(w.col_panels, (2 * nthreads + w.n_ic - 1) / w.n_ic)
+                     : 1;
+    w.b_pieces = (w.col_panels + B_PANELS_PER_PIECE - 1) / B_PANELS_PER_PIECE;
     return w;
 }
 
@@ -237,52 +280,97 @@ static int64_t part_start(int64_t i, int64_t count, int64_t total, int64_t unit)
     return i * total / count * unit;
 }
 
-/*
- * One batch item on the calling team.  Called by every thread of the team; each loop is shared
- * out in contiguous parts and followed by a barrier, as OpenMP's static `for` would be.
- */
-static void blocked_item(const tg_problem *p, const float *A, const float *B, float *C,
-                         float *b_buf, float *a_buf, tg_team *team, int tid)
+/* What the team's threads share: the problem, the packing buffers and the ticket counter. */
+typedef struct job {
+    const tg_problem *p;
+    float *b_bufs[2], *a_bufs;
+    _Atomic int64_t next_ticket;
+} job;
+
+/* One thread's place in the job: the ticket it holds (-1: none) and where its phase starts. */
+typedef struct cursor {
+    int64_t ticket, base;
+} cursor;
+
+/* The next piece of the current phase of `count` pieces for this thread, in *piece; 0 when the
+ * phase has none left (the thread then keeps its ticket for a later phase). */
+static int next_piece(job *j, cursor *c, int64_t count, int64_t *piece)
 {
-    const int nthreads = team->size;
-    int64_t lo, hi;
-    for (int64_t jc = 0; jc < p->n; jc += NC) {
-        const int64_t nc = min64(NC, p->n - jc);
-        const work_split w = split_work(p->m, nc, nthreads);
-        for (int64_t pc = 0; pc < p->k; pc += KC) {
-            const int64_t kc = min64(KC, p->k - pc);
-            const float beta = pc == 0 ? p->beta : 1.0f;
+    if (c->ticket < 0)
+        c->ticket = atomic_fetch_add_explicit(&j->next_ticket, 1, memory_order_relaxed);
+    if (c->ticket >= c->base + count)
+        return 0;
+    *piece = c->ticket - c->base;
+    c->ticket = -1;
+    return 1;
+}
 
-            tg_team_share(team, tid, w.col_panels, &lo, &hi);
-            for (int64_t jp = lo; jp < hi; ++jp)
-                pack_b_panel(p, B, pc, kc, jc + jp * NR, min64(NR, nc - jp * NR),
-                             b_buf + jp * NR * kc);
-            tg_team_barrier(team);
+/* One step's geometry: the B block op(B)[pc .. pc+kc, jc .. jc+nc] and how it is split. */
+typedef struct step {
+    int64_t jc, nc, pc, kc;
+    work_split w;
+    float *b_buf;
+} step;
 
-            int64_t packed_block = -1;
-            tg_team_share(team, tid, w.n_ic * w.n_slices, &lo, &hi);
-            for (int64_t item = lo; item < hi; ++item) {
-                const int64_t block = item / w.n_slices, slice = item % w.n_slices;
-                const int64_t ic = part_start(block, w.n_ic, w.row_panels, MR);
-                const int64_t mc = min64(p->m, part_start(block + 1, w.n_ic, w.row_panels, MR)) - ic;
-                if (block != packed_block) {
-                    pack_a(p, A, ic, mc, pc, kc, a_buf);
-                    packed_block = block;
-                }
-                const int64_t j_lo = part_start(slice, w.n_slices, w.col_panels, NR);
-                const int64_t j_hi = min64(nc, part_start(slice + 1, w.n_slices, w.col_panels, NR));
-                for (int64_t jr = j_lo; jr < j_hi; jr += NR) {
-                    const float *b_panel = b_buf + jr * kc;
-                    for (int64_t ir = 0; ir < mc; ir += MR)
-                        micro_kernel(kc, a_buf + ir * kc, b_panel,
-                                     C + (ic + ir) * p->ldc + jc + jr, p->ldc,
-                                     min64(MR, mc - ir), min64(NR, nc - jr), p->alpha, beta);
-                }
-            }
-            tg_team_barrier(team); /* b_buf is packed again for the next pc */
-        }
+static void pack_b_piece(const tg_problem *p, const float *B, const step *st, int64_t piece)
+{
+    const int64_t hi = min64(st->w.col_panels, (piece + 1) * B_PANELS_PER_PIECE);
+    for (int64_t jp = piece * B_PANELS_PER_PIECE; jp < hi; ++jp)
+        pack_b_panel(p, B, st->pc, st->kc, st->jc + jp * NR, min64(NR, st->nc - jp * NR),
+                     st->b_buf + jp * NR * st->kc);
+}
+
+/* A thread's packed A block: which step and block it holds. */
+typedef struct a_block {
+    float *buf;
+    int64_t step, block;
+} a_block;
+
+static void multiply_piece(const tg_problem *p, const float *A, float *C, const step *st,
+                           int64_t step_no, a_block *a, int64_t piece)
+{
+    const work_split *w = &st->w;
+    const int64_t block = piece / w->n_slices, slice = piece % w->n_slices;
+    const int64_t ic = part_start(block, w->n_ic, w->row_panels, MR);
+    const int64_t mc = min64(p->m, part_start(block + 1, w->n_ic, w->row_panels, MR)) - ic;
+    if (a->step != step_no || a->block != block) {
+        pack_a(p, A, ic, mc, st->pc, st->kc, a->buf);
+        a->step = step_no, a->block = block;
+    }
+    const float beta = st->pc == 0 ? p->beta : 1.0f;
+    const int64_t j_lo = part_start(slice, w->n_slices, w->col_panels, NR);
+    const int64_t j_hi = min64(st->nc, part_start(slice + 1, w->n_slices, w->col_panels, NR));
+    for (int64_t jr = j_lo; jr < j_hi; jr += NR) {
+        const float *b_panel = st->b_buf + jr * st->kc;
+        for (int64_t ir = 0; ir < mc; ir += MR)
+            micro_kernel(st->kc, a->buf + ir * st->kc, b_panel,
+                         C + (ic + ir) * p->ldc + st->jc + jr, p->ldc, min64(MR, mc - ir),
+                         min64(NR, st->nc - jr), p->alpha, beta);
     }
 }
+
+/* The steps of one batch item, in order: (jc, pc) with k in near-equal blocks of at most KC
+ * (512 as 256 + 256, not 320 + 192).  Returns 0 past the last. */
+static int step_at(const tg_problem *p, int64_t index, int nthreads, step *st)
+{
+    const int64_t k_blocks = (p->k + KC - 1) / KC;
+    const int64_t kc_step = min64(KC, round_up((p->k + k_blocks - 1) / k_blocks, 8));
+    const int64_t per_jc = (p->k + kc_step - 1) / kc_step;
+    st->jc = index / per_jc * NC;
+    if (st->jc >= p->n)
+        return 0;
+    st->nc = min64(NC, p->n - st->jc);
+    st->pc = index % per_jc * kc_step;
+    st->kc = min64(kc_step, p->k - st->pc);
+    st->w = split_work(p->m, st->nc, nthreads);
+    return 1;
+}
+
+/*
+ * Every batch item on the calling team; called by every thread of the team.  The steps of all
+ * items run as one sequence (the B buffers alternate across items too).
+ */
+static void blocked_items(void *arg, tg_team *team, int tid);
 
 /* How many threads a call may use: OpenMP's answer where the build has it (OMP_NUM_THREADS,
  * omp_set_num_threads), else OMP_NUM_THREADS or every online core. */
@@ -297,12 +385,6 @@ static int thread_count(void)
 #endif
 }
 
-/* What the team's threads share: the problem and, on the blocked path, the packing buffers. */
-typedef struct job {
-    const tg_problem *p;
-    float *b_buf, *a_bufs;
-} job;
-
 /* Small items are independent (validation keeps their C apart): a share of them each. */
 static void small_items(void *arg, tg_team *team, int tid)
 {
@@ -313,21 +395,105 @@ static void small_items(void *arg, tg_team *team, int tid)
         simple_sgemm(p, p->A + b * p->stride_a, p->B + b * p->stride_b, p->C + b * p->stride_c);
 }
 
-static void blocked_items(void *arg, tg_team *team, int tid)
+/* Floats of one thread's packed A block: the even split never gives a block more than MC / MR
+ * row panels, nor more than the product has. */
+static int64_t a_buf_floats(const tg_problem *p)
 {
-    const job *j = arg;
-    const tg_problem *p = j->p;
-    /* the even split never gives a block more than MC / MR row panels */
-    float *a_buf = j->a_bufs + (int64_t)tid * MC * KC;
-    for (int64_t b = 0; b < p->batch; ++b)
-        blocked_item(p, p->A + b * p->stride_a, p->B + b * p->stride_b, p->C + b * p->stride_c,
-                     j->b_buf, a_buf, team, tid);
+    return round_up(min64(MC, round_up(p->m, MR)) * min64(KC, p->k), BUF_ALIGN / sizeof(float));
 }
 
-static float *alloc_floats(int64_t count)
+static void blocked_items(void *arg, tg_team *team, int tid)
 {
-    size_t bytes = (size_t)round_up(count * (int64_t)sizeof(float), BUF_ALIGN);
-    return TG_FAULT("host: CPU packing buffers") ? NULL : aligned_alloc(BUF_ALIGN, bytes);
+    job *j = arg;
+    const tg_problem *p = j->p;
+    a_block a = {j->a_bufs + (int64_t)tid * a_buf_floats(p), -1, -1};
+    cursor c = {-1, 0};
+    step prev = {0}, cur = {0}; /* steps s - 1 and s */
+    const float *prev_A = NULL, *cur_A = NULL, *cur_B = NULL;
+    float *prev_C = NULL, *cur_C = NULL;
+    int64_t item = 0, index = 0, step_no = 0, piece;
+    for (;;) {
+        /* step s: the next (jc, pc) of this batch item, else the first of the next item */
+        int more = 0;
+        for (; item < p->batch; ++item, index = 0)
+            if (step_at(p, index, team->size, &cur)) {
+                more = 1;
+                break;
+            }
+        if (more) {
+            cur_A = p->A + item * p->stride_a;
+            cur_B = p->B + item * p->stride_b;
+            cur_C = p->C + item * p->stride_c;
+            cur.b_buf = j->b_bufs[step_no % 2];
+        }
+        /* the phase: multiply(s - 1) and pack B(s) */
+        const int64_t multiplies = step_no > 0 ? prev.w.n_ic * prev.w.n_slices : 0;
+        const int64_t packs = more ? cur.w.b_pieces : 0;
+        while (next_piece(j, &c, multiplies + packs, &piece)) {
+            if (piece < multiplies)
+                multiply_piece(p, prev_A, prev_C, &prev, step_no - 1, &a, piece);
+            else
+                pack_b_piece(p, cur_B, &cur, piece - multiplies);
+        }
+        c.base += multiplies + packs;
+        if (!more)
+            return; /* that was multiply(last): tg_team_run waits for every thread */
+        tg_team_barrier(team); /* B(s) packed; multiply(s - 1) done, so B(s + 1) may overwrite
+                                  B(s - 1) */
+        prev = cur, prev_A = cur_A, prev_C = cur_C;
+        ++step_no, ++index;
+    }
+}
+
+/*
+ * The packing buffers, kept from one product to the next: allocating them anew each time costs
+ * page faults (glibc maps a block of a megabyte or more afresh at first, and returns it at
+ * free), which at 512^3 are a good part of a millisecond's product.  One spare block is kept,
+ * taken with an atomic exchange so that concurrent callers never share it (a caller that finds
+ * none allocates its own), and freed when the library is unloaded or the process exits; a
+ * very large block is not kept.  A block starts with a header holding its size in floats.
+ */
+enum { HEADER_FLOATS = BUF_ALIGN / sizeof(float) };
+static _Atomic(float *) spare_block;
+
+static float *take_block(int64_t count)
+{
+    if (TG_FAULT("host: CPU packing buffers"))
+        return NULL;
+    float *block = atomic_exchange(&spare_block, NULL);
+    int64_t have;
+    if (block) {
+        memcpy(&have, block, sizeof have);
+        if (have >= count)
+            return block + HEADER_FLOATS;
+        free(block);
+    }
+    const size_t bytes = (size_t)round_up((count + HEADER_FLOATS) * (int64_t)sizeof(float),
+                                          BUF_ALIGN);
+    block = aligned_alloc(BUF_ALIGN, bytes);
+    if (!block)
+        return NULL;
+    memcpy(block, &count, sizeof count);
+    return block + HEADER_FLOATS;
+}
+
+/* Blocks above this many floats (64 MiB; a product on a hundred threads or more) are freed. */
+#define SPARE_MAX_FLOATS ((int64_t)16 << 20)
+
+static void give_back(float *data)
+{
+    float *block = data - HEADER_FLOATS;
+    int64_t count;
+    memcpy(&count, block, sizeof count);
+    if (count > SPARE_MAX_FLOATS)
+        free(block);
+    else
+        free(atomic_exchange(&spare_block, block)); /* keep the newest */
+}
+
+__attribute__((destructor)) static void free_spare_block(void)
+{
+    free(atomic_exchange(&spare_block, NULL));
 }
 
 static int cpu_sgemm(const tg_problem *p, int may_fail);
@@ -345,19 +511,25 @@ static int cpu_sgemm(const tg_problem *p, int may_fail)
             scale_c(p->C + b * p->stride_c, p->ldc, p->m, p->n, p->beta);
         return 0;
     }
-    job j = {p, NULL, NULL};
-    const int max_threads = thread_count();
+    job j = {.p = p};
+    atomic_init(&j.next_ticket, 0);
+    /* the pool's limit, not what was asked (OMP_NUM_THREADS may say a million) */
+    int threads = thread_count() < TG_POOL_MAX_THREADS ? thread_count() : TG_POOL_MAX_THREADS;
     if ((double)p->m * (double)p->n * (double)p->k < SMALL_PROBLEM_FLOPS) {
-        tg_team_run(p->batch > 1 ? max_threads : 1, small_items, &j);
+        tg_team_run(p->batch > 1 ? threads : 1, small_items, &j);
         return 0;
     }
+    /* no more threads than there are MR x NR tiles of C: a thread past those has no work */
+    const int64_t tiles = (p->m + MR - 1) / MR * ((p->n + NR - 1) / NR);
+    if (tiles < threads)
+        threads = (int)tiles;
 
+    /* one A block for each thread the team can have (tg_team_run gives at most `threads`) */
     const int64_t kc_max = min64(KC, p->k);
-    float *b_buf = alloc_floats(kc_max * round_up(min64(NC, p->n), NR));
-    float *a_bufs = alloc_floats((int64_t)max_threads * MC * KC);
-    if (!b_buf || !a_bufs) {
-        free(b_buf);
-        free(a_bufs);
+    /* two B blocks: B(s + 1) is packed while B(s) is read */
+    const int64_t b_floats = kc_max * round_up(min64(NC, p->n), NR);
+    float *bufs = take_block(2 * b_floats + (int64_t)threads * a_buf_floats(p));
+    if (!bufs) {
         if (may_fail)
             return -1;
         for (int64_t b = 0; b < p->batch; ++b)
@@ -365,9 +537,9 @@ static int cpu_sgemm(const tg_problem *p, int may_fail)
         return 0;
     }
 
-    j.b_buf = b_buf, j.a_bufs = a_bufs;
-    tg_team_run(max_threads, blocked_items, &j);
-    free(b_buf);
-    free(a_bufs);
+    j.b_bufs[0] = bufs, j.b_bufs[1] = bufs + b_floats;
+    j.a_bufs = bufs + 2 * b_floats;
+    tg_team_run(threads, blocked_items, &j);
+    give_back(bufs);
     return 0;
 }
