@@ -132,8 +132,9 @@ typedef struct tg_choice {
     const struct tg_tuned *tuned; /* the tuned row followed, NULL when the model decided */
 } tg_choice;
 
-/* Bytes rung i moves through its workspace for p besides A, B and C (rung 9 writes its TF32
- * planes and reads them again), for the cost model; 0 for rungs without workspace. */
+/* Bytes rung i moves through its workspace for p besides A, B and C, as the rung itself
+ * counts them (tg_rung.staged_bytes: rung 9's TF32 planes, of B only or of none where it reads
+ * an operand in place), for the cost model; 0 for rungs without workspace. */
 double tg_staged_bytes(int rung, const tg_problem *p);
 
 /* Why auto may not pick rung i for p in this math mode on that GPU (NULL when it may): not

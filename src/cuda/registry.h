@@ -35,6 +35,9 @@ typedef struct tg_rung {
      * of at least workspace_bytes(p) bytes that stays the rung's until the stream has run
      * what it queued). */
     size_t (*workspace_bytes)(const tg_problem *p);
+    /* Bytes the rung moves through that workspace for p, each written once and read once
+     * (its TF32 planes): what the cost model adds to the memory traffic.  NULL: none. */
+    double (*staged_bytes)(const tg_problem *p);
     int (*launch_with_workspace)(const tg_problem *p, void *stream, void *workspace);
 } tg_rung;
 

@@ -158,10 +158,7 @@ static const tg_model_rung *model_row(const tg_model_device *model, int i, const
 double tg_staged_bytes(int i, const tg_problem *p)
 {
     const tg_rung *r = tg_rungs[i];
-    if (!r->workspace_bytes)
-        return 0.0;
-    const double parts = r->arith == TG_ARITH_3XTF32 ? 2.0 : 1.0;
-    return 2.0 * parts * 4.0 * (double)(p->m + p->n) * (double)p->k * (double)p->batch;
+    return r->staged_bytes ? r->staged_bytes(p) : 0.0;
 }
 
 double tg_model_predict_ms(const tg_device_props *dev, int i, int slices, const tg_problem *p)

@@ -526,6 +526,20 @@ size_t tma_wgmma_workspace(const tg_problem *p)
     return PlaneChunks(q.p, SPLIT, feed.a == AFeed::kShared).bytes(q.p);
 }
 
+/* The planes' bytes over the whole of k, written once and read once: the chunks that
+ * tma_wgmma_workspace sizes one at a time, all of them. */
+template <bool SPLIT, int BN>
+double tma_wgmma_staged(const tg_problem *p)
+{
+    const Feed feed = choose_feed<BN, SPLIT>(*p);
+    if (!needs_planes(SPLIT, feed.a))
+        return 0.0;
+    const TurnedProblem q = turned(*p, feed.turn);
+    const PlaneChunks c(q.p, SPLIT, feed.a == AFeed::kShared);
+    return 2.0 * (double)(c.items_a * q.p.m + c.items_b * q.p.n) * c.parts * sizeof(float) *
+           (double)q.p.k;
+}
+
 template <int PARTS, Read READ>
 cudaError_t launch_split_as(dim3 grid, const float *X, int64_t rs, int64_t ks, int64_t stride,
                             int64_t rows, int64_t k, float *planes, int64_t kp,
@@ -684,6 +698,7 @@ extern "C" const tg_rung tg_rung_tma_wgmma3xtf32 = {.name = "tma_wgmma3xtf32", .
     .block_rows = kBM, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_3XTF32, .min_cc = 90,
     .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
     .workspace_bytes = tma_wgmma_workspace<true, 128>,
+    .staged_bytes = tma_wgmma_staged<true, 128>,
     .launch_with_workspace = launch_tma_wgmma<128, 1, true>};
 
 extern "C" const tg_rung tg_rung_tma_wgmmatf32 = {.name = "tma_wgmmatf32", .level = 9,
@@ -692,4 +707,5 @@ extern "C" const tg_rung tg_rung_tma_wgmmatf32 = {.name = "tma_wgmmatf32", .leve
     .block_rows = kBM, .block_cols = 256, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 90,
     .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<256>,
     .workspace_bytes = tma_wgmma_workspace<false, 256>,
+    .staged_bytes = tma_wgmma_staged<false, 256>,
     .launch_with_workspace = launch_tma_wgmma<256, 0, false>};

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The README's two commands and the planner judged, in one GPU call: scripts/run.sh and
+# scripts/test.sh as a new user runs them (GPU tests must run: TILEGEMM_REQUIRE_GPU=1), then
+# `auto` against cuBLAS on the random suite of SEED (never used for fitting, tuning or the
+# regret corpus) in each mode of MODES, and the fixed suites in fp32.  JSON and logs under
+# ${OUT:-device-out}; the category tables last.
+#
+#   scripts/device_judge.sh SEED [COUNT]      environment: MODES (default "fp32 strict"),
+#                                             DEADLINE (seconds, default 560)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. scripts/device_common.sh
+device_setup 560 40
+seed=$1
+count=${2:-200}
+export TILEGEMM_COMMIT=${TILEGEMM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+start=$SECONDS
+timeout "$(left)" scripts/run.sh >"$out/run.log" 2>&1
+status "scripts/run.sh" "rc $? in $((SECONDS - start)) s"
+start=$SECONDS
+timeout "$(left)" scripts/test.sh >"$out/test.log" 2>&1
+status "scripts/test.sh" "rc $? in $((SECONDS - start)) s: $(grep -E 'tests passed|tests failed' "$out/test.log" | tail -n 1)"
+cli=build/tilegemm
+for math in ${MODES:-fp32 strict}; do
+  timeout "$(left)" "$cli" bench --suite random --seed "$seed" --count "$count" --algo auto \
+    --math "$math" --json "$top/random-seed$seed-auto-$math.json" >"$out/random-$math.log" 2>&1
+  status "random seed $seed x $count, auto $math" "rc $? at $SECONDS s"
+done
+timeout "$(left)" "$cli" bench --suite all --count 0 --algo auto --math fp32 \
+  --json "$top/all-auto-fp32.json" >"$out/all-fp32.log" 2>&1
+status "all (fixed shapes), auto fp32" "rc $? at $SECONDS s"
+{
+  echo "== summary"; cat "$summary"
+  grep -hE "Failed|\*\*\*Not Run|\(Failed\)" "$out/test.log" | head -20
+  for f in random-fp32 random-strict all-fp32; do
+    [ -f "$out/$f.log" ] || continue
+    echo "== $f"; sed -n '/^auto on/,$p' "$out/$f.log" | grep -v "^summary"
+  done
+} | tee "$top/table.txt"
+tar -C "$out" -czf "$top/0-logs.tgz" . && rm -rf "$out"
