@@ -13,14 +13,20 @@ measured on few or small shapes must not promise more); the GPU's launch cost an
 bandwidth come from all runs.  --cross-validate fits on half the shapes and checks on the
 other half, both ways: what to expect on shapes the fit never saw.  --check prints how the
 model's choice would fare on another sweep (the judged seed): the measured time of the rung it
-picks over the fastest measured, per shape.  Pure Python: no packages needed.
+picks over the fastest measured, per shape.  No packages needed; it predicts with the
+planner's own formula through libtilegemm_model_eval (bench/model_eval.c: build that target
+first), and says which C-write rates it could not measure or held at a bound.
 """
 import argparse
+import ctypes
 import json
 import math
+import os
+import pathlib
 import sys
 import zlib
 
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 OCCUPANCIES = (1, 2, 3, 4)
 K_STEPS = (8, 16, 32, 64)
 MIN_CLASS_SAMPLES = 12  # fewer runs in an orientation class: fit the rung on all classes
@@ -74,42 +80,45 @@ def load(paths):
     return device, runs
 
 
-SPLIT_K_ALIGN = 4  # src/plan/split_k.h
+def bytes_moved(x):
+    """Compulsory bytes of an unsplit run: A and B read, C written."""
+    return 4.0 * (x["m"] * x["k"] + x["k"] * x["n"] + x["m"] * x["n"])
 
 
-def split_lengths(k, slices):
-    """(slice_k, full slices, tail) as src/plan/split_k.h cuts k."""
-    if slices <= 1:
-        return k, 1, 0
-    slice_k = max(k // slices // SPLIT_K_ALIGN * SPLIT_K_ALIGN, SPLIT_K_ALIGN)
-    return slice_k, k // slice_k, k % slice_k
+def model_eval():
+    """The planner's own formula, tg_model_seconds (src/plan/cost_model.h), through
+    libtilegemm_model_eval (bench/model_eval.c): the fit never re-implements it."""
+    global _MODEL_EVAL
+    if _MODEL_EVAL is None:
+        names = [os.environ.get("TILEGEMM_MODEL_EVAL", "")] + [
+            str(p) for p in sorted(ROOT.glob("build*/libtilegemm_model_eval.so"))]
+        for name in names:
+            if name and os.path.exists(name):
+                lib = ctypes.CDLL(name)
+                break
+        else:
+            sys.exit("fit_model.py: build the target tilegemm_model_eval first (cmake --build "
+                     "build --target tilegemm_model_eval), or name its .so in TILEGEMM_MODEL_EVAL")
+        f = lib.tg_model_eval_us
+        f.restype = ctypes.c_double
+        f.argtypes = [ctypes.c_double, ctypes.c_double, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_double, ctypes.c_double, ctypes.c_double, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong,
+                      ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_double]
+        _MODEL_EVAL = f
+    return _MODEL_EVAL
 
 
-def bytes_moved(x, slices=1):
-    c_passes = slices if slices > 1 else 1
-    return 4.0 * (x["m"] * x["k"] + x["k"] * x["n"] + c_passes * x["m"] * x["n"])
+_MODEL_EVAL = None
 
 
 def predict(dev, row, tile, sms, x, slices=1):
-    """Microseconds, as tg_model_seconds computes them, less the staged bytes of rung 9's
-    planes (the planner adds them, tg_staged_bytes; the fit sees them in the measured times)."""
-    bm, bn = tile
-    slice_k, full, tail = split_lengths(x["k"], slices)
-    partials = full + (tail > 0)
-    per_slice = ceil_div(x["m"], bm) * ceil_div(x["n"], bn)
-    per_wave = sms * row["occupancy"]
-    waves = ceil_div(per_slice * full, per_wave)
-    compute = waves * (row["wave_us"] + row["kstep_us"] * ceil_div(slice_k, row["bk"]))
-    per_us = dev["dram_gbs"] * 1e3
-    c_bytes = 4.0 * x["m"] * x["n"] * partials
-    memory = (bytes_moved(x, partials) - c_bytes) / per_us + c_bytes / (row.get("c_gbs", dev["dram_gbs"]) * 1e3)
-    us = dev["launch_us"] + max(compute, memory)
-    if tail > 0:
-        us += dev["launch_us"] + ceil_div(per_slice, per_wave) * (
-            row["wave_us"] + row["kstep_us"] * ceil_div(tail, row["bk"]))
-    if slices > 1:
-        us += dev["launch_us"] + 4.0 * x["m"] * x["n"] * (partials + 1) / per_us
-    return us
+    """Microseconds, as tg_model_seconds computes them (beta = 0, as the sweeps run), less the
+    staged bytes of rung 9's planes (the planner adds them, tg_staged_bytes; the fit sees them
+    in the measured times)."""
+    return model_eval()(dev["launch_us"], dev["dram_gbs"], row["occupancy"], row["bk"],
+                        row["wave_us"], row["kstep_us"], row.get("c_gbs", dev["dram_gbs"]),
+                        tile[0], tile[1], sms, x["m"], x["n"], x["k"], slices, 0, 0.0)
 
 
 def fit_device(runs, dram_gbs=None):
@@ -182,9 +191,10 @@ def fit_c_rate(dev, row, tile, sms, runs):
         if compute < 0.5 * y and left > 0 and c_bytes >= 1 << 22:
             rates.append(c_bytes / left / 1e3)
     if len(rates) < 3:
-        return dev["dram_gbs"]
+        return dev["dram_gbs"], "not measured: the streaming rate stands in"
     rate = sorted(rates)[len(rates) // 2]
-    return min(max(rate, 0.05 * dev["dram_gbs"]), C_RATE_MARGIN * dev["dram_gbs"])
+    bounded = min(max(rate, 0.05 * dev["dram_gbs"]), C_RATE_MARGIN * dev["dram_gbs"])
+    return bounded, None if bounded == rate else f"pinned at its bound ({rate:.0f} measured)"
 
 
 def fit(runs, tiles, sms, dram_gbs=None):
@@ -210,8 +220,8 @@ def fit(runs, tiles, sms, dram_gbs=None):
                 got = (fit_rung(dev, tiles[algo], sms, cls, shape, floor)
                        if len(cls) >= MIN_CLASS_SAMPLES else None)
                 row = dict((got or pooled)[1])
-                row["c_gbs"] = fit_c_rate(dev, row, tiles[algo], sms,
-                                          cls if len(cls) >= MIN_CLASS_SAMPLES else mine)
+                row["c_gbs"], row["c_gbs_note"] = fit_c_rate(
+                    dev, row, tiles[algo], sms, cls if len(cls) >= MIN_CLASS_SAMPLES else mine)
                 rows[(algo, a_k, b_n)] = row
     return dev, rows
 
@@ -258,6 +268,13 @@ def write(path, device, dev, rows, cc, sources, dram_gbs=None):
                 f"{', '.join(sources)}{floor}. Generated: do not edit.\n")
         f.write("# device\tcc\tlaunch_us\tdram_gbs\n")
         f.write(f"device\t{cc}\t{dev['launch_us']}\t{dev['dram_gbs']}\n")
+        # A rate the fit could not measure, or held at a bound, is said here and on stderr, not
+        # passed off as a measurement.
+        for (algo, a_k, b_n), r in sorted(rows.items()):
+            if r.get("c_gbs_note"):
+                note = f"c_gbs of {algo} ({a_k}, {b_n}) {r['c_gbs_note']}"
+                f.write(f"# {note}\n")
+                print(f"fit_model.py: {note}", file=sys.stderr)
         f.write("# rung\tcc\talgo\ta_k_contiguous\tb_n_contiguous\toccupancy\tbk\twave_us\tkstep_us\tc_gbs\n")
         for (algo, a_k, b_n), r in sorted(rows.items()):
             f.write(f"rung\t{cc}\t{algo}\t{a_k}\t{b_n}\t{r['occupancy']}\t{r['bk']}\t"
