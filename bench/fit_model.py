@@ -14,7 +14,7 @@ bandwidth come from all runs.  --cross-validate fits on half the shapes and chec
 other half, both ways: what to expect on shapes the fit never saw.  --check prints how the
 model's choice would fare on another sweep (the judged seed): the measured time of the rung it
 picks over the fastest measured, per shape.  No packages needed; it predicts with the
-planner's own formula through libtilegemm_model_eval (bench/model_eval.c: build that target
+planner's own formula through libtilegemm_model_eval (src/plan/model_eval.c: build that target
 first), and says which C-write rates it could not measure or held at a bound.
 """
 import argparse
@@ -87,7 +87,7 @@ def bytes_moved(x):
 
 def model_eval():
     """The planner's own formula, tg_model_seconds (src/plan/cost_model.h), through
-    libtilegemm_model_eval (bench/model_eval.c): the fit never re-implements it."""
+    libtilegemm_model_eval (src/plan/model_eval.c): the fit never re-implements it."""
     global _MODEL_EVAL
     if _MODEL_EVAL is None:
         names = [os.environ.get("TILEGEMM_MODEL_EVAL", "")] + [

@@ -3,7 +3,7 @@
  * through ctypes, so the fit and the planner predict with the same code: the formula lives in
  * cost_model.h alone.  Built as libtilegemm_model_eval.so beside the library.
  */
-#include "plan/cost_model.h"
+#include "cost_model.h"
 
 /* Microseconds for an m x n x k product (batch 1) cut into `slices`, on a rung of this block
  * tile and model row, on a GPU of sm_count SMs with this launch cost and streaming rate;
