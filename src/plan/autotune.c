@@ -13,7 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../include/tilegemm.h"
+#include "../../include/tilegemm.h" /* TG_MAX_SPLIT_K */
+
+/* The library's version (tg_version's), from the build; a key of another version never
+ * matches. */
+#ifndef TG_VERSION_STRING
+#define TG_VERSION_STRING "unknown"
+#endif
 
 #define HEADER "# tilegemm autotune cache"
 
@@ -32,7 +38,7 @@ int tg_at_align_class(const tg_problem *p)
 void tg_at_key_make(tg_at_key *key, int math, const tg_problem *p)
 {
     memset(key, 0, sizeof *key);
-    snprintf(key->version, sizeof key->version, "%s", tg_version());
+    snprintf(key->version, sizeof key->version, "%s", TG_VERSION_STRING);
     key->m = p->m;
     key->n = p->n;
     key->k = p->k;
