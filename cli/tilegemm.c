@@ -22,6 +22,7 @@
 #include "shape.h"
 #include "simulate.h"
 #include "tilegemm.h"
+#include "tune.h"
 #include "verify.h"
 
 #ifdef TG_HAVE_CUDA
@@ -41,6 +42,8 @@ static int usage(FILE *out)
             "  explain MxNxK [--layout row|col] [--trans NN|NT|TN|TT] [--math MODE] [--gpu h100]\n"
             "                             the plan for a shape, why, and its roofline\n"
             "  algos                      the rungs of this build\n"
+            "  tune [MxNxK ...] [--suite S] [--math M] [--layout L] [--trans T]\n"
+            "                             fill the autotuning cache (TILEGEMM_AUTOTUNE=1)\n"
             "  --version                  the library version\n");
     return out == stderr ? 2 : 0;
 }
@@ -387,6 +390,7 @@ static int run_command(int argc, char **argv)
     if (!strcmp(cmd, "simulate")) return tg_simulate_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain")) return cmd_explain(argc - 1, argv + 1);
     if (!strcmp(cmd, "algos")) return cmd_algos(argc - 1, argv + 1);
+    if (!strcmp(cmd, "tune")) return tg_tune_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
         if (argc > 2)
             return fprintf(stderr, "tilegemm %s: unexpected argument \"%s\"\n", cmd, argv[2]), 2;
