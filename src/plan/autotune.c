@@ -450,6 +450,7 @@ done:
 enum { kMaxDevices = 8 };
 typedef struct table {
     tg_at_device dev;
+    char path[4096]; /* its file, named when it was loaded ("": none) */
     tg_at_entry *entries;
     int count, cap;
 } table;
@@ -467,14 +468,15 @@ static table *table_of(const tg_at_device *dev)
     table *t = &tables[table_count++];
     memset(t, 0, sizeof *t);
     t->dev = *dev;
-    char path[4096], why[768];
-    if (tg_at_cache_path(dev, path, sizeof path) != 0) {
+    char why[768];
+    if (tg_at_cache_path(dev, t->path, sizeof t->path) != 0) {
+        t->path[0] = '\0';
         warn_once("no cache folder (set TILEGEMM_CACHE_DIR, XDG_CACHE_HOME or HOME): choices "
                   "are kept for this process only");
         return t;
     }
-    snprintf(last_path, sizeof last_path, "%s", path);
-    if (tg_at_file_read(path, dev, &t->entries, &t->count, why, sizeof why) < 0)
+    snprintf(last_path, sizeof last_path, "%s", t->path);
+    if (tg_at_file_read(t->path, dev, &t->entries, &t->count, why, sizeof why) < 0)
         warn_once(why); /* ignored: the next store replaces it */
     t->cap = t->count;
     entries_known += t->count;
@@ -499,14 +501,18 @@ int tg_at_store(const tg_at_device *dev, const tg_at_entry *e)
 {
     pthread_mutex_lock(&lock);
     table *t = table_of(dev);
+    char path[4096], why[768];
+    int status = -1;
     if (t) {
         const int before = t->count;
         if (push(&t->entries, &t->count, &t->cap, e) == 0)
             entries_known += t->count - before;
+        snprintf(path, sizeof path, "%s", t->path); /* the file it was loaded from */
+    } else if (tg_at_cache_path(dev, path, sizeof path) != 0) {
+        path[0] = '\0';
     }
-    char path[4096], why[768];
-    int status = -1;
-    if (tg_at_cache_path(dev, path, sizeof path) == 0) {
+    if (path[0]) {
+        snprintf(last_path, sizeof last_path, "%s", path);
         status = tg_at_file_merge(path, dev, e, 1, why, sizeof why);
         if (why[0])
             warn_once(why);

@@ -14,7 +14,8 @@
  *   device<TAB>NVIDIA H100 80GB HBM3<TAB>90<TAB>132
  *   <version> <m> <n> <k> <batch> <a_k> <b_n> <math> <align><TAB><rung><TAB><slices><TAB><ms>
  *
- * Loaded once per process and model, on the first lookup.  A store merges with what is on disk
+ * Loaded once per process and model, on the first lookup, which also fixes the file that
+ * process's stores for that model go to.  A store merges with what is on disk
  * under an flock of <file>.lock, writes a temporary file in the same folder and renames it over
  * the old one, so several processes may tune at once and a reader never sees half a file.  A
  * file with a wrong header, format version or device, or a malformed line, is ignored (and
