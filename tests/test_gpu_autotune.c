@@ -7,7 +7,8 @@
  * everything outside C's m x n region as it was; the same call with autotuning off gives the
  * same values within the FP32 bound; a second call, a second handle and a second process (this
  * program run again with --second) take the cached choice without timing, and tg_explain says
- * so; a call on a capturing stream never times.
+ * so; a call on a capturing stream never times; and a failure of any allocation or checked CUDA
+ * call of the timing (fault injection, error.h) leaves the call successful, its result right.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "error.h" /* tg_fault_hook */
 #include "plan/autotune.h"
 #include "testing.h"
 #include "tilegemm.h"
@@ -237,6 +239,54 @@ static void run_checked(tg_handle *h, int expect_timing, uint64_t seed)
     }
 }
 
+/* Fault injection inside the timing: from its first checked call (cudaGetDevice(&device_now),
+ * src/cuda/autotune.cu) to its last (cudaStreamSynchronize(stream)), the fail_at-th site fails. */
+static int g_in_window, g_window_sites, g_fail_at = -1;
+
+static int fault_in_timing(const char *site)
+{
+    if (!strcmp(site, "CUDA: cudaGetDevice(&device_now)"))
+        g_in_window = 1;
+    int fail = 0;
+    if (g_in_window)
+        fail = g_window_sites++ == g_fail_at;
+    if (g_in_window && !strcmp(site, "CUDA: cudaStreamSynchronize(stream)"))
+        g_in_window = 0;
+    return fail;
+}
+
+static void test_faults_in_timing(void)
+{
+    tg_handle *h = NULL;
+    if (tg_create(&h) != TG_SUCCESS) {
+        EXPECT(0, "tg_create");
+        return;
+    }
+    tg_set_autotune(h, 1);
+    int faults = 0;
+    for (int at = 0; at < 400; ++at) {
+        /* A fresh key each time (m), so that each call times. */
+        const shape s = {TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 64 + at, 96, 200, 0};
+        const tg_case c = case_of(&s, 0.5f);
+        g_in_window = 0, g_window_sites = 0, g_fail_at = at;
+        tg_fault_hook = fault_in_timing;
+        tg_case_result r;
+        tg_check_case(h, &c, 900 + (uint64_t)at, &r);
+        tg_fault_hook = NULL;
+        if (g_window_sites <= at)
+            break; /* the timing has fewer sites: every one has failed once */
+        ++faults;
+        char name[240];
+        tg_case_name(&c, name, sizeof name);
+        EXPECT(r.status == TG_SUCCESS && r.passed, "%s with site %d of the timing failing: %s",
+               name, at, r.detail);
+    }
+    EXPECT(faults >= 10, "only %d sites of the timing were reached", faults);
+    printf("fault injection: %d sites of the timing failed in turn, every call succeeded\n",
+           faults);
+    tg_destroy(h);
+}
+
 static int second_process(void)
 {
     tg_handle *h = NULL;
@@ -298,6 +348,7 @@ int main(int argc, char **argv)
     compare_with_untuned(&fresh[0], 0.5f);
     compare_with_untuned(&fresh[1], 1.0f);
     test_capture();
+    test_faults_in_timing();
 
     /* The file a second process reads. */
     char path[4200];

@@ -121,12 +121,14 @@ extern "C" {
 tg_status tg_cuda_autotune_measure(tg_handle *h, const tg_problem *p, int copy_operands,
                                    struct tg_at_entry *chosen)
 {
-    int current = -1;
-    TG_AT_CHECK(h, cudaGetDevice(&current));
-    if (current != h->device)
+    /* (device_now and the stream synchronize below: the first and last checked calls of a
+     * timing, whose names test_gpu_autotune's fault injection looks for.) */
+    int device_now = -1;
+    TG_AT_CHECK(h, cudaGetDevice(&device_now));
+    if (device_now != h->device)
         return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
                        "autotune: the current GPU is %d but this handle belongs to GPU %d",
-                       current, h->device);
+                       device_now, h->device);
     tg_status st = tg_cuda_ensure_stream(h);
     if (st != TG_SUCCESS)
         return st;
