@@ -20,7 +20,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "error.h" /* tg_fault_hook */
+#include "cuda/backend.h" /* tg_cuda_device_identity */
+#include "error.h"        /* tg_fault_hook */
 #include "plan/autotune.h"
 #include "testing.h"
 #include "tilegemm.h"
@@ -287,6 +288,51 @@ static void test_faults_in_timing(void)
     tg_destroy(h);
 }
 
+/* A corrupt cache file of this GPU: ignored with one warning, which tg_explain and
+ * tg_autotune_status carry; the next timed call replaces it with a valid one. */
+static void test_corrupt_cache(const char *dir)
+{
+    tg_at_reset();
+    setenv("TILEGEMM_CACHE_DIR", dir, 1);
+    tg_handle *h = NULL;
+    tg_at_device dev;
+    char path[4200];
+    if (tg_create(&h) != TG_SUCCESS || tg_cuda_device_identity(h, &dev) != TG_SUCCESS ||
+        tg_at_cache_path(&dev, path, sizeof path) != 0) {
+        EXPECT(0, "set-up: %s", h ? tg_last_error(h) : tg_last_error(NULL));
+        tg_destroy(h);
+        return;
+    }
+    char command[8800];
+    snprintf(command, sizeof command, "mkdir -p '%s' && printf 'not a cache\\n' > '%s'", dir,
+             path);
+    EXPECT(system(command) == 0, "%s", command);
+    tg_set_autotune(h, 1);
+    const shape s = {TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 320, 320, 320, 0};
+    float *d = NULL;
+    EXPECT(cudaMalloc((void **)&d, 256) == cudaSuccess, "cudaMalloc");
+    char text[4096] = "";
+    EXPECT(tg_explain(h, s.layout, s.ta, s.tb, s.m, s.n, s.k, d, s.k, d, s.n, d, s.n, text,
+                      sizeof text) == TG_SUCCESS, "explain: %s", tg_last_error(h));
+    cudaFree(d);
+    EXPECT(strstr(text, "autotune: warning:") != NULL, "explain carries the warning:\n%s", text);
+    const char *status = tg_autotune_status();
+    EXPECT(strstr(status, "warning:") && !strstr(strstr(status, "warning:") + 1, "warning:"),
+           "one warning: %s", status);
+    const tg_case c = case_of(&s, 0.5f);
+    tg_case_result r;
+    const long before = timed_now();
+    tg_check_case(h, &c, 4242, &r);
+    EXPECT(r.passed && timed_now() == before + 1, "a call times and runs: %s", r.detail);
+    tg_at_entry *all = NULL;
+    int n = 0;
+    char why[600] = "";
+    EXPECT(tg_at_file_read(path, &dev, &all, &n, why, sizeof why) == 1 && n == 1,
+           "the file was replaced by a valid one: %s", why);
+    free(all);
+    tg_destroy(h);
+}
+
 static int second_process(void)
 {
     tg_handle *h = NULL;
@@ -363,6 +409,10 @@ int main(int argc, char **argv)
     const int status = system(command);
     EXPECT(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
            "the second process (%s) failed: %d", command, status);
+
+    char corrupt_dir[200];
+    snprintf(corrupt_dir, sizeof corrupt_dir, "%s/corrupt", dir);
+    test_corrupt_cache(corrupt_dir);
 
     snprintf(command, sizeof command, "rm -rf '%s'", dir);
     if (!tg_test_failures && system(command) != 0)

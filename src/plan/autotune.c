@@ -317,6 +317,13 @@ static void warn_once(const char *why)
         snprintf(warning, sizeof warning, "%s", why);
 }
 
+void tg_at_warning(char *buf, size_t size)
+{
+    pthread_mutex_lock(&lock);
+    snprintf(buf, size, "%s", warning);
+    pthread_mutex_unlock(&lock);
+}
+
 void tg_at_count_hit(void)
 {
     pthread_mutex_lock(&lock);

@@ -40,7 +40,17 @@ int tg_autotune_cached(tg_handle *h, const tg_problem *p, tg_plan *plan, int *sl
     tg_at_key key;
     tg_at_key_make(&key, (int)h->math, p);
     tg_at_entry e;
-    if (!tg_at_lookup(&dev, &key, &e)) {
+    const int found = tg_at_lookup(&dev, &key, &e);
+    if (plan->explaining) { /* the cache's one warning, where tg_explain shows it */
+        char warning[400];
+        tg_at_warning(warning, sizeof warning);
+        if (warning[0]) {
+            snprintf(why, why_size, "autotune: warning: %s\n", warning);
+            const size_t used = strlen(why);
+            why += used, why_size -= used;
+        }
+    }
+    if (!found) {
         plan->autotune_pending = 1;
         snprintf(why, why_size, "autotune: no measured choice for this key yet (%s, %d-byte "
                                 "alignment class): a call times the planner's best %d "
