@@ -228,12 +228,14 @@ TG_API int tg_get_autotune(const tg_handle *handle);
  * prints: this is where such warnings go, once per process. */
 TG_API const char *tg_autotune_status(void);
 
-/* Times the candidates for this shape now, on scratch device buffers (operands as cudaMalloc
- * returns them, these leading dimensions, alpha = 1, beta = 0), and stores the fastest in the
- * cache whether or not the handle autotunes (`tilegemm tune` fills the cache this way).  Writes
- * the chosen rung, its slices and its measured milliseconds (each may be NULL).
- * TG_ERROR_NOT_SUPPORTED without a GPU or with no rung for the call, TG_ERROR_CUDA or
- * TG_ERROR_ALLOCATION when timing failed. */
+/* Times the candidates for this shape now, in the handle's math mode, on scratch device buffers
+ * (operands as cudaMalloc returns them, these leading dimensions, alpha = 1, beta = 0), and
+ * stores the fastest in the cache, replacing an older measurement, whether or not the handle
+ * autotunes and whatever rung or split-K it forces (`tilegemm tune` fills the cache this way).
+ * Writes the chosen rung, its slices and its measured milliseconds (each may be NULL).
+ * Arguments are checked as tg_sgemm checks them; TG_ERROR_INVALID_ARGUMENT also for a shape
+ * with no product (m, n or k is 0), TG_ERROR_NOT_SUPPORTED without a GPU or with no rung for
+ * the call, TG_ERROR_CUDA or TG_ERROR_ALLOCATION when timing failed. */
 TG_API tg_status tg_autotune_shape(tg_handle *handle, tg_layout layout, tg_op transa,
                                    tg_op transb, int64_t m, int64_t n, int64_t k, int64_t lda,
                                    int64_t ldb, int64_t ldc, const char **algo, int *split_k,
