@@ -3,7 +3,8 @@
  * file, the process cache's lookup and store, a corrupt or foreign file ignored with one
  * warning and replaced at the next store, several processes storing at once (fork) leaving one
  * valid file with every key, the replace being atomic (a reader never sees half a file), and the
- * key: alignment classes and math modes give different keys.  No GPU needed.
+ * key: alignment classes and math modes give different keys; and the switch (TILEGEMM_AUTOTUNE,
+ * tg_set_autotune).  No GPU needed.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -334,10 +335,42 @@ static void test_cache_dir(void)
     EXPECT(tg_at_cache_dir(dir, sizeof dir) == 0 && !strcmp(dir, keep), "%s", dir);
 }
 
+/* The switch: TILEGEMM_AUTOTUNE at tg_create, tg_set_autotune, tg_get_autotune. */
+static void test_switch(void)
+{
+    tg_handle *h = NULL;
+    unsetenv("TILEGEMM_AUTOTUNE");
+    EXPECT(tg_create(&h) == TG_SUCCESS && tg_get_autotune(h) == 0, "off by default");
+    EXPECT(tg_set_autotune(h, 1) == TG_SUCCESS && tg_get_autotune(h) == 1, "on");
+    EXPECT(tg_set_autotune(h, 0) == TG_SUCCESS && tg_get_autotune(h) == 0, "off");
+    tg_destroy(h);
+    EXPECT(tg_set_autotune(NULL, 1) == TG_ERROR_INVALID_HANDLE, "a NULL handle");
+    EXPECT(tg_get_autotune(NULL) == 0, "a NULL handle is off");
+    setenv("TILEGEMM_AUTOTUNE", "1", 1);
+    h = NULL;
+    EXPECT(tg_create(&h) == TG_SUCCESS && tg_get_autotune(h) == 1, "TILEGEMM_AUTOTUNE=1");
+    /* Host operands run as planned (the CPU here, or staged through a GPU: not autotuned). */
+    float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, c[4] = {1, 1, 1, 1};
+    EXPECT(tg_sgemm(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 2, 2, 3, 1.0f, a, 3, b, 2, 2.0f,
+                    c, 2) == TG_SUCCESS && c[0] == 6.0f && c[1] == 7.0f && c[2] == 12.0f &&
+               c[3] == 13.0f,
+           "a host call with autotuning on: %g %g %g %g", c[0], c[1], c[2], c[3]);
+    tg_destroy(h);
+    setenv("TILEGEMM_AUTOTUNE", "yes", 1);
+    h = NULL;
+    EXPECT(tg_create(&h) == TG_ERROR_INVALID_ARGUMENT && h == NULL &&
+               strstr(tg_last_error(NULL), "TILEGEMM_AUTOTUNE"),
+           "TILEGEMM_AUTOTUNE=yes is refused: %s", tg_last_error(NULL));
+    tg_destroy(h);
+    unsetenv("TILEGEMM_AUTOTUNE");
+    EXPECT(strstr(tg_autotune_status(), "autotune cache") != NULL, "%s", tg_autotune_status());
+}
+
 int main(void)
 {
     snprintf(g_dir, sizeof g_dir, "/tmp/tilegemm-autotune-test-%d/nested", (int)getpid());
     setenv("TILEGEMM_CACHE_DIR", g_dir, 1); /* made by the first store */
+    test_switch();
     test_cache_dir();
     test_key();
     test_round_trip();
