@@ -222,8 +222,8 @@ TG_API tg_status tg_split_k_most(const char *algo, int64_t m, int64_t n, int64_t
 TG_API tg_status tg_set_autotune(tg_handle *handle, int on);
 TG_API int tg_get_autotune(const tg_handle *handle);
 
-/* One line on this process's autotuning cache: the file, entries known, choices taken from it,
- * keys timed, and the warning when a cache file was ignored (corrupt, another format version or
+/* One line on this process's autotuning cache: the file, entries known, plans that followed a
+ * cached choice (calls and tg_explain alike), keys timed, and the warning when a cache file was ignored (corrupt, another format version or
  * another GPU's; it is replaced at the next store) or could not be written.  The library never
  * prints: this is where such warnings go, once per process. */
 TG_API const char *tg_autotune_status(void);

@@ -107,4 +107,4 @@ def test_second_process_reads_the_cache(cp):
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=dict(os.environ, TILEGEMM_CACHE_DIR=folder), timeout=300)
     assert run.returncode == 0, run.stderr
-    assert "0 keys timed" in run.stdout and "1 calls took a cached choice" in run.stdout, run.stdout
+    assert "0 keys timed" in run.stdout and "1 plans followed a cached choice" in run.stdout, run.stdout

@@ -353,8 +353,8 @@ const char *tg_at_status(void)
     char dir[4096] = "";
     if (!last_path[0] && tg_at_cache_dir(dir, sizeof dir) != 0)
         snprintf(dir, sizeof dir, "(none: set TILEGEMM_CACHE_DIR or HOME)");
-    snprintf(text, sizeof text, "autotune cache %s: %ld entries known, %ld calls took a cached "
-                                "choice, %ld keys timed%s%s",
+    snprintf(text, sizeof text, "autotune cache %s: %ld entries known, %ld plans followed a "
+                                "cached choice, %ld keys timed%s%s",
              last_path[0] ? last_path : dir, entries_known, hits, timed,
              warning[0] ? "; warning: " : "", warning);
     pthread_mutex_unlock(&lock);

@@ -92,12 +92,13 @@ int tg_at_file_read(const char *path, const tg_at_device *dev, tg_at_entry **ent
 int tg_at_file_merge(const char *path, const tg_at_device *dev, const tg_at_entry *entries,
                      int count, char *why, size_t why_size);
 
-/* One line on this process's cache: where it is, entries, lookups that hit, calls timed, and
- * the one warning, if a file was ignored or could not be written. */
+/* One line on this process's cache: where it is, entries, plans that followed a cached choice
+ * (calls, tg_explain and tg_choose_algo alike), keys timed, and the one warning, if a file was
+ * ignored or could not be written. */
 const char *tg_at_status(void);
 /* The process's one warning about the cache ("" when none), copied into buf. */
 void tg_at_warning(char *buf, size_t size);
-/* Counts of this process: choices taken from the cache, and keys timed. */
+/* Counts of this process: plans that followed a cached choice, and keys timed. */
 void tg_at_count_hit(void);
 void tg_at_count_timed(void);
 void tg_at_counters(long *hits, long *timed);
