@@ -7,6 +7,7 @@
  *   simulate  the tiled algorithm walked through by hand, with its load counts (cli/simulate.c)
  *   explain   the plan tg_sgemm would follow for a shape, and why (cli/commands.c)
  *   algos     the rungs this build has (cli/commands.c)
+ *   tune      fill the autotuning cache for shapes or a suite (cli/tune.c)
  * Like the tests, and unlike the library, the tool prints and exits on errors.
  */
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include "commands.h"
 #include "simulate.h"
 #include "tilegemm.h"
+#include "tune.h"
 #include "verify.h"
 
 static int usage(FILE *out)
@@ -33,6 +35,8 @@ static int usage(FILE *out)
             "                  [--gpu h100]\n"
             "                             the plan for a shape, why, and its roofline\n"
             "  algos                      the rungs of this build\n"
+            "  tune [MxNxK ...] [--suite S] [--math M] [--layout L] [--trans T]\n"
+            "                             fill the autotuning cache (TILEGEMM_AUTOTUNE=1)\n"
             "  --version                  the library version\n");
     return out == stderr ? 2 : 0;
 }
@@ -46,6 +50,7 @@ static int run_command(int argc, char **argv)
     if (!strcmp(cmd, "verify")) return tg_verify_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench") || !strcmp(cmd, "run")) return tg_bench_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "simulate")) return tg_simulate_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "tune")) return tg_tune_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain")) return tg_explain_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "algos")) return tg_algos_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {

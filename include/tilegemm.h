@@ -229,6 +229,47 @@ TG_API tg_status tg_set_split_k(tg_handle *handle, int slices);
  * this build or a size below 1. */
 TG_API tg_status tg_split_k_most(const char *algo, int64_t m, int64_t n, int64_t k, int *most);
 
+/* Autotuning, off by default (on for new handles when TILEGEMM_AUTOTUNE=1).  When on, the first
+ * call of a key times the planner's best few candidates (rung and split-K; only those the
+ * handle's math mode allows, so the mode's accuracy contract holds whatever is chosen) and every
+ * later call of that key, in any process, runs the fastest.  The key: the GPU (model, compute
+ * capability, SMs), the library version, the normalized shape m, n, k and batch count, the
+ * operands' orientation (layout and transposes), the math mode, and the alignment class of
+ * the pointers and leading dimensions (16, 8 or 4 bytes).
+ *
+ * The candidates run on scratch device buffers the size of the call's operands (copies of A,
+ * B and, when beta != 0, of C), so the caller's C is written once, by the call itself.  That
+ * first call is slower (it runs each candidate a few times and waits for them) and needs the
+ * scratch memory; should timing fail in any way, the call runs the planner's choice and does
+ * not fail.  Not autotuned, planned as usual: calls with a host operand (staged through the
+ * device), a forced rung (tg_set_algo) or forced split-K (tg_set_split_k), and calls on a stream
+ * that is capturing a graph (a cached choice is still used there).
+ *
+ * The choices are kept in a text file per GPU model under TILEGEMM_CACHE_DIR, else
+ * $XDG_CACHE_HOME/tilegemm, else ~/.cache/tilegemm, read once per process and replaced
+ * atomically (safe with several processes).  tg_explain says when a cached choice is used. */
+TG_API tg_status tg_set_autotune(tg_handle *handle, int on);
+TG_API int tg_get_autotune(const tg_handle *handle);
+
+/* One line on this process's autotuning cache: the file, entries known, plans that followed a
+ * cached choice (calls and tg_explain alike), keys timed, and the warning when a cache file was ignored (corrupt, another format version or
+ * another GPU's; it is replaced at the next store) or could not be written.  The library never
+ * prints: this is where such warnings go, once per process. */
+TG_API const char *tg_autotune_status(void);
+
+/* Times the candidates for this shape now, in the handle's math mode, on scratch device buffers
+ * (operands as cudaMalloc returns them, these leading dimensions, alpha = 1, beta = 0), and
+ * stores the fastest in the cache, replacing an older measurement, whether or not the handle
+ * autotunes and whatever rung or split-K it forces (`tilegemm tune` fills the cache this way).
+ * Writes the chosen rung, its slices and its measured milliseconds (each may be NULL).
+ * Arguments are checked as tg_sgemm checks them; TG_ERROR_INVALID_ARGUMENT also for a shape
+ * with no product (m, n or k is 0), TG_ERROR_NOT_SUPPORTED without a GPU or with no rung for
+ * the call, TG_ERROR_CUDA or TG_ERROR_ALLOCATION when timing failed. */
+TG_API tg_status tg_autotune_shape(tg_handle *handle, tg_layout layout, tg_op transa,
+                                   tg_op transb, int64_t m, int64_t n, int64_t k, int64_t lda,
+                                   int64_t ldb, int64_t ldc, const char **algo, int *split_k,
+                                   double *ms);
+
 TG_API tg_status tg_sgemm(tg_handle *handle, tg_layout layout, tg_op transa, tg_op transb,
                           int64_t m, int64_t n, int64_t k, float alpha, const float *A,
                           int64_t lda, const float *B, int64_t ldb, float beta, float *C,

@@ -14,6 +14,7 @@
 #include "cuda/registry.h"
 #include "internal.h"
 #include "plan/tuning.h" /* tg_tuned: the row a choice followed */
+#include "plan/autotune.h"
 
 /* Host calls under this much work (m*n*k*batch) stay on the CPU: the staging copies cost more
  * than the CPU needs.  Overridden by TILEGEMM_GPU_MIN_WORK. */
@@ -111,6 +112,13 @@ static tg_status read_environment(tg_handle *h)
             return tg_fail(NULL, TG_ERROR_INVALID_ARGUMENT, 0,
                            "TILEGEMM_MATH = \"%s\" is not one of fp32, strict, tf32", math);
         h->math = (tg_math)mode;
+    }
+    const char *autotune = getenv("TILEGEMM_AUTOTUNE");
+    if (autotune && *autotune) {
+        if (strcmp(autotune, "0") && strcmp(autotune, "1"))
+            return tg_fail(NULL, TG_ERROR_INVALID_ARGUMENT, 0,
+                           "TILEGEMM_AUTOTUNE = \"%s\" is not 0 or 1", autotune);
+        h->autotune = autotune[0] == '1';
     }
     const char *min_work = getenv("TILEGEMM_GPU_MIN_WORK");
     if (min_work && *min_work) {
@@ -239,6 +247,17 @@ tg_status tg_set_math(tg_handle *h, tg_math mode)
 
 tg_math tg_get_math(const tg_handle *h) { return live(h) ? h->math : TG_MATH_FP32; }
 
+tg_status tg_set_autotune(tg_handle *h, int on)
+{
+    REQUIRE_HANDLE(h);
+    h->autotune = on != 0;
+    return TG_SUCCESS;
+}
+
+int tg_get_autotune(const tg_handle *h) { return live(h) ? h->autotune : 0; }
+
+const char *tg_autotune_status(void) { return tg_at_status(); }
+
 tg_backend tg_get_backend(const tg_handle *h) { return live(h) ? h->backend : TG_BACKEND_AUTO; }
 
 const char *tg_get_algo(const tg_handle *h)
@@ -320,6 +339,10 @@ tg_status tg_run_validated(tg_handle *h, const tg_call *call)
     if (s != TG_SUCCESS)
         return s;
     if (plan.backend == TG_BACKEND_CUDA) {
+        /* Autotuning's first call of a key: the candidates are timed on scratch buffers and
+         * the fastest runs below; any failure leaves the planner's choice. */
+        if (plan.autotune_pending)
+            tg_cuda_autotune(h, &p, &plan);
         s = tg_cuda_execute(h, &p, &plan);
         if (s == TG_SUCCESS)
             h->last_rung = plan.rung >= 0 ? plan.rung : TG_RAN_NOTHING;
@@ -508,6 +531,40 @@ tg_status tg_explain_gpu(tg_handle *h, int compute_capability, int sm_count, tg_
     if (c.split_k > 1)
         append(buf, buf_size, "split-K: %d slices along k, summed in a fixed order by a reduction "
                               "kernel (bit-reproducible)\n", c.split_k);
+    return TG_SUCCESS;
+}
+
+tg_status tg_autotune_shape(tg_handle *h, tg_layout layout, tg_op transa, tg_op transb,
+                            int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+                            int64_t ldc, const char **algo, int *split_k, double *ms)
+{
+    REQUIRE_HANDLE(h);
+    /* Operands as cudaMalloc returns them: aligned; never read (the scratch buffers are). */
+    static _Alignas(256) float device_placeholder[1];
+    float *const x = device_placeholder;
+    const tg_call call = {.layout = layout, .transa = transa, .transb = transb, .m = m, .n = n,
+                          .k = k, .alpha = 1.0f, .beta = 0.0f, .A = x, .lda = lda, .B = x,
+                          .ldb = ldb, .C = x, .ldc = ldc, .batch = 1, .batched = 0};
+    tg_status s = tg_validate(&call, &h->error);
+    if (s != TG_SUCCESS)
+        return s;
+    if (tg_is_quick_return(&call) || k == 0)
+        return tg_fail(h, TG_ERROR_INVALID_ARGUMENT, 0,
+                       "%lldx%lldx%lld has no product to time", (long long)m, (long long)n,
+                       (long long)k);
+    if (tg_cuda_device_count() == 0)
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "there is no GPU to tune for");
+    tg_problem p;
+    tg_normalize(&call, &p);
+    tg_at_entry chosen;
+    if ((s = tg_cuda_autotune_measure(h, &p, 0, &chosen)) != TG_SUCCESS)
+        return s;
+    if (algo)
+        *algo = tg_rungs[tg_find_rung(chosen.rung)]->name; /* static, unlike chosen's copy */
+    if (split_k)
+        *split_k = chosen.slices;
+    if (ms)
+        *ms = chosen.ms;
     return TG_SUCCESS;
 }
 

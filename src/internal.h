@@ -35,6 +35,8 @@ struct tg_handle {
     int algo;             /* index into the rung registry, or -1 for auto */
     int64_t gpu_min_work; /* host-memory calls with m*n*k below this run on the CPU */
     int split_k;          /* 0: planner decides; 1: never; n: n slices (tg_set_split_k) */
+    int autotune;         /* time the planner's best candidates once per key (tg_set_autotune,
+                           * TILEGEMM_AUTOTUNE; src/plan/autotune.h) */
     tg_math math;         /* which arithmetic auto may choose (tg_set_math, TILEGEMM_MATH) */
     void *stream;         /* cudaStream_t the calls run on: own_stream or the caller's */
     void *own_stream;     /* the stream the handle made; kept until tg_destroy */
@@ -105,7 +107,10 @@ typedef struct tg_plan {
     int managed;        /* some operand is managed memory: the CPU must wait for the GPU */
     int explaining;     /* fill `why` (tg_explain); plain calls skip the text */
     int split_k;        /* slices of k (see split_k.h); 1 runs the product in one piece */
-    char why[768];
+    int autotune_pending; /* autotuning is on and has no cached choice for this key: the call
+                           * times the candidates (tg_cuda_autotune) before it runs */
+    int autotuned;      /* the rung and split-K are a cached autotuning choice */
+    char why[1024];
 } tg_plan;
 
 /* explain = 1 also writes the reasons into plan->why (tg_explain); calls skip that work. */
@@ -167,6 +172,14 @@ typedef struct tg_candidate {
  * them (the tuned table aside): what an autotuner times.  Returns how many. */
 int tg_choose_ranked(const tg_device_props *dev, tg_math math, const tg_problem *p,
                      tg_candidate *out, int max);
+
+/* autotune_use.c: the one place plan.c asks autotuning (choose_rung).  When the handle autotunes
+ * and p is eligible (auto rung, split-K not forced, no operand staged), looks p's key up in the
+ * cache: returns the cached rung (its slices in *slices), for choose_rung to follow when the math
+ * mode allows it; else -1, after marking plan->autotune_pending when the key has no entry yet.
+ * why gets a line for tg_explain ("" when autotuning is off). */
+int tg_autotune_cached(tg_handle *h, const tg_problem *p, tg_plan *plan, int *slices,
+                       char *why, size_t why_size);
 
 /* Records an error on the handle (the per-thread record when h is NULL) and returns status. */
 #define tg_fail(h, status, arg, ...) tg_record(tg_error_of(h), (status), (arg), __VA_ARGS__)

@@ -35,20 +35,26 @@ every call.
 
 Math modes ("fp32", the default; "strict"; "tf32") are scoped: math= for one call,
 `with tilegemm.math("tf32"):` for a block, TILEGEMM_MATH for the process.
+
+Autotuning is opt-in: tilegemm.autotune() (or `with tilegemm.autotune():`, or
+TILEGEMM_AUTOTUNE=1) times the planner's best candidates at the first call of each shape with
+GPU operands and keeps the fastest in a cache on disk; tilegemm.autotune_status() reports on it.
 """
 
 import numbers
 from dataclasses import dataclass
 from typing import Optional
 
-from . import _math, _native
+from . import _autotune, _math, _native
+from ._autotune import autotune
+from ._autotune import status as autotune_status
 from ._devices import UNKNOWN, call_stream, on_device, resolve_devices
 from ._math import math
 from ._native import (TG_NO_TRANS, TG_ROW_MAJOR, TG_TRANS, TilegemmError, current_device,
                       handle, library_path, tg_backend_available, tg_version)
 from ._operands import COPYABLE_KINDS, Operand, cannot_copy, copy_into, describe, empty, overlap
 
-__all__ = ["matmul", "sgemm", "math", "TilegemmError", "version", "backend_available",
+__all__ = ["matmul", "sgemm", "math", "autotune", "autotune_status", "TilegemmError", "version", "backend_available",
            "library_path"]
 __version__ = "0.1.0"
 
@@ -184,6 +190,7 @@ def _run(p, h, kinds, math):
     """The rest of sgemm, with the operands' device current (GPU) and `h` its handle; kinds:
     the libraries of the GPU operands, None for host memory; math: the tg_math value."""
     h.use_math(math)
+    h.use_autotune(_autotune.enabled())
     if p.out is None:
         p.out = describe(empty(p.a, (p.m, p.n)), "out")
     for x in (p.a, p.b):

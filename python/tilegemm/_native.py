@@ -104,6 +104,9 @@ tg_last_error_arg = _declare("tg_last_error_arg", ctypes.c_int, _h)
 tg_set_math = _declare("tg_set_math", ctypes.c_int, _h, ctypes.c_int)
 tg_get_math = _declare("tg_get_math", ctypes.c_int, _h)
 tg_math_from_name = _declare("tg_math_from_name", ctypes.c_int, ctypes.c_char_p)
+tg_set_autotune = _declare("tg_set_autotune", ctypes.c_int, _h, ctypes.c_int)
+tg_get_autotune = _declare("tg_get_autotune", ctypes.c_int, _h)
+tg_autotune_status = _declare("tg_autotune_status", ctypes.c_char_p)
 tg_sgemm = _declare("tg_sgemm", ctypes.c_int, _h, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                     _i64, _i64, _i64, ctypes.c_float, ctypes.c_void_p, _i64, ctypes.c_void_p,
                     _i64, ctypes.c_float, ctypes.c_void_p, _i64)
@@ -224,6 +227,7 @@ class _Handle:
         self.stream = None  # the stream last given to tg_set_stream (None: the handle's own)
         self.park_ptr = tg_get_stream(ptr) or 0
         self.math = tg_get_math(ptr)  # the tg_math value last set (TILEGEMM_MATH at creation)
+        self.autotune = bool(tg_get_autotune(ptr))  # TILEGEMM_AUTOTUNE at creation
 
     def set_stream(self, stream):
         """Makes the handle run on `stream` (a cudaStream_t as an int; 0: legacy default).
@@ -242,6 +246,12 @@ class _Handle:
         if code != self.math:
             self.check(tg_set_math(self.ptr, code))
             self.math = code
+
+    def use_autotune(self, on):
+        """Makes the next calls autotune or not (see _autotune)."""
+        if bool(on) != self.autotune:
+            self.check(tg_set_autotune(self.ptr, 1 if on else 0))
+            self.autotune = bool(on)
 
     def synchronize(self):
         self.check(tg_synchronize(self.ptr))

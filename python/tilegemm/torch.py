@@ -35,7 +35,7 @@ import threading
 
 import torch
 
-from . import _math, _native
+from . import _autotune, _math, _native
 from ._native import TG_NO_TRANS, TG_ROW_MAJOR, TG_TRANS
 
 __all__ = ["mm", "addmm", "bmm", "linear", "matmul", "enabled", "enable", "disable"]
@@ -165,6 +165,7 @@ def _handle(device, math):
         math = _math.resolve()
     if math != h.math:
         h.use_math(math)
+    h.use_autotune(_autotune.enabled())
     return h
 
 

@@ -4,10 +4,15 @@
  * the function, file and line on the handle and returns TG_ERROR_CUDA.
  */
 #include <cuda_runtime.h>
+#include <pthread.h>
+
+#include <cstdio>
+#include <cstring>
 
 #include <algorithm>
 #include <atomic>
 
+#include "../plan/autotune.h" /* tg_at_device */
 #include "../plan/split_k.h"
 #include "../staging.h"
 #include "backend.h"
@@ -438,6 +443,43 @@ tg_status tg_cuda_synchronize(tg_handle *h)
 
 static tg_status execute(tg_handle *h, const tg_problem *p, const tg_plan *plan);
 
+/* Named once per device and process: cudaGetDeviceProperties is slow. */
+tg_status tg_cuda_device_identity(tg_handle *h, struct tg_at_device *dev)
+{
+    static tg_at_device known[64];
+    static int filled[64];
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    const bool cached = h->device >= 0 && h->device < 64;
+    pthread_mutex_lock(&lock);
+    if (cached && filled[h->device]) {
+        *dev = known[h->device];
+        pthread_mutex_unlock(&lock);
+        return TG_SUCCESS;
+    }
+    pthread_mutex_unlock(&lock);
+    cudaDeviceProp props;
+    TG_CUDA_CHECK(h, cudaGetDeviceProperties(&props, h->device));
+    tg_at_device d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "%s", props.name);
+    d.cc = h->compute_capability;
+    d.sms = h->sm_count;
+    pthread_mutex_lock(&lock);
+    if (cached) {
+        known[h->device] = d;
+        filled[h->device] = 1;
+    }
+    pthread_mutex_unlock(&lock);
+    *dev = d;
+    return TG_SUCCESS;
+}
+
+tg_status tg_cuda_launch_product(tg_handle *h, int rung, int slices, const tg_problem *d)
+{
+    return slices > 1 ? launch_split_k(h, *tg_rungs[rung], *d, slices)
+                      : launch_rung(h, *tg_rungs[rung], *d);
+}
+
 tg_status tg_cuda_execute(tg_handle *h, const tg_problem *p, const tg_plan *plan)
 {
     const tg_status s = execute(h, p, plan);
@@ -488,10 +530,8 @@ static tg_status execute(tg_handle *h, const tg_problem *p, const tg_plan *plan)
 
     if (!runs_product)
         s = launch_scale(h, d);
-    else if (plan->split_k > 1)
-        s = launch_split_k(h, *tg_rungs[plan->rung], d, plan->split_k);
     else
-        s = launch_rung(h, *tg_rungs[plan->rung], d);
+        s = tg_cuda_launch_product(h, plan->rung, plan->split_k, &d);
     if (s != TG_SUCCESS)
         return s;
 

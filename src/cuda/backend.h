@@ -38,6 +38,27 @@ tg_status tg_cuda_synchronize(tg_handle *h);
  * Returns after C is written when anything was staged; otherwise asynchronously. */
 tg_status tg_cuda_execute(tg_handle *h, const tg_problem *p, const tg_plan *plan);
 
+/* Launches rung i on the device problem d, cut into `slices` along k (1: whole), on the
+ * handle's stream, through its workspace: what execute does once operands are on the device. */
+tg_status tg_cuda_launch_product(tg_handle *h, int rung, int slices, const tg_problem *d);
+
+/* Autotuning's device side (autotune.cu).  The GPU's model, compute capability and SMs, for the
+ * cache (looked up once per device and process). */
+struct tg_at_device;
+struct tg_at_entry;
+tg_status tg_cuda_device_identity(tg_handle *h, struct tg_at_device *dev);
+/* Times the planner's best candidates for p (tg_choose_ranked, in the handle's math mode) on
+ * scratch device buffers shaped, strided and aligned as p's operands: copies of p's A and B and,
+ * when beta != 0, of its C when copy_operands is set, else a constant fill.  The caller's
+ * buffers are never written.  Stores the fastest in the cache and writes it to *chosen.
+ * Refuses (TG_ERROR_NOT_SUPPORTED) on a capturing stream.  Errors are recorded on the handle. */
+tg_status tg_cuda_autotune_measure(tg_handle *h, const tg_problem *p, int copy_operands,
+                                   struct tg_at_entry *chosen);
+/* The first call of a key (plan->autotune_pending): tg_cuda_autotune_measure with the caller's
+ * operands, then plan->rung and plan->split_k follow the fastest.  Never fails the call: on any
+ * failure the plan stays the planner's and the handle's error record is left as it was. */
+void tg_cuda_autotune(tg_handle *h, const tg_problem *p, tg_plan *plan);
+
 #ifdef __cplusplus
 }
 #endif

@@ -60,3 +60,27 @@ tg_status tg_cuda_execute(tg_handle *h, const tg_problem *p, const tg_plan *plan
     (void)p, (void)plan;
     return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "this build of tilegemm has no CUDA backend");
 }
+
+tg_status tg_cuda_launch_product(tg_handle *h, int rung, int slices, const tg_problem *d)
+{
+    (void)rung, (void)slices, (void)d;
+    return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "this build of tilegemm has no CUDA backend");
+}
+
+tg_status tg_cuda_device_identity(tg_handle *h, struct tg_at_device *dev)
+{
+    (void)dev;
+    return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "this build of tilegemm has no CUDA backend");
+}
+
+tg_status tg_cuda_autotune_measure(tg_handle *h, const tg_problem *p, int copy_operands,
+                                   struct tg_at_entry *chosen)
+{
+    (void)p, (void)copy_operands, (void)chosen;
+    return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "this build of tilegemm has no CUDA backend");
+}
+
+void tg_cuda_autotune(tg_handle *h, const tg_problem *p, tg_plan *plan)
+{
+    (void)h, (void)p, (void)plan;
+}

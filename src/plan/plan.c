@@ -27,6 +27,7 @@
 #include "../cuda/backend.h"
 #include "../cuda/registry.h"
 #include "../internal.h"
+#include "autotune.h" /* tg_at_count_hit */
 #include "cost_model.h"
 #include "measured.h"
 #include "tuning.h"
@@ -460,6 +461,31 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
         return TG_SUCCESS;
     }
     note(plan, "math mode: %s\n", tg_math_name(h->math));
+    /* --- Autotuning (src/plan/autotune_use.c): a choice measured for exactly this key overrides
+     * the planner while the math mode allows it; without one the call is marked for timing.
+     * The only call site. --- */
+    char autotune_why[512];
+    int autotune_slices = 1;
+    const int cached = tg_autotune_cached(h, p, plan, &autotune_slices, autotune_why,
+                                          sizeof autotune_why);
+    if (cached >= 0) {
+        const char *refused = tg_auto_refuses(&dev, h->math, cached, p);
+        if (!refused && !split_allowed(cached, p, autotune_slices))
+            refused = "more slices than the planner allows";
+        if (!refused) {
+            plan->rung = cached;
+            plan->split_k = autotune_slices;
+            plan->autotuned = 1;
+            tg_at_count_hit();
+            note(plan, "%s", autotune_why);
+            note_split(plan, plan->split_k);
+            return TG_SUCCESS;
+        }
+        note(plan, "autotune: the cached choice %s is not followed (%s): the planner decides\n",
+             tg_rungs[cached]->name, refused);
+    } else
+        note(plan, "%s", autotune_why);
+    /* --- End of autotuning. --- */
     if (!tg_choose(&dev, h->math, -1, h->split_k, p, &c))
         return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "no CUDA rung supports this call");
     plan->rung = c.rung;
