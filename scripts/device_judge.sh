@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The README's two commands and the planner judged, in one GPU call: scripts/run.sh and
-# scripts/test.sh as a new user runs them (GPU tests must run: TILEGEMM_REQUIRE_GPU=1), then
-# `auto` against cuBLAS on the random suite of SEED (never used for fitting, tuning or the
-# regret corpus) in each mode of MODES, and the fixed suites in fp32.  JSON and logs under
+# The README's test command and the planner judged, in one GPU call: scripts/test.sh as a new
+# user runs it (GPU tests must run: TILEGEMM_REQUIRE_GPU=1); `auto` against cuBLAS on the
+# random suite of SEED (never used for fitting, tuning or the regret corpus) in each mode of
+# MODES, and on the fixed suites in fp32; autotuning's regret on a warm cache (every rung timed
+# beside it on AUTOTUNE_COUNT shapes of the held-out corpus seed 4, bench/regret.py); then
+# scripts/run.sh, the README's other command, in the time left.  JSON and logs under
 # ${OUT:-device-out}; the category tables last.
 #
 #   scripts/device_judge.sh SEED [COUNT]      environment: MODES (default "fp32 strict"),
@@ -15,9 +17,6 @@ seed=$1
 count=${2:-200}
 export TILEGEMM_COMMIT=${TILEGEMM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 start=$SECONDS
-timeout "$(left)" scripts/run.sh >"$out/run.log" 2>&1
-status "scripts/run.sh" "rc $? in $((SECONDS - start)) s"
-start=$SECONDS
 timeout "$(left)" scripts/test.sh >"$out/test.log" 2>&1
 status "scripts/test.sh" "rc $? in $((SECONDS - start)) s: $(grep -E 'tests passed|tests failed' "$out/test.log" | tail -n 1)"
 cli=build/tilegemm
@@ -29,9 +28,19 @@ done
 timeout "$(left)" "$cli" bench --suite all --count 0 --algo auto --math fp32 \
   --json "$top/all-auto-fp32.json" >"$out/all-fp32.log" 2>&1
 status "all (fixed shapes), auto fp32" "rc $? at $SECONDS s"
+TILEGEMM_AUTOTUNE=1 TILEGEMM_CACHE_DIR=$(mktemp -d) timeout "$(left)" "$cli" bench --suite random \
+  --seed 4 --count "${AUTOTUNE_COUNT:-40}" --algo all --split-k pow2 --prune 3 --repeats 5 \
+  --warmup 1 --math fp32 --json "$top/autotune-seed4-fp32.json" >"$out/autotune.log" 2>&1
+status "autotune, seed 4 x ${AUTOTUNE_COUNT:-40}, every rung" "rc $? at $SECONDS s"
+python3 bench/regret.py "$top/autotune-seed4-fp32.json" --json "$top/autotune-regret.json" \
+  >"$out/regret.txt" 2>&1
+start=$SECONDS
+timeout "$(left)" scripts/run.sh >"$out/run.log" 2>&1
+status "scripts/run.sh" "rc $? in $((SECONDS - start)) s"
 {
   echo "== summary"; cat "$summary"
   grep -hE "Failed|\*\*\*Not Run|\(Failed\)" "$out/test.log" | head -20
+  cat "$out/regret.txt"
   for f in random-fp32 random-strict all-fp32; do
     [ -f "$out/$f.log" ] || continue
     echo "== $f"; sed -n '/^auto on/,$p' "$out/$f.log" | grep -v "^summary"
