@@ -216,12 +216,20 @@ def run_day(data):
 
 
 def current_and_earlier(files):
-    """Of each device's files, those of its newest day, and the rest."""
+    """Of each device's files, those of its newest day, and the rest.  A fixed suite or a
+    random seed in a math mode the newest day did not measure keeps its newest earlier file
+    among the current ones, so a run that re-measured one mode does not drop the others."""
     newest = {}
     for d in files:
         name = d["device"]["name"]
         newest[name] = max(newest.get(name, ""), run_day(d))
     current = [d for d in files if run_day(d) == newest[d["device"]["name"]]]
+    measured = {(d["device"]["name"], d.get("suite"), d.get("math")) for d in current}
+    for d in sorted(files, key=run_day, reverse=True):
+        key = (d["device"]["name"], d.get("suite"), d.get("math"))
+        if d.get("suite") == "all" and d.get("math") in MODES and key not in measured:
+            current.append(d)
+            measured.add(key)
     return current, [d for d in files if d not in current]
 
 
