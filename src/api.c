@@ -399,6 +399,21 @@ tg_status tg_sgemm_strided_batched(tg_handle *h, tg_layout layout, tg_op transa,
     return run(h, &call);
 }
 
+/* A plain product of device operands for the planning entry points (tg_choose_algo,
+ * tg_explain_gpu, tg_autotune_shape): operands as cudaMalloc returns them, aligned and never
+ * read, alpha 1, beta 0; validated as tg_sgemm validates. */
+static tg_status placeholder_call(tg_handle *h, tg_layout layout, tg_op transa, tg_op transb,
+                                  int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+                                  int64_t ldc, tg_call *call)
+{
+    static _Alignas(256) float device_placeholder[1];
+    float *const x = device_placeholder;
+    *call = (tg_call){.layout = layout, .transa = transa, .transb = transb, .m = m, .n = n,
+                      .k = k, .alpha = 1.0f, .beta = 0.0f, .A = x, .lda = lda, .B = x,
+                      .ldb = ldb, .C = x, .ldc = ldc, .batch = 1, .batched = 0};
+    return tg_validate(call, &h->error);
+}
+
 tg_status tg_choose_algo(tg_handle *h, tg_layout layout, tg_op transa, tg_op transb, int64_t m,
                          int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
                          const char **algo, int *split_k)
@@ -406,13 +421,8 @@ tg_status tg_choose_algo(tg_handle *h, tg_layout layout, tg_op transa, tg_op tra
     REQUIRE_HANDLE(h);
     if (!algo || !split_k)
         return tg_fail(h, TG_ERROR_INVALID_ARGUMENT, 0, "%s is NULL", algo ? "split_k" : "algo");
-    /* Operands as cudaMalloc returns them: aligned, never read. */
-    static _Alignas(256) float device_placeholder[1];
-    float *const x = device_placeholder;
-    const tg_call call = {.layout = layout, .transa = transa, .transb = transb, .m = m, .n = n,
-                          .k = k, .alpha = 1.0f, .beta = 0.0f, .A = x, .lda = lda, .B = x,
-                          .ldb = ldb, .C = x, .ldc = ldc, .batch = 1, .batched = 0};
-    tg_status s = tg_validate(&call, &h->error);
+    tg_call call;
+    tg_status s = placeholder_call(h, layout, transa, transb, m, n, k, lda, ldb, ldc, &call);
     if (s != TG_SUCCESS)
         return s;
     *algo = "none";
@@ -468,13 +478,8 @@ tg_status tg_explain_gpu(tg_handle *h, int compute_capability, int sm_count, tg_
                        "compute_capability = %d, sm_count = %d: a GPU has a compute capability "
                        "of at least 10 (1.0) and at least one SM (0 for the handle's own GPU)",
                        compute_capability, sm_count);
-    /* Operands as cudaMalloc returns them: aligned, never read. */
-    static _Alignas(256) float device_placeholder[1];
-    float *const x = device_placeholder;
-    const tg_call call = {.layout = layout, .transa = transa, .transb = transb, .m = m, .n = n,
-                          .k = k, .alpha = 1.0f, .beta = 0.0f, .A = x, .lda = lda, .B = x,
-                          .ldb = ldb, .C = x, .ldc = ldc, .batch = 1, .batched = 0};
-    tg_status s = tg_validate(&call, &h->error);
+    tg_call call;
+    tg_status s = placeholder_call(h, layout, transa, transb, m, n, k, lda, ldb, ldc, &call);
     if (s != TG_SUCCESS)
         return s;
     if (tg_is_quick_return(&call) || !tg_has_product(call.alpha, call.k)) {
@@ -539,13 +544,8 @@ tg_status tg_autotune_shape(tg_handle *h, tg_layout layout, tg_op transa, tg_op 
                             int64_t ldc, const char **algo, int *split_k, double *ms)
 {
     REQUIRE_HANDLE(h);
-    /* Operands as cudaMalloc returns them: aligned; never read (the scratch buffers are). */
-    static _Alignas(256) float device_placeholder[1];
-    float *const x = device_placeholder;
-    const tg_call call = {.layout = layout, .transa = transa, .transb = transb, .m = m, .n = n,
-                          .k = k, .alpha = 1.0f, .beta = 0.0f, .A = x, .lda = lda, .B = x,
-                          .ldb = ldb, .C = x, .ldc = ldc, .batch = 1, .batched = 0};
-    tg_status s = tg_validate(&call, &h->error);
+    tg_call call;
+    tg_status s = placeholder_call(h, layout, transa, transb, m, n, k, lda, ldb, ldc, &call);
     if (s != TG_SUCCESS)
         return s;
     if (tg_is_quick_return(&call) || k == 0)
