@@ -144,9 +144,6 @@ int bench_record_failure(result *r, tg_handle *h, tg_status s);
 int bench_parse_options(int argc, char **argv, options *o, int *exit_code);
 void bench_add_suite(options *o, const char *suite, int gpu);
 void bench_add_case(options *o, const bench_case *c);
-/* The random suite: count shapes, m, n and k log-uniform in [8, 32768], transposes and
- * layout uniform, all drawn from seed; the same list on every machine. */
-void bench_add_random(options *o, uint64_t seed, int count);
 void bench_free_options(options *o);
 int bench_skips_naive(const options *o, const bench_case *c, const char *algo);
 

@@ -8,8 +8,8 @@
 
 #include "args.h"
 #include "bench_internal.h"
-#include "rng.h"
 #include "shape.h"
+#include "suites.h"
 
 static void bench_usage(FILE *f)
 {
@@ -105,21 +105,6 @@ static void add_shape(options *o, const char *suite, int64_t m, int64_t n, int64
     for (int t = 0; t < o->ntrans; ++t)
         bench_add_case(o, &(bench_case){m, n, k, o->trans[t][0], o->trans[t][1], o->layout,
                                         suite});
-}
-
-void bench_add_random(options *o, uint64_t seed, int count)
-{
-    const double lo = log(8.0), hi = log(32768.0);
-    uint64_t state = seed;
-    for (int i = 0; i < count; ++i) {
-        int64_t d[3];
-        for (int j = 0; j < 3; ++j) /* tg_random_unit is in [-1, 1) */
-            d[j] = (int64_t)llround(exp(lo + (hi - lo) * 0.5 * (tg_random_unit(&state) + 1.0)));
-        const uint64_t pick = tg_splitmix64(&state);
-        bench_add_case(o, &(bench_case){d[0], d[1], d[2], pick & 1 ? TG_TRANS : TG_NO_TRANS,
-                                        pick & 2 ? TG_TRANS : TG_NO_TRANS,
-                                        pick & 4 ? TG_COL_MAJOR : TG_ROW_MAJOR, "random"});
-    }
 }
 
 /* Why a shape cannot be benchmarked at all (NULL when it can): every operand's bytes must
@@ -374,36 +359,20 @@ int bench_skips_naive(const options *o, const bench_case *c, const char *algo)
            (double)c->m * (double)c->n * (double)c->k > (double)NAIVE_SKIP_WORK;
 }
 
+/* A case of a suite (check/suites.h): a shape takes each --trans in the --layout, the
+ * transposes suite's cases the --layout. */
+static void add_suite_case(void *ctx, const tg_suite_case *c)
+{
+    options *o = ctx;
+    if (c->fixes == TG_SUITE_SHAPE)
+        add_shape(o, c->suite, c->m, c->n, c->k);
+    else
+        bench_add_case(o, &(bench_case){c->m, c->n, c->k, c->ta, c->tb,
+                                        c->fixes == TG_SUITE_ALL ? c->layout : o->layout,
+                                        c->suite});
+}
+
 void bench_add_suite(options *o, const char *suite, int gpu)
 {
-    static const int64_t squares[] = {1024, 2048, 4096, 4097, 8192, 16384};
-    static const int64_t awkward[][3] = {
-        {1000, 1000, 1000},   {4097, 4097, 4097},    {8192, 8192, 64},
-        {127, 8191, 1023},    {65536, 64, 4096},     {8192, 8192, 256},
-        {3000, 5000, 700},    {16384, 128, 16384},   {1024, 1024, 65536},
-        {64, 65536, 4096}};
-    const int all = strcmp(suite, "all") == 0;
-    if (strcmp(suite, "quick") == 0) {
-        if (gpu) {
-            add_shape(o, "quick", 1024, 1024, 1024);
-            add_shape(o, "quick", 2048, 2048, 2048);
-        } else {
-            add_shape(o, "quick", 256, 256, 256);
-            add_shape(o, "quick", 512, 512, 512);
-            add_shape(o, "quick", 1024, 1024, 1024);
-        }
-    }
-    if (all || strcmp(suite, "squares") == 0)
-        for (size_t i = 0; i < sizeof squares / sizeof squares[0]; ++i)
-            add_shape(o, "squares", squares[i], squares[i], squares[i]);
-    if (all || strcmp(suite, "awkward") == 0)
-        for (size_t i = 0; i < sizeof awkward / sizeof awkward[0]; ++i)
-            add_shape(o, "awkward", awkward[i][0], awkward[i][1], awkward[i][2]);
-    if (all || strcmp(suite, "transposes") == 0)
-        for (int t = 0; t < 4; ++t)
-            bench_add_case(o, &(bench_case){4096, 4096, 4096, (t & 2) ? TG_TRANS : TG_NO_TRANS,
-                                            (t & 1) ? TG_TRANS : TG_NO_TRANS, o->layout,
-                                            "transposes"});
-    if (all || strcmp(suite, "random") == 0)
-        bench_add_random(o, o->seed, o->count);
+    tg_suite_cases(suite, gpu, o->seed, o->count, add_suite_case, o);
 }

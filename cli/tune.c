@@ -2,7 +2,7 @@
  * `tilegemm tune`: fills autotuning's cache (tg_autotune_shape) for shapes given or a suite's,
  * so that later calls with autotuning on (TILEGEMM_AUTOTUNE=1, tg_set_autotune,
  * tilegemm.autotune()) take the measured choice at once.  The public header alone, and the
- * tools' shape parser, argument reader and random generator.
+ * tools' shape parser, argument reader and suites (check/suites.h).
  *
  *   tilegemm tune [MxNxK ...] [--suite squares|awkward|transposes|random|all|quick]
  *                 [--math fp32|strict|tf32] [--layout row|col] [--trans T[,T...]]
@@ -10,15 +10,14 @@
  */
 #include "tune.h"
 
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
-#include "rng.h"
 #include "shape.h"
+#include "suites.h"
 #include "tilegemm.h"
 
 typedef struct tune_case {
@@ -78,46 +77,16 @@ static void add_shape(tune_list *l, const char *suite, long long m, long long n,
         add(l, &(tune_case){m, n, k, l->trans[t][0], l->trans[t][1], l->layout, suite});
 }
 
-/* The suites of `tilegemm bench` on a GPU (bench/options.c, bench/suites.md): the same shapes,
- * so that a tuned cache covers what the benchmark times.  test cli_tune_suites_match_bench
- * compares the two lists. */
-static void add_suite(tune_list *l, const char *suite, uint64_t seed, int count)
+/* A case of a suite (check/suites.h, the benchmark's own list on a GPU): a shape takes each
+ * --trans in the --layout, the transposes suite's cases the --layout. */
+static void add_suite_case(void *ctx, const tg_suite_case *c)
 {
-    static const long long squares[] = {1024, 2048, 4096, 4097, 8192, 16384};
-    static const long long awkward[][3] = {
-        {1000, 1000, 1000},   {4097, 4097, 4097},    {8192, 8192, 64},
-        {127, 8191, 1023},    {65536, 64, 4096},     {8192, 8192, 256},
-        {3000, 5000, 700},    {16384, 128, 16384},   {1024, 1024, 65536},
-        {64, 65536, 4096}};
-    const int all = strcmp(suite, "all") == 0;
-    if (strcmp(suite, "quick") == 0) {
-        add_shape(l, "quick", 1024, 1024, 1024);
-        add_shape(l, "quick", 2048, 2048, 2048);
-    }
-    if (all || strcmp(suite, "squares") == 0)
-        for (size_t i = 0; i < sizeof squares / sizeof squares[0]; ++i)
-            add_shape(l, "squares", squares[i], squares[i], squares[i]);
-    if (all || strcmp(suite, "awkward") == 0)
-        for (size_t i = 0; i < sizeof awkward / sizeof awkward[0]; ++i)
-            add_shape(l, "awkward", awkward[i][0], awkward[i][1], awkward[i][2]);
-    if (all || strcmp(suite, "transposes") == 0)
-        for (int t = 0; t < 4; ++t)
-            add(l, &(tune_case){4096, 4096, 4096, (t & 2) ? TG_TRANS : TG_NO_TRANS,
-                                (t & 1) ? TG_TRANS : TG_NO_TRANS, l->layout, "transposes"});
-    if (all || strcmp(suite, "random") == 0) {
-        /* m, n and k log-uniform in [8, 32768], transposes and layout uniform. */
-        const double lo = log(8.0), hi = log(32768.0);
-        uint64_t state = seed;
-        for (int i = 0; i < count; ++i) {
-            long long d[3];
-            for (int j = 0; j < 3; ++j)
-                d[j] = llround(exp(lo + (hi - lo) * 0.5 * (tg_random_unit(&state) + 1.0)));
-            const uint64_t pick = tg_splitmix64(&state);
-            add(l, &(tune_case){d[0], d[1], d[2], pick & 1 ? TG_TRANS : TG_NO_TRANS,
-                                pick & 2 ? TG_TRANS : TG_NO_TRANS,
-                                pick & 4 ? TG_COL_MAJOR : TG_ROW_MAJOR, "random"});
-        }
-    }
+    tune_list *l = ctx;
+    if (c->fixes == TG_SUITE_SHAPE)
+        add_shape(l, c->suite, c->m, c->n, c->k);
+    else
+        add(l, &(tune_case){c->m, c->n, c->k, c->ta, c->tb,
+                            c->fixes == TG_SUITE_ALL ? c->layout : l->layout, c->suite});
 }
 
 typedef struct shapes {
@@ -192,7 +161,7 @@ int tg_tune_main(int argc, char **argv)
         add_shape(&l, "custom", given.dims[s][0], given.dims[s][1], given.dims[s][2]);
     free(given.dims);
     if (suite >= 0)
-        add_suite(&l, suites[suite], seed, count);
+        tg_suite_cases(suites[suite], 1, seed, count, add_suite_case, &l);
     if (l.count == 0) {
         fprintf(stderr, "tilegemm tune: no shape: give MxNxK or --suite (see tilegemm tune "
                         "--help)\n");
