@@ -19,6 +19,10 @@ export TILEGEMM_COMMIT=${TILEGEMM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/nu
 start=$SECONDS
 timeout "$(left)" scripts/test.sh >"$out/test.log" 2>&1
 status "scripts/test.sh" "rc $? in $((SECONDS - start)) s: $(grep -E 'tests passed|tests failed' "$out/test.log" | tail -n 1)"
+# A failing test's output at once, in a file of its own: a call cut short by its limit never
+# reaches the packing of the logs at the end, and only 8 files come back.
+grep -E -A60 '\*\*\*(Failed|Timeout|Exception)|\(Failed\)|Errors while running' "$out/test.log" \
+  | head -n 400 >"$top/test-failures.txt"
 cli=build/tilegemm
 for math in ${MODES:-fp32 strict}; do
   timeout "$(left)" "$cli" bench --suite random --seed "$seed" --count "$count" --algo auto \
