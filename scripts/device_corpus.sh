@@ -7,7 +7,10 @@
 # tuning/regret_corpus_sm_90.tsv.
 #
 #   scripts/device_corpus.sh SEED [SEED...]     environment: COUNT (default 100), FIXED (0),
-#                                               PRUNE (default 3), DEADLINE (seconds, 570)
+#                                               PRUNE (default 3), DEADLINE (seconds, 570),
+#                                               ALGOS (default all: the rungs to time; name
+#                                               the changed ones to re-time their rows, then
+#                                               bench/corpus.py --refresh)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
@@ -18,7 +21,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/buil
   cmake --build "$build" -j"$(nproc)" --target tilegemm_cli >>"$out/build.log" 2>&1
 status build "rc $? in $((SECONDS - start)) s"
 cli=$build/tilegemm
-common=(--algo all --split-k pow2 --prune "${PRUNE:-3}" --repeats 5 --warmup 1)
+common=(--algo "${ALGOS:-all}" --split-k pow2 --prune "${PRUNE:-3}" --repeats 5 --warmup 1)
 chunks=()
 for s in "$@"; do chunks+=("random-seed$s"); done
 [ "${FIXED:-0}" = 1 ] && chunks+=(fixed)
