@@ -8,9 +8,6 @@
 #include "../cuda/registry.h"
 #include "../internal.h"
 
-/* Slices are 1 or powers of two up to TG_MAX_SPLIT_K (256): log2 indexes them. */
-enum { kSlots = 9 };
-
 /* Distance: squared differences of ln m, ln n, and ln k at half weight (k changes the rung
  * ranking more slowly), plus this much for another orientation of the operands; weight
  * exp(-d / (2 h^2)) with h = 1.5.  Chosen, with plan.c's ALPHA and the 8 neighbours, by
@@ -23,23 +20,15 @@ enum { kSlots = 9 };
 typedef struct measured {
     tg_problem problem;
     double ln_m, ln_n, ln_k;
-    float *ms; /* [rung * kSlots + log2(slices)], NAN where not timed */
+    float *ms; /* [rung * TG_MEASURED_SLOTS + log2(slices)], NAN where not timed */
 } measured;
 
 static measured *calls;
 static pthread_once_t calls_once = PTHREAD_ONCE_INIT;
 
-static int slot_of(int slices)
-{
-    int slot = 0;
-    while (slot < kSlots - 1 && (1 << slot) < slices)
-        ++slot;
-    return (1 << slot) == slices ? slot : -1;
-}
-
 static void load_calls(void)
 {
-    const int n = tg_measured_call_count, width = tg_rung_count * kSlots;
+    const int n = tg_measured_call_count, width = tg_rung_count * TG_MEASURED_SLOTS;
     calls = calloc((size_t)(n > 0 ? n : 1), sizeof *calls);
     float *ms = malloc((size_t)(n > 0 ? n : 1) * (size_t)(width > 0 ? width : 1) * sizeof *ms);
     if (!calls || !ms) { /* no neighbours: the cost model alone ranks the rungs */
@@ -66,9 +55,9 @@ static void load_calls(void)
             m->ms[j] = NAN;
         for (int e = c->first; e < c->first + c->count; ++e) {
             const tg_measured_entry *x = &tg_measured_entries[e];
-            const int rung = tg_find_rung(x->algo), slot = slot_of(x->slices);
+            const int rung = tg_find_rung(x->algo), slot = tg_measured_slot(x->slices);
             if (rung >= 0 && slot >= 0) /* a rung this build lacks: plan_regret says so */
-                m->ms[rung * kSlots + slot] = x->ms;
+                m->ms[rung * TG_MEASURED_SLOTS + slot] = x->ms;
         }
     }
 }
@@ -114,7 +103,7 @@ const tg_problem *tg_measured_problem(int call) { return &calls[call].problem; }
 
 double tg_measured_ms(int call, int rung, int slices)
 {
-    const int slot = slot_of(slices);
+    const int slot = tg_measured_slot(slices);
     return slot < 0 || rung < 0 || rung >= tg_rung_count ? NAN
-                                                        : calls[call].ms[rung * kSlots + slot];
+                                                        : calls[call].ms[rung * TG_MEASURED_SLOTS + slot];
 }

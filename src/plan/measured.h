@@ -33,6 +33,17 @@ extern const tg_measured_call tg_measured_calls[];
 extern const int tg_measured_call_count;
 extern const tg_measured_entry tg_measured_entries[];
 
+/* Slices are 1 or a power of two up to TG_MAX_SPLIT_K (256): a (rung, slices) entry is kept at
+ * rung * TG_MEASURED_SLOTS + log2(slices).  -1 for a count that is not a power of two. */
+enum { TG_MEASURED_SLOTS = 9 };
+static inline int tg_measured_slot(int slices)
+{
+    if (slices < 1 || (slices & (slices - 1)) != 0)
+        return -1;
+    const int slot = __builtin_ctz((unsigned)slices);
+    return slot < TG_MEASURED_SLOTS ? slot : -1;
+}
+
 /* The measured calls nearest p: indices and weights, nearest first. */
 enum { TG_NEIGHBOURS = 8 };
 typedef struct tg_neighbours {

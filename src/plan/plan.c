@@ -185,19 +185,18 @@ double tg_model_predict_ms(const tg_device_props *dev, int i, int slices, const 
 #define ALPHA 0.7
 #define UNTIMED_LOG_REGRET 1.0986 /* ln 3 */
 
-enum { kMaxCandidates = 64 * 9 };
+enum { kMaxCandidates = 64 * TG_MEASURED_SLOTS }; /* rungs x slice counts */
 
 /* Each measured call's log regrets by math mode: ln(time of rung i at 2^slot slices / the
  * fastest entry the mode let auto use there), NAN where it was not timed or the mode forbids
- * it; [(call * 3 + mode) * width + rung * kSlots + slot].  Worked out once, so a choice reads
- * numbers and asks no rung anything. */
-enum { kSlots = 9 };
+ * it; [(call * 3 + mode) * width + rung * TG_MEASURED_SLOTS + slot].  Worked out once, so a
+ * choice reads numbers and asks no rung anything. */
 static float *regret_table;
 static pthread_once_t regret_once = PTHREAD_ONCE_INIT;
 
 static void fill_regret_table(void)
 {
-    const int n = tg_measured_call_count, width = tg_rung_count * kSlots;
+    const int n = tg_measured_call_count, width = tg_rung_count * TG_MEASURED_SLOTS;
     if (n == 0 || width == 0)
         return;
     float *table = malloc((size_t)n * 3 * (size_t)width * sizeof *table);
@@ -205,18 +204,17 @@ static void fill_regret_table(void)
         return;
     for (int c = 0; c < n; ++c)
         for (int mode = 0; mode < 3; ++mode) {
-            const tg_device_props dev = {.compute_capability = tg_measured_calls[c].cc,
-                                         .sm_count = 132};
+            const tg_device_props dev = {.compute_capability = tg_measured_calls[c].cc};
             const tg_problem *p = tg_measured_problem(c);
             float *row = table + ((size_t)c * 3 + (size_t)mode) * (size_t)width;
             double best = INFINITY;
             for (int i = 0; i < tg_rung_count; ++i) {
                 const int allowed = !tg_auto_refuses(&dev, (tg_math)mode, i, p);
                 const int most = tg_most_slices(i, p);
-                for (int slot = 0; slot < kSlots; ++slot) {
+                for (int slot = 0; slot < TG_MEASURED_SLOTS; ++slot) {
                     const double ms = tg_measured_ms(c, i, 1 << slot);
                     const int counts = allowed && (1 << slot) <= most && ms > 0.0;
-                    row[i * kSlots + slot] = counts ? (float)ms : NAN;
+                    row[i * TG_MEASURED_SLOTS + slot] = counts ? (float)ms : NAN;
                     if (counts && ms < best)
                         best = ms;
                 }
@@ -231,11 +229,11 @@ static void fill_regret_table(void)
 static double measured_log_regret(const tg_neighbours *nb, tg_math math, int i, int slices)
 {
     pthread_once(&regret_once, fill_regret_table);
-    const int width = tg_rung_count * kSlots, slot = __builtin_ctz((unsigned)slices);
+    const int width = tg_rung_count * TG_MEASURED_SLOTS, slot = tg_measured_slot(slices);
     double sum = 0.0, weight = 0.0;
-    for (int j = 0; regret_table && slot < kSlots && j < nb->count; ++j) {
+    for (int j = 0; regret_table && slot >= 0 && j < nb->count; ++j) {
         const float lr = regret_table[((size_t)nb->call[j] * 3 + (size_t)math) * (size_t)width +
-                                      (size_t)(i * kSlots + slot)];
+                                      (size_t)(i * TG_MEASURED_SLOTS + slot)];
         if (isnan(lr))
             continue;
         sum += nb->weight[j] * lr;
