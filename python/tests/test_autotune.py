@@ -46,19 +46,12 @@ def test_host_calls_run_with_autotune_on():
 
 
 @pytest.fixture
-def cp(tmp_path, monkeypatch):
-    cupy = pytest.importorskip("cupy")
-    try:
-        if cupy.cuda.runtime.getDeviceCount() == 0:
-            pytest.skip("no GPU")
-    except cupy.cuda.runtime.CUDARuntimeError:
-        pytest.skip("no GPU")
-    if not tilegemm.backend_available("cuda"):
-        pytest.skip("this libtilegemm has no CUDA backend")
-    # The library reads the folder when it first looks a GPU's cache up: a fresh one for this
-    # process, unless an earlier test of the process already looked.
+def cp(cp, tmp_path, monkeypatch):
+    """conftest.py's CuPy, with a fresh cache folder.  The library reads the folder when it
+    first looks a GPU's cache up: a fresh one for this process, unless an earlier test of the
+    process already looked."""
     monkeypatch.setenv("TILEGEMM_CACHE_DIR", str(tmp_path))
-    return cupy
+    return cp
 
 
 SHAPES = [(300, 200, 500, False, False), (1024, 48, 40, True, False), (64, 700, 3000, False, True)]

@@ -18,20 +18,7 @@ def _check(got, a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False)
     assert (np.abs(got - want) / scale).max(initial=0.0) <= _tol(a.shape[1])
 
 
-# --- CuPy ----------------------------------------------------------------------------------------
-@pytest.fixture
-def cp():
-    cupy = pytest.importorskip("cupy")
-    try:
-        if cupy.cuda.runtime.getDeviceCount() == 0:
-            pytest.skip("no GPU")
-    except cupy.cuda.runtime.CUDARuntimeError:
-        pytest.skip("no GPU")
-    if not tilegemm.backend_available("cuda"):
-        pytest.skip("this libtilegemm has no CUDA backend")
-    return cupy
-
-
+# --- CuPy (the fixture cp: conftest.py) ---------------------------------------------------------
 @pytest.mark.parametrize("m,n,k", [(1, 1, 1), (33, 7, 130), (257, 129, 300)])
 @pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, False), (False, True), (True, True)])
 def test_cupy(cp, m, n, k, trans_a, trans_b):
