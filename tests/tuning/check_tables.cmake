@@ -123,6 +123,44 @@ tg_expect_refused(tuned_not_a_count ${tuned} 1
 tg_expect_refused(tuned_duplicate_call ${tuned} 1
   ${tuned} "90${tab}1024${tab}1024${tab}1024${tab}1${tab}1${tab}gemv8${tab}0${tab}fp32${tab}1.5${tab}1.2")
 
+# The regret corpus's train rows (cmake/measured.cmake, read after tuning.cmake): a small
+# corpus of the real file's first train row and a broken copy of it must stop at the copy's
+# line, naming it; the same corpus unbroken passes.  (The whole corpus is the build's.)
+function(tg_corpus_case name expect_refused bad_line)
+  set(root ${WORK}/${name})
+  file(REMOVE_RECURSE ${root})
+  file(MAKE_DIRECTORY ${root}/tuning ${root}/src/cuda ${root}/build)
+  file(GLOB tables ${SOURCE}/tuning/sm_*.tsv ${SOURCE}/tuning/model_sm_*.tsv)
+  file(COPY ${tables} DESTINATION ${root}/tuning)
+  file(COPY ${SOURCE}/src/cuda/rungs.def DESTINATION ${root}/src/cuda)
+  file(STRINGS ${SOURCE}/tuning/regret_corpus_sm_90.tsv train REGEX "^train\t" LIMIT_COUNT 1)
+  file(WRITE ${root}/tuning/regret_corpus_sm_90.tsv "# a corpus of one row\n${train}\n")
+  if(bad_line)
+    file(APPEND ${root}/tuning/regret_corpus_sm_90.tsv "${bad_line}\n")
+  endif()
+  file(WRITE ${root}/both.cmake "include(${SOURCE}/cmake/tuning.cmake)\ninclude(${SOURCE}/cmake/measured.cmake)\n")
+  execute_process(COMMAND ${CMAKE_COMMAND} -DPROJECT_SOURCE_DIR=${root}
+                          -DTG_GENERATED_DIR=${root}/build/generated -P ${root}/both.cmake
+                  WORKING_DIRECTORY ${root}/build
+                  RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(expect_refused AND (result EQUAL 0 OR NOT "${out}${err}" MATCHES "regret_corpus_sm_90.tsv:3:"))
+    message("FAIL ${name}: not refused at regret_corpus_sm_90.tsv:3:\n${out}${err}")
+    math(EXPR failures "${failures} + 1")
+  elseif(NOT expect_refused AND NOT result EQUAL 0)
+    message("FAIL ${name}: the corpus was refused:\n${out}${err}")
+    math(EXPR failures "${failures} + 1")
+  endif()
+  set(failures ${failures} PARENT_SCOPE)
+endfunction()
+file(STRINGS ${SOURCE}/tuning/regret_corpus_sm_90.tsv first_train REGEX "^train\t" LIMIT_COUNT 1)
+string(REGEX REPLACE "=([0-9])" "=x\\1" bad_entry "${first_train}")
+string(REPLACE "\tcol\t" "\tdiagonal\t" bad_layout "${first_train}")
+string(REPLACE "\trow\t" "\tdiagonal\t" bad_layout "${bad_layout}")
+tg_corpus_case(corpus_accepted 0 "")
+tg_corpus_case(corpus_bad_entry 1 "${bad_entry}")
+tg_corpus_case(corpus_bad_layout 1 "${bad_layout}")
+tg_corpus_case(corpus_short_row 1 "train${tab}seed1${tab}row${tab}NN${tab}8${tab}8")
+
 if(failures GREATER 0)
   message(FATAL_ERROR "${failures} case(s) failed")
 endif()
