@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,20 +445,6 @@ static int choose_for(const tg_handle *h, const tg_device_props *dev, const tg_p
     return tg_choose(dev, h->math, h->algo, h->split_k, p, c);
 }
 
-/* Appends to buf (NUL-terminated, size bytes); text past the end is cut. */
-static void append(char *buf, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void append(char *buf, size_t size, const char *fmt, ...)
-{
-    const size_t used = strlen(buf);
-    if (used + 1 >= size)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + used, size - used, fmt, ap);
-    va_end(ap);
-}
-
 tg_status tg_explain_gpu(tg_handle *h, int compute_capability, int sm_count, tg_layout layout,
                          tg_op transa, tg_op transb, int64_t m, int64_t n, int64_t k,
                          int64_t lda, int64_t ldb, int64_t ldc, const char **algo, int *split_k,
@@ -505,37 +490,10 @@ tg_status tg_explain_gpu(tg_handle *h, int compute_capability, int sm_count, tg_
                        h->algo >= 0 ? "the forced algo cannot run this call"
                                     : "no CUDA rung of this build supports this call",
                        dev.compute_capability);
-    const tg_rung *rung = tg_rungs[c.rung];
-    *algo = rung->name;
+    *algo = tg_rungs[c.rung]->name;
     *split_k = c.split_k;
-    const double flops = 2.0 * (double)m * (double)n * (double)k;
-    if (h->algo >= 0)
-        append(buf, buf_size, "rung: %s (level %d), forced by tg_set_algo: %s\n", rung->name,
-               rung->level, rung->summary);
-    else if (c.tuned)
-        append(buf, buf_size,
-               "rung: %s (level %d), measured fastest on sm_%d for exactly this shape and "
-               "orientation (tuned table: %.1f TFLOP/s there): %s\n",
-               rung->name, rung->level, dev.compute_capability, c.tuned->tflops, rung->summary);
-    else if (c.seconds > 0.0) {
-        append(buf, buf_size,
-               "rung: %s (level %d), ranked first by the timed calls nearest this one and the "
-               "cost model (score %.3f, 0 being the fastest timed there; the model predicts "
-               "%.1f us, %.1f TFLOP/s%s); no tuned row for exactly this call on sm_%d: %s\n",
-               rung->name, rung->level, c.score, c.seconds * 1e6, flops / c.seconds / 1e12,
-               c.split_k > 1 ? " with split-K" : "", dev.compute_capability, rung->summary);
-        if (c.runner_up >= 0)
-            append(buf, buf_size, "runner-up: %s%s, the model predicts %.1f us (%.1f TFLOP/s)\n",
-                   tg_rungs[c.runner_up]->name, c.runner_up_split > 1 ? " with split-K" : "",
-                   c.runner_up_seconds * 1e6, flops / c.runner_up_seconds / 1e12);
-    } else
-        append(buf, buf_size,
-               "rung: %s (level %d), the highest rung that supports this call (no cost model for "
-               "sm_%d): %s\n",
-               rung->name, rung->level, dev.compute_capability, rung->summary);
-    if (c.split_k > 1)
-        append(buf, buf_size, "split-K: %d slices along k, summed in a fixed order by a reduction "
-                              "kernel (bit-reproducible)\n", c.split_k);
+    tg_append_choice_reasons(&c, h->algo >= 0, dev.compute_capability,
+                             2.0 * (double)m * (double)n * (double)k, buf, buf_size);
     return TG_SUCCESS;
 }
 

@@ -181,6 +181,12 @@ int tg_choose_ranked(const tg_device_props *dev, tg_math math, const tg_problem 
 int tg_autotune_cached(tg_handle *h, const tg_problem *p, tg_plan *plan, int *slices,
                        char *why, size_t why_size);
 
+/* Appends to buf (size bytes, NUL-terminated) why c was chosen, as explain gives it: forced,
+ * a tuned row, the ranking (with the model's prediction for a call of `flops` and the
+ * runner-up) or the highest rung, on a GPU of compute capability cc; then its split-K. */
+void tg_append_choice_reasons(const tg_choice *c, int forced, int cc, double flops, char *buf,
+                              size_t size);
+
 /* Records an error on the handle (the per-thread record when h is NULL) and returns status. */
 #define tg_fail(h, status, arg, ...) tg_record(tg_error_of(h), (status), (arg), __VA_ARGS__)
 static inline tg_error *tg_error_of(tg_handle *h) { return h ? &h->error : tg_orphan_error(); }

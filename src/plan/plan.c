@@ -32,17 +32,32 @@
 #include "measured.h"
 #include "tuning.h"
 
+/* Appends to buf (NUL-terminated, size bytes); text past the end is cut. */
+static void vappend(char *buf, size_t size, const char *fmt, va_list ap)
+{
+    const size_t used = strlen(buf);
+    if (used + 1 < size)
+        vsnprintf(buf + used, size - used, fmt, ap);
+}
+
+static void append(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vappend(buf, size, fmt, ap);
+    va_end(ap);
+}
+
 static void note(tg_plan *plan, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(tg_plan *plan, const char *fmt, ...)
 {
     if (!plan->explaining)
         return;
-    const size_t used = strlen(plan->why);
-    if (used + 1 >= sizeof plan->why)
-        return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(plan->why + used, sizeof plan->why - used, fmt, ap);
+    vappend(plan->why, sizeof plan->why, fmt, ap);
     va_end(ap);
 }
 
@@ -433,6 +448,50 @@ static void note_split(tg_plan *plan, int slices)
                    "(bit-reproducible)\n", slices);
 }
 
+void tg_append_choice_reasons(const tg_choice *c, int forced, int cc, double flops, char *buf,
+                              size_t size)
+{
+    const tg_rung *rung = tg_rungs[c->rung];
+    if (forced)
+        append(buf, size, "rung: %s (level %d), forced by tg_set_algo: %s\n", rung->name,
+               rung->level, rung->summary);
+    else if (c->tuned)
+        append(buf, size,
+               "rung: %s (level %d), measured fastest on sm_%d for exactly this shape and "
+               "orientation (tuned table: %.1f TFLOP/s there): %s\n",
+               rung->name, rung->level, cc, c->tuned->tflops, rung->summary);
+    else if (c->seconds > 0.0) {
+        append(buf, size,
+               "rung: %s (level %d), ranked first by the timed calls nearest this one and the "
+               "cost model (score %.3f, 0 being the fastest timed there; the model predicts "
+               "%.1f us, %.1f TFLOP/s%s); no tuned row for exactly this call on sm_%d: %s\n",
+               rung->name, rung->level, c->score, c->seconds * 1e6, flops / c->seconds / 1e12,
+               c->split_k > 1 ? " with split-K" : "", cc, rung->summary);
+        if (c->runner_up >= 0)
+            append(buf, size, "runner-up: %s%s, the model predicts %.1f us (%.1f TFLOP/s)\n",
+                   tg_rungs[c->runner_up]->name, c->runner_up_split > 1 ? " with split-K" : "",
+                   c->runner_up_seconds * 1e6, flops / c->runner_up_seconds / 1e12);
+    } else
+        append(buf, size,
+               "rung: %s (level %d), the highest rung that supports this call (no cost model for "
+               "sm_%d): %s\n",
+               rung->name, rung->level, cc, rung->summary);
+    if (c->split_k > 1)
+        append(buf, size, "split-K: %d slices along k, summed in a fixed order by a reduction "
+                          "kernel (bit-reproducible)\n", c->split_k);
+}
+
+/* The reasons for choice c in the plan's explanation (tg_append_choice_reasons). */
+static void note_choice(tg_plan *plan, const tg_choice *c, int forced, int cc,
+                        const tg_problem *p)
+{
+    if (plan->explaining)
+        tg_append_choice_reasons(c, forced, cc,
+                                 2.0 * (double)p->m * (double)p->n * (double)p->k *
+                                     (double)p->batch,
+                                 plan->why, sizeof plan->why);
+}
+
 static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
 {
     if (h->split_k > 1 && p->batch != 1)
@@ -453,9 +512,7 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
                            rung->name);
         plan->rung = c.rung;
         plan->split_k = c.split_k;
-        note(plan, "rung: %s (level %d), forced by tg_set_algo: %s\n", rung->name, rung->level,
-             rung->summary);
-        note_split(plan, plan->split_k);
+        note_choice(plan, &c, 1, h->compute_capability, p);
         return TG_SUCCESS;
     }
     note(plan, "math mode: %s\n", tg_math_name(h->math));
@@ -488,25 +545,7 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
         return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "no CUDA rung supports this call");
     plan->rung = c.rung;
     plan->split_k = c.split_k;
-    const tg_rung *rung = tg_rungs[c.rung];
-    if (c.tuned)
-        note(plan, "rung: %s (level %d), measured fastest on sm_%d for exactly this shape and "
-                   "orientation (tuned table, %.1f TFLOP/s there): %s\n",
-             rung->name, rung->level, h->compute_capability, c.tuned->tflops, rung->summary);
-    else if (c.seconds > 0.0) {
-        note(plan, "rung: %s (level %d), ranked first by the timed calls nearest this one and "
-                   "the cost model (score %.3f, 0 being the fastest timed there; the model predicts "
-                   "%.1f us%s): %s\n",
-             rung->name, rung->level, c.score, c.seconds * 1e6,
-             c.split_k > 1 ? " with split-K" : "", rung->summary);
-        if (c.runner_up >= 0)
-            note(plan, "runner-up: %s%s, predicted %.1f us\n", tg_rungs[c.runner_up]->name,
-                 c.runner_up_split > 1 ? " with split-K" : "", c.runner_up_seconds * 1e6);
-    } else
-        note(plan, "rung: %s (level %d), the highest rung that supports this call (no cost "
-                   "model for sm_%d): %s\n",
-             rung->name, rung->level, h->compute_capability, rung->summary);
-    note_split(plan, plan->split_k);
+    note_choice(plan, &c, 0, h->compute_capability, p);
     return TG_SUCCESS;
 }
 
