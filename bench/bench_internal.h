@@ -23,6 +23,7 @@
 #define NAIVE_SKIP_WORK (1LL << 36) /* m*n*k above this skips "naive" unless asked */
 #define DEFAULT_ROTATE_MIB 128.0
 #define MIN_CLAIM_REPEATS 10
+#define MOST_TIMED_RUNS 200 /* --min-timed-ms adds runs up to this many */
 #define BENCH_DEFAULT_SEED 1  /* --seed: the random suite's; see bench/suites.md */
 #define BENCH_DEFAULT_COUNT 64 /* --count */
 #define CHECK_SAMPLES 256           /* entries of C checked against float64 per result */
@@ -60,6 +61,7 @@ typedef struct result {
     double plan_ns;     /* auto only: host time of one planning call (tg_choose_algo) */
     double sol_ms;      /* the call's speed of light (bench_sol_ms) in its math mode; NAN: none */
     int pruned;         /* --prune: one timed run only, its time a lower bound on the median */
+    int timed_runs;     /* how many runs the median is of */
     char note[300];
 } result;
 
@@ -79,6 +81,7 @@ typedef struct options {
     int count;             /* --count: shapes of the random suite */
     tg_math math;          /* --math: the mode of the auto entries */
     int repeats, warmup;
+    double min_timed_ms;   /* --min-timed-ms: GPU runs added until the timed ones sum to this */
     int warmup_given;
     double rotate_mib;
     const char *json_path;

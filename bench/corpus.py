@@ -4,6 +4,8 @@ that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
 
     python3 bench/corpus.py --held-out SEED[,SEED...] OUT.tsv RUN.json [RUN.json ...]
     python3 bench/corpus.py --refresh OLD.tsv OUT.tsv RUN.json [...]
+    python3 bench/corpus.py --shapes-below MS CORPUS.tsv
+
 
 One line a case (a shape, its layout and transposes) with every entry that ran correctly:
 `rung/slices=ms`, with `~` after the time of an entry timed once (--prune: a lower bound).
@@ -13,7 +15,13 @@ by seed, the fixed suites are train.
 
 --refresh re-times rows: entries in the new runs replace the old ones of the same case (a
 kernel change re-timed with scripts/device_corpus.sh and --algo naming the changed rungs), and
-the header keeps both runs' provenance.
+the header keeps both runs' provenance.  cuBLAS's times are replaced too where the runs have
+them.
+
+--shapes-below prints, a line per layout and transposes, `LAYOUT TRANS MxNxK ...` of the cases
+whose fastest entry takes under MS milliseconds: the calls of a few microseconds, whose first
+timing (5 runs) is the noisiest, for scripts/device_corpus.sh to re-time with more runs
+(RETIME_BELOW).
 """
 import argparse
 import json
@@ -37,7 +45,9 @@ def read_runs(paths, held_out):
         provenance.append(
             f"{dev['name']} (sm_{dev['compute_capability'].replace('.', '')}, "
             f"{dev['sm_count']} SMs), commit {run['commit']}, {run['date']}, cuBLAS "
-            f"{run['cublas_version']}, {run['warmup']} warm-up + {run['repeats']} timed runs: "
+            f"{run['cublas_version']}, {run['warmup']} warm-up + {run['repeats']} timed runs"
+            + (f", more until they add up to {run['min_timed_ms']:g} ms"
+               if run.get("min_timed_ms") else "") + ": "
             f"`{run['command']}`")
         seed = run.get("random_seed")
         for r in run["results"]:
@@ -103,7 +113,20 @@ def read_tsv(path):
     return header, cases
 
 
+def print_short_cases(corpus, below_ms):
+    """The cases whose fastest entry is under below_ms, grouped by layout and transposes."""
+    groups = {}
+    for (layout, trans, m, n, k), c in read_tsv(corpus)[1].items():
+        if min(ms for ms, _ in c["entries"].values()) < below_ms:
+            groups.setdefault((layout, trans), []).append(f"{m}x{n}x{k}")
+    for (layout, trans), shapes in sorted(groups.items()):
+        print(layout, trans, " ".join(shapes))
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--shapes-below":
+        print_short_cases(sys.argv[3], float(sys.argv[2]))
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--held-out", default="", help="seeds whose cases are held out")
     ap.add_argument("--refresh", help="an existing corpus whose entries the runs replace")
@@ -117,6 +140,9 @@ def main():
         for key, c in new.items():
             if key in cases:
                 cases[key]["entries"].update(c["entries"])
+                for field in ("cublas_ms", "cublas_tf32_ms"):
+                    if c[field] is not None:
+                        cases[key][field] = c[field]
         header += ["re-timed: " + p for p in provenance]
     else:
         cases = new

@@ -51,7 +51,8 @@ typedef struct gpu_ctx {
     tg_handle *h;
     cublasHandle_t cublas;
     cudaStream_t stream;
-    cudaEvent_t *start, *stop;
+    cudaEvent_t *start, *stop; /* `events` pairs */
+    int events;
     size_t l2_bytes;
     double rotate_target;
     const run_info *info;
@@ -195,7 +196,31 @@ static tg_status run_set0(gpu_ctx *g, const bench_case *c, gpu_bufs *b,
     return s;
 }
 
-/* Warm-up, then `repeats` runs each between its own event pair, walking through the sets.
+/* `runs` runs (at most the context's events), each between its own event pair, walking through
+ * the sets; their times in ms to times[].  Returns tilegemm's status of the first failing call. */
+static tg_status time_runs(gpu_ctx *g, const bench_case *c, gpu_bufs *b, runner who, int runs,
+                           double *times)
+{
+    tg_status s = TG_SUCCESS;
+    for (int i = 0; i < runs && s == TG_SUCCESS; ++i) {
+        CUDA_CHECK(cudaEventRecord(g->start[i], g->stream));
+        s = gpu_gemm(g, c, b, b->next, who);
+        CUDA_CHECK(cudaEventRecord(g->stop[i], g->stream));
+        b->next = (b->next + 1) % b->sets;
+    }
+    CUDA_CHECK(cudaGetLastError());
+    /* Every event was recorded on one stream, so the last stop completes after all others. */
+    CUDA_CHECK(cudaStreamSynchronize(g->stream));
+    for (int i = 0; i < runs && s == TG_SUCCESS; ++i) {
+        float ms = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, g->start[i], g->stop[i]));
+        times[i] = ms;
+    }
+    return s;
+}
+
+/* Warm-up, then `repeats` timed runs, and with --min-timed-ms more until the runs add up to it
+ * (a call of a few microseconds is otherwise judged on a handful of noisy launches); the median.
  * Returns tilegemm's status of the first failing call (nothing is timed then). */
 static tg_status gpu_time(gpu_ctx *g, const options *o, const bench_case *c, gpu_bufs *b,
                           runner who, result *r)
@@ -205,27 +230,27 @@ static tg_status gpu_time(gpu_ctx *g, const options *o, const bench_case *c, gpu
         s = gpu_gemm(g, c, b, b->next, who);
         b->next = (b->next + 1) % b->sets;
     }
-    for (int i = 0; i < o->repeats && s == TG_SUCCESS; ++i) {
-        CUDA_CHECK(cudaEventRecord(g->start[i], g->stream));
-        s = gpu_gemm(g, c, b, b->next, who);
-        CUDA_CHECK(cudaEventRecord(g->stop[i], g->stream));
-        b->next = (b->next + 1) % b->sets;
+    double *times = bench_xmalloc((size_t)g->events * sizeof *times);
+    int runs = o->repeats;
+    if (s == TG_SUCCESS)
+        s = time_runs(g, c, b, who, runs, times);
+    if (s == TG_SUCCESS && o->min_timed_ms > 0.0) {
+        double sum = 0.0;
+        for (int i = 0; i < runs; ++i)
+            sum += times[i];
+        const double each = sum / runs;
+        const double want = each > 0.0 ? ceil(o->min_timed_ms / each) : (double)g->events;
+        const int more = (want < g->events ? (int)want : g->events) - runs;
+        if (more > 0 && (s = time_runs(g, c, b, who, more, times + runs)) == TG_SUCCESS)
+            runs += more;
     }
-    CUDA_CHECK(cudaGetLastError());
-    /* Every event was recorded on one stream, so the last stop completes after all others. */
-    CUDA_CHECK(cudaStreamSynchronize(g->stream));
-    if (s != TG_SUCCESS)
-        return s;
-    double *times = bench_xmalloc((size_t)o->repeats * sizeof *times);
-    for (int i = 0; i < o->repeats; ++i) {
-        float ms = 0.0f;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, g->start[i], g->stop[i]));
-        times[i] = ms;
+    if (s == TG_SUCCESS) {
+        bench_summarize(times, runs, &r->median_ms, &r->min_ms, &r->max_ms);
+        r->timed_runs = runs;
+        r->flops_per_s = bench_work_flops(c) / (r->median_ms * 1e-3);
     }
-    bench_summarize(times, o->repeats, &r->median_ms, &r->min_ms, &r->max_ms);
-    r->flops_per_s = bench_work_flops(c) / (r->median_ms * 1e-3);
     free(times);
-    return TG_SUCCESS;
+    return s;
 }
 
 /* The arithmetic of a rung by name (-1 when none: "cpu", "none"). */
@@ -308,6 +333,7 @@ static int run_tilegemm(gpu_ctx *g, const options *o, const bench_case *c, gpu_b
         options once = *o;
         once.warmup = 0;
         once.repeats = 1;
+        once.min_timed_ms = 0.0;
         if ((s = gpu_time(g, &once, c, b, RUN_TILEGEMM, r)) != TG_SUCCESS)
             return bench_record_failure(r, g->h, s), 0;
         if (r->median_ms > PRUNE_MIN_MS && r->median_ms > o->prune * *fastest_ms) {
@@ -457,9 +483,12 @@ int bench_run_gpu(tg_handle *h, const options *o, run_info *info)
     if (g.rotate_target < 2.0 * (double)g.l2_bytes)
         g.rotate_target = 2.0 * (double)g.l2_bytes;
     info->rotate_target_bytes = g.rotate_target;
-    g.start = bench_xmalloc((size_t)o->repeats * sizeof *g.start);
-    g.stop = bench_xmalloc((size_t)o->repeats * sizeof *g.stop);
-    for (int i = 0; i < o->repeats; ++i) {
+    /* --min-timed-ms adds runs up to MOST_TIMED_RUNS, never fewer than --repeats */
+    g.events = o->min_timed_ms > 0.0 && o->repeats < MOST_TIMED_RUNS ? MOST_TIMED_RUNS
+                                                                     : o->repeats;
+    g.start = bench_xmalloc((size_t)g.events * sizeof *g.start);
+    g.stop = bench_xmalloc((size_t)g.events * sizeof *g.stop);
+    for (int i = 0; i < g.events; ++i) {
         CUDA_CHECK(cudaEventCreate(&g.start[i]));
         CUDA_CHECK(cudaEventCreate(&g.stop[i]));
     }
@@ -476,7 +505,7 @@ int bench_run_gpu(tg_handle *h, const options *o, run_info *info)
         snprintf(path, sizeof path, "tuning/sm_%d%d.tsv", info->cc_major, info->cc_minor);
         ok &= bench_write_tuning(o->tune_path ? o->tune_path : path, info, o);
     }
-    for (int i = 0; i < o->repeats; ++i) {
+    for (int i = 0; i < g.events; ++i) {
         CUDA_CHECK(cudaEventDestroy(g.start[i]));
         CUDA_CHECK(cudaEventDestroy(g.stop[i]));
     }

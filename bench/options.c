@@ -38,6 +38,9 @@ static void bench_usage(FILE *f)
             "  --layout row|col     storage order of given shapes and fixed suites (default\n"
             "                       row; the random suite draws its own)\n"
             "  --repeats N          timed runs, median reported (default 10; fewer is noted)\n"
+            "  --min-timed-ms T     GPU: more timed runs, up to 200, until they add up to T ms\n"
+            "                       (default 0: --repeats alone); steadies the median of\n"
+            "                       calls of a few microseconds\n"
             "  --warmup N           untimed runs first (default 3 GPU, 1 CPU)\n"
             "  --rotate-mib N       rotate buffer sets until sets*bytes >= max(N MiB, 2*L2)\n"
             "                       (default 128)\n"
@@ -239,7 +242,7 @@ static int read_trans(const char *value, void *out)
     return parse_trans_list(value, out) ? 0 : -1;
 }
 static int read_splits(const char *value, void *out) { return parse_splits(value, out) ? 0 : -1; }
-static int read_prune(const char *value, void *out)
+static int read_nonnegative(const char *value, void *out)
 {
     char *end = NULL;
     errno = 0;
@@ -307,7 +310,8 @@ int bench_parse_options(int argc, char **argv, options *o, int *exit_code)
         {"--warmup", tg_arg_int, &warmups, "an integer 0..1000000"},
         {"--rotate-mib", tg_arg_int, &rotate, "an integer 0..1000000"},
         {"--split-k", read_splits, o, "up to 8 values 0..256, comma-separated, e.g. 0,2,4, or pow2"},
-        {"--prune", read_prune, &o->prune, "a number >= 0"},
+        {"--prune", read_nonnegative, &o->prune, "a number >= 0"},
+        {"--min-timed-ms", read_nonnegative, &o->min_timed_ms, "a number >= 0"},
         {"--json", tg_arg_name, &o->json_path, "a file name"},
         {"--commit", tg_arg_name, &o->commit, "a commit"},
         {"--tune-file", tg_arg_name, &o->tune_path, "a file name"},

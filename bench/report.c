@@ -404,6 +404,8 @@ static void write_result(FILE *f, const result *r)
     fprintf(f, ", \"split_k\": %d, \"ran_split_k\": %d", r->split_k, r->ran_split_k);
     if (r->pruned)
         fprintf(f, ", \"pruned\": true");
+    if (r->timed_runs > 0)
+        fprintf(f, ", \"timed_runs\": %d", r->timed_runs);
     json_field(f, "median_ms", r->median_ms, "%.6g");
     json_field(f, "min_ms", r->min_ms, "%.6g");
     json_field(f, "max_ms", r->max_ms, "%.6g");
@@ -498,6 +500,7 @@ int bench_write_json(const char *path, const run_info *info, const options *o,
     fprintf(f, ",\n  \"math\": \"%s\",\n", tg_math_name(o->math));
     write_environment(f, info);
     fprintf(f, "  \"repeats\": %d,\n  \"warmup\": %d,\n", o->repeats, o->warmup);
+    fprintf(f, "  \"min_timed_ms\": %g,\n", o->min_timed_ms);
     fprintf(f, "  \"repeats_enough_for_claims\": %s,\n",
             o->repeats >= MIN_CLAIM_REPEATS ? "true" : "false");
     fprintf(f, "  \"rotate_target_bytes\": %.0f,\n", info->rotate_target_bytes);

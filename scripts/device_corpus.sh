@@ -11,6 +11,10 @@
 #                                               ALGOS (default all: the rungs to time; name
 #                                               the changed ones to re-time their rows, then
 #                                               bench/corpus.py --refresh)
+#   RETIME_BELOW=MS scripts/device_corpus.sh    re-times, with runs adding up to MIN_TIMED_MS
+#                                               (default 2) each, the corpus's cases whose
+#                                               fastest entry is under MS ms, a chunk per
+#                                               layout and transposes; then --refresh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
@@ -21,10 +25,19 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/buil
   cmake --build "$build" -j"$(nproc)" --target tilegemm_cli >>"$out/build.log" 2>&1
 status build "rc $? in $((SECONDS - start)) s"
 cli=$build/tilegemm
-common=(--algo "${ALGOS:-all}" --split-k pow2 --prune "${PRUNE:-3}" --repeats 5 --warmup 1)
+common=(--algo "${ALGOS:-all}" --split-k pow2 --prune "${PRUNE:-3}" --repeats 5 --warmup 1
+  --min-timed-ms "${MIN_TIMED_MS:-0}")
 chunks=()
 for s in "$@"; do chunks+=("random-seed$s"); done
 [ "${FIXED:-0}" = 1 ] && chunks+=(fixed)
+declare -A short=()
+if [ -n "${RETIME_BELOW:-}" ]; then
+  common[${#common[@]} - 1]=${MIN_TIMED_MS:-2}
+  while read -r layout trans shapes; do
+    chunks+=("short-$layout-$trans")
+    short["short-$layout-$trans"]="$shapes"
+  done < <(python3 bench/corpus.py --shapes-below "$RETIME_BELOW" tuning/regret_corpus_sm_90.tsv)
+fi
 for chunk in "${chunks[@]}"; do
   if [ "$(left)" -lt 30 ]; then
     status "$chunk" "not run: too little time left"
@@ -32,6 +45,11 @@ for chunk in "${chunks[@]}"; do
   fi
   case $chunk in
   fixed) args=(--suite all --count 0 --trans NN,NT,TN,TT) ;;
+  short-*)
+    IFS=- read -r _ layout trans <<<"$chunk"
+    read -ra args <<<"${short[$chunk]}"
+    args+=(--layout "$layout" --trans "$trans")
+    ;;
   *) args=(--suite random --seed "${chunk#random-seed}" --count "$count") ;;
   esac
   timeout "$(left)" "$cli" bench "${args[@]}" "${common[@]}" --json "$top/corpus-$chunk.json" \

@@ -16,7 +16,8 @@
  *
  *   test_plan_regret CORPUS [--worst N]   the N worst held-out cases of each mode (default 8)
  *   test_plan_regret CORPUS --dump FILE    also writes, for the fitting, each case's normalized
- *                                          problem and each entry's model prediction
+ *                                          problem and each entry's model prediction and
+ *                                          the math modes whose auto may run it (bits)
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -225,9 +226,14 @@ int main(int argc, char **argv)
                 cases[i].cublas_ms);
         for (int e = 0; e < cases[i].count; ++e) {
             const entry *x = &cases[i].entries[e];
-            fprintf(dump, "entry\t%d\t%s\t%d\t%.6g\t%d\t%.6g\t%d\n", i,
+            int modes = 0; /* bit m: auto may run this entry in math mode m */
+            for (int m = 0; m < 3; ++m)
+                modes |= (!tg_auto_refuses(&kH100, (tg_math)m, x->rung, &p) &&
+                          (x->slices == 1 || x->slices <= tg_most_slices(x->rung, &p))) << m;
+            fprintf(dump, "entry\t%d\t%s\t%d\t%.6g\t%d\t%.6g\t%d\t%d\n", i,
                     tg_rungs[x->rung]->name, x->slices, x->ms, x->pruned,
-                    tg_model_predict_ms(&kH100, x->rung, x->slices, &p), tg_rungs[x->rung]->arith);
+                    tg_model_predict_ms(&kH100, x->rung, x->slices, &p), tg_rungs[x->rung]->arith,
+                    modes);
         }
     }
     if (dump)
