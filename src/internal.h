@@ -173,6 +173,12 @@ typedef struct tg_candidate {
 int tg_choose_ranked(const tg_device_props *dev, tg_math math, const tg_problem *p,
                      tg_candidate *out, int max);
 
+/* What autotuning times for p, at most `max`: tg_choose's own choice first, then the ranking
+ * widened to the rungs the cost model has no row for (their seconds NAN), best first.
+ * Returns how many (0: no rung can run p). */
+int tg_autotune_candidates(const tg_device_props *dev, tg_math math, const tg_problem *p,
+                           tg_candidate *out, int max);
+
 /* autotune_use.c: the one place plan.c asks autotuning (choose_rung).  When the handle autotunes
  * and p is eligible (auto rung, split-K not forced, no operand staged), looks p's key up in the
  * cache: returns the cached rung (its slices in *slices), for choose_rung to follow when the math

@@ -99,6 +99,36 @@ static void check_ranked_first(tg_math math, const tg_problem *p, const tg_choic
            tg_most_slices(c->rung, p));
 }
 
+/* What autotuning times: the planner's own choice first, then distinct candidates the mode
+ * allows, each at 1 or a power of two of slices within the rung's limit.  Returns how many have
+ * no model row (the widening past the planner's list). */
+static int check_autotune_candidates(tg_math math, const tg_problem *p, const tg_choice *c,
+                                     const char *what)
+{
+    tg_candidate list[8];
+    const int n = tg_autotune_candidates(&kH100, math, p, list, 8);
+    EXPECT(n >= 1 && n <= 8, "%s: %d autotune candidates", what, n);
+    if (n < 1)
+        return 0;
+    EXPECT(list[0].rung == c->rung && list[0].split_k == c->split_k,
+           "%s: autotuning times %s/%d first, the planner chose %s/%d", what,
+           tg_rungs[list[0].rung]->name, list[0].split_k, tg_rungs[c->rung]->name, c->split_k);
+    int unmodelled = 0;
+    for (int j = 0; j < n; ++j) {
+        const tg_candidate *x = &list[j];
+        EXPECT(!tg_auto_refuses(&kH100, math, x->rung, p), "%s: candidate %s refused: %s", what,
+               tg_rungs[x->rung]->name, tg_auto_refuses(&kH100, math, x->rung, p));
+        EXPECT((x->split_k & (x->split_k - 1)) == 0 &&
+                   (x->split_k == 1 || x->split_k <= tg_most_slices(x->rung, p)),
+               "%s: candidate %s/%d", what, tg_rungs[x->rung]->name, x->split_k);
+        for (int i = 0; i < j; ++i)
+            EXPECT(list[i].rung != x->rung || list[i].split_k != x->split_k,
+                   "%s: %s/%d listed twice", what, tg_rungs[x->rung]->name, x->split_k);
+        unmodelled += isnan(x->seconds);
+    }
+    return unmodelled;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = 0x706c616eull;
@@ -114,7 +144,7 @@ int main(int argc, char **argv)
     }
     const uint64_t first_seed = seed;
     printf("test_plan --seed %#llx\n", (unsigned long long)seed);
-    int splits = 0, tensor = 0;
+    int splits = 0, tensor = 0, unmodelled = 0;
     for (int i = 0; i < 400; ++i) {
         int64_t m, n, k;
         const tg_problem p = random_problem(&seed, &m, &n, &k);
@@ -127,8 +157,10 @@ int main(int argc, char **argv)
             if (c.rung < 0)
                 continue;
             check_contract((tg_math)mode, &p, &c, what);
-            if (!c.tuned)
+            if (!c.tuned) {
                 check_ranked_first((tg_math)mode, &p, &c, what);
+                unmodelled += check_autotune_candidates((tg_math)mode, &p, &c, what);
+            }
             splits += c.split_k > 1;
             tensor += tg_rungs[c.rung]->arith != TG_ARITH_FFMA;
         }
@@ -136,6 +168,7 @@ int main(int argc, char **argv)
     /* The sample reaches the cases the rules are about. */
     EXPECT(splits > 0, "no random call was split");
     EXPECT(tensor > 0, "no random call ran on tensor cores");
+    EXPECT(unmodelled > 0, "autotuning never weighed a rung without a model row");
 
     /* A tuned row is followed for exactly its call (and, by tg_tuning_lookup, only then). */
     int followed = 0;
@@ -168,8 +201,9 @@ int main(int argc, char **argv)
                    (long long)t->n, (long long)t->k, t->algo, c.split_k);
         followed++;
     }
-    printf("test_plan: 400 random calls x 3 modes (%d split, %d on tensor cores), %d tuned rows\n",
-           splits, tensor, followed);
+    printf("test_plan: 400 random calls x 3 modes (%d split, %d on tensor cores, %d unmodelled "
+           "autotune candidates), %d tuned rows\n",
+           splits, tensor, unmodelled, followed);
 
     /* The shapes that need many slices: 32x32x100000 fills the SMs. */
     const tg_problem thin = {.m = 32, .n = 32, .k = 100000, .a_rs = 100000, .a_cs = 1,

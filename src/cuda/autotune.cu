@@ -1,5 +1,5 @@
 /*
- * Autotuning's device side: the planner's best candidates (tg_choose_ranked) timed on scratch
+ * Autotuning's device side: the planner's best candidates (tg_autotune_candidates) timed on scratch
  * device buffers, the fastest stored in the cache (src/plan/autotune.h).
  *
  * The scratch operands have the call's shape, strides and alignment (the same address modulo
@@ -143,7 +143,7 @@ tg_status tg_cuda_autotune_measure(tg_handle *h, const tg_problem *p, int copy_o
         return st;
     const tg_device_props props = {h->compute_capability, h->sm_count};
     tg_candidate candidates[TG_AT_CANDIDATES];
-    const int count = tg_choose_ranked(&props, h->math, p, candidates, TG_AT_CANDIDATES);
+    const int count = tg_autotune_candidates(&props, h->math, p, candidates, TG_AT_CANDIDATES);
     if (count == 0)
         return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
                        "autotune: the planner has no candidate for this call");

@@ -35,8 +35,10 @@ extern "C" {
 #endif
 
 #define TG_AT_FORMAT 1
-/* How many of the planner's ranked candidates the first call of a key times. */
-#define TG_AT_CANDIDATES 4
+/* How many candidates (tg_autotune_candidates) the first call of a key times: on the corpus's
+ * held-out half, with exact times, the best of 4 is within 2% of the best entry on 89% of calls
+ * in fp32, of 8 on 97%, of 12 on 98%. */
+#define TG_AT_CANDIDATES 8
 
 /* The GPU a cache file belongs to. */
 typedef struct tg_at_device {
