@@ -4,7 +4,8 @@
 # random suite of SEED (never used for fitting, tuning or the regret corpus) in each mode of
 # MODES, and on the fixed suites in fp32; autotuning's regret on a warm cache (every rung timed
 # beside it on AUTOTUNE_COUNT shapes of the held-out corpus seed 4, bench/regret.py); then
-# scripts/run.sh, the README's other command, in the time left.  JSON and logs under
+# scripts/run.sh, the README's other command, in the time left.  Calls of a few microseconds
+# get more timed runs (--min-timed-ms), for cuBLAS and tilegemm alike.  JSON and logs under
 # ${OUT:-device-out}; the category tables last.
 #
 #   scripts/device_judge.sh SEED [COUNT]      environment: MODES (default "fp32 strict"),
@@ -26,15 +27,16 @@ grep -E -A60 '\*\*\*(Failed|Timeout|Exception)|\(Failed\)|Errors while running' 
 cli=build/tilegemm
 for math in ${MODES:-fp32 strict}; do
   timeout "$(left)" "$cli" bench --suite random --seed "$seed" --count "$count" --algo auto \
-    --math "$math" --json "$top/random-seed$seed-auto-$math.json" >"$out/random-$math.log" 2>&1
+    --math "$math" --min-timed-ms 1 --json "$top/random-seed$seed-auto-$math.json" \
+    >"$out/random-$math.log" 2>&1
   status "random seed $seed x $count, auto $math" "rc $? at $SECONDS s"
 done
-timeout "$(left)" "$cli" bench --suite all --count 0 --algo auto --math fp32 \
+timeout "$(left)" "$cli" bench --suite all --count 0 --algo auto --math fp32 --min-timed-ms 1 \
   --json "$top/all-auto-fp32.json" >"$out/all-fp32.log" 2>&1
 status "all (fixed shapes), auto fp32" "rc $? at $SECONDS s"
 TILEGEMM_AUTOTUNE=1 TILEGEMM_CACHE_DIR=$(mktemp -d) timeout "$(left)" "$cli" bench --suite random \
   --seed 4 --count "${AUTOTUNE_COUNT:-40}" --algo all --split-k pow2 --prune 3 --repeats 5 \
-  --warmup 1 --math fp32 --json "$top/autotune-seed4-fp32.json" >"$out/autotune.log" 2>&1
+  --warmup 1 --min-timed-ms 2 --math fp32 --json "$top/autotune-seed4-fp32.json" >"$out/autotune.log" 2>&1
 status "autotune, seed 4 x ${AUTOTUNE_COUNT:-40}, every rung" "rc $? at $SECONDS s"
 python3 bench/regret.py "$top/autotune-seed4-fp32.json" --json "$top/autotune-regret.json" \
   >"$out/regret.txt" 2>&1
