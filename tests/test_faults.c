@@ -241,16 +241,16 @@ int main(void)
     faults += g_hits > 0;
 
     const config cpu[] = {
-        {"cpu blocked", TG_BACKEND_CPU, 0, 0, 150, 170, 190},
+        {"cpu blocked", TG_BACKEND_CPU, 0, 0, 150, 170, 190, NULL},
     };
     for (size_t i = 0; i < sizeof cpu / sizeof *cpu; ++i)
         run_config(&cpu[i]);
     if (tg_backend_available(TG_BACKEND_CUDA)) {
         const config gpu[] = {
-            {"cuda host (staged)", TG_BACKEND_CUDA, 0, 1, 300, 200, 100},
-            {"cuda device", TG_BACKEND_CUDA, 1, 1, 300, 200, 100},
-            {"cuda device split-K", TG_BACKEND_CUDA, 1, 4, 64, 64, 2000},
-            {"cuda host split-K", TG_BACKEND_CUDA, 0, 4, 64, 64, 2000},
+            {"cuda host (staged)", TG_BACKEND_CUDA, 0, 1, 300, 200, 100, NULL},
+            {"cuda device", TG_BACKEND_CUDA, 1, 1, 300, 200, 100, NULL},
+            {"cuda device split-K", TG_BACKEND_CUDA, 1, 4, 64, 64, 2000, NULL},
+            {"cuda host split-K", TG_BACKEND_CUDA, 0, 4, 64, 64, 2000, NULL},
             /* a rung with its own device workspace (rung 9's TF32 planes) */
             {"cuda device tma_wgmma3xtf32", TG_BACKEND_CUDA, 1, 1, 300, 200, 100,
              "tma_wgmma3xtf32"},
