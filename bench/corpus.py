@@ -5,6 +5,7 @@ that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
     python3 bench/corpus.py --held-out SEED[,SEED...] OUT.tsv RUN.json [RUN.json ...]
     python3 bench/corpus.py --refresh OLD.tsv OUT.tsv RUN.json [...]
     python3 bench/corpus.py --shapes-below MS CORPUS.tsv
+    python3 bench/corpus.py --shapes-k-at-most K CORPUS.tsv
 
 
 One line a case (a shape, its layout and transposes) with every entry that ran correctly:
@@ -21,7 +22,8 @@ them.
 --shapes-below prints, a line per layout and transposes, `LAYOUT TRANS MxNxK ...` of the cases
 whose fastest entry takes under MS milliseconds: the calls of a few microseconds, whose first
 timing (5 runs) is the noisiest, for scripts/device_corpus.sh to re-time with more runs
-(RETIME_BELOW).
+(RETIME_BELOW).  --shapes-k-at-most lists the cases with k <= K alike: those a rung limited to
+such k can run, for re-timing it when its limit grows (RETIME_K_AT_MOST).
 """
 import argparse
 import json
@@ -113,11 +115,11 @@ def read_tsv(path):
     return header, cases
 
 
-def print_short_cases(corpus, below_ms):
-    """The cases whose fastest entry is under below_ms, grouped by layout and transposes."""
+def print_cases(corpus, keep):
+    """The cases keep(k, case) accepts, grouped by layout and transposes."""
     groups = {}
     for (layout, trans, m, n, k), c in read_tsv(corpus)[1].items():
-        if min(ms for ms, _ in c["entries"].values()) < below_ms:
+        if keep(k, c):
             groups.setdefault((layout, trans), []).append(f"{m}x{n}x{k}")
     for (layout, trans), shapes in sorted(groups.items()):
         print(layout, trans, " ".join(shapes))
@@ -125,7 +127,12 @@ def print_short_cases(corpus, below_ms):
 
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-below":
-        print_short_cases(sys.argv[3], float(sys.argv[2]))
+        below = float(sys.argv[2])
+        print_cases(sys.argv[3], lambda k, c: min(ms for ms, _ in c["entries"].values()) < below)
+        return
+    if len(sys.argv) == 4 and sys.argv[1] == "--shapes-k-at-most":
+        most = int(sys.argv[2])
+        print_cases(sys.argv[3], lambda k, c: k <= most)
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--held-out", default="", help="seeds whose cases are held out")

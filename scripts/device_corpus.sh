@@ -15,6 +15,9 @@
 #                                               (default 2) each, the corpus's cases whose
 #                                               fastest entry is under MS ms, a chunk per
 #                                               layout and transposes; then --refresh
+#   RETIME_K_AT_MOST=K ALGOS=rung scripts/device_corpus.sh
+#                                               the same for the cases with k <= K: a rung
+#                                               whose limit on k grew
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
@@ -31,12 +34,15 @@ chunks=()
 for s in "$@"; do chunks+=("random-seed$s"); done
 [ "${FIXED:-0}" = 1 ] && chunks+=(fixed)
 declare -A short=()
-if [ -n "${RETIME_BELOW:-}" ]; then
+retime=()
+[ -n "${RETIME_BELOW:-}" ] && retime=(--shapes-below "$RETIME_BELOW")
+[ -n "${RETIME_K_AT_MOST:-}" ] && retime=(--shapes-k-at-most "$RETIME_K_AT_MOST")
+if [ ${#retime[@]} -gt 0 ]; then
   common[${#common[@]} - 1]=${MIN_TIMED_MS:-2}
   while read -r layout trans shapes; do
     chunks+=("short-$layout-$trans")
     short["short-$layout-$trans"]="$shapes"
-  done < <(python3 bench/corpus.py --shapes-below "$RETIME_BELOW" tuning/regret_corpus_sm_90.tsv)
+  done < <(python3 bench/corpus.py "${retime[@]}" tuning/regret_corpus_sm_90.tsv)
 fi
 for chunk in "${chunks[@]}"; do
   if [ "$(left)" -lt 30 ]; then

@@ -189,12 +189,13 @@ std::vector<Case> sweep(const tg_rung &r, bool quick)
                          l % 2 ? -1.5f : 1.25f, l % 2 ? -0.75f : 0.0f, 1, false});
     /* Thin outputs (a side of 1 to 33) and k from 1 to 1100, for the rungs made for them
      * (rungs 5 to 7): the skinny tiles' edges, gemv8's two forms and its chunks of k, shortk128's
-     * k <= 64 (it refuses the rest) and its C passed through shared memory in two halves of
-     * 64 rows, ragged in both */
+     * k <= 256 (it refuses the rest) in chunks of 32 or 64 with a ragged last one, and its C
+     * passed through shared memory as a whole tile, ragged in both */
     if (!quick && r.level >= 5 && r.level <= 7) {
         const Shape thin[] = {{9, 300, 7},   {300, 9, 33}, {1, 200, 33}, {200, 1, 1},
                               {7, 150, 300}, {150, 7, 520}, {33, 70, 1}, {3, 5, 1100},
-                              {131, 261, 64}, {200, 129, 45}};
+                              {131, 261, 64}, {200, 129, 45}, {131, 140, 201},
+                              {70, 200, 129}};
         for (int l = kNN; l <= kTT; ++l)
             for (const Shape &s : thin)
                 for (Align a : {kAligned, kMisaligned})
