@@ -4,6 +4,7 @@
  * cached choice only while the math mode lets auto use its rung with those slices
  * (tg_auto_refuses), so the mode's accuracy contract never depends on the cache's contents.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +12,20 @@
 #include "../cuda/registry.h"
 #include "../internal.h"
 #include "autotune.h"
+
+/* why's sentence, written only for tg_explain: formatted on every call, it was host time that
+ * every cached call of a few microseconds paid. */
+static void reason(const tg_plan *plan, char *why, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void reason(const tg_plan *plan, char *why, size_t size, const char *fmt, ...)
+{
+    if (!plan->explaining)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, size, fmt, ap);
+    va_end(ap);
+}
 
 int tg_autotune_cached(tg_handle *h, const tg_problem *p, tg_plan *plan, int *slices,
                        char *why, size_t why_size)
@@ -21,12 +36,12 @@ int tg_autotune_cached(tg_handle *h, const tg_problem *p, tg_plan *plan, int *sl
     if (!h->autotune)
         return -1;
     if (h->split_k != 0) {
-        snprintf(why, why_size, "autotune: on, but split-K is forced (tg_set_split_k): not "
+        reason(plan, why, why_size, "autotune: on, but split-K is forced (tg_set_split_k): not "
                                 "autotuned\n");
         return -1;
     }
     if (plan->stage[TG_SLOT_A] || plan->stage[TG_SLOT_B] || plan->stage[TG_SLOT_C]) {
-        snprintf(why, why_size, "autotune: on, but only calls whose operands are all in GPU "
+        reason(plan, why, why_size, "autotune: on, but only calls whose operands are all in GPU "
                                 "memory are autotuned (host operands are staged)\n");
         return -1;
     }
@@ -45,27 +60,27 @@ int tg_autotune_cached(tg_handle *h, const tg_problem *p, tg_plan *plan, int *sl
         char warning[400];
         tg_at_warning(warning, sizeof warning);
         if (warning[0]) {
-            snprintf(why, why_size, "autotune: warning: %s\n", warning);
+            reason(plan, why, why_size, "autotune: warning: %s\n", warning);
             const size_t used = strlen(why);
             why += used, why_size -= used;
         }
     }
     if (!found) {
         plan->autotune_pending = 1;
-        snprintf(why, why_size, "autotune: no measured choice for this key yet (%s, %d-byte "
+        reason(plan, why, why_size, "autotune: no measured choice for this key yet (%s, %d-byte "
                                 "alignment class): a call times the planner's best %d "
                                 "candidates first\n", dev.name, key.align, TG_AT_CANDIDATES);
         return -1;
     }
     const int i = tg_find_rung(e.rung);
     if (i < 0) {
-        snprintf(why, why_size, "autotune: the cached choice %s is not a rung of this build: "
+        reason(plan, why, why_size, "autotune: the cached choice %s is not a rung of this build: "
                                 "the planner decides\n", e.rung);
         return -1;
     }
     *slices = e.slices;
     const tg_rung *rung = tg_rungs[i];
-    snprintf(why, why_size, "rung: %s (level %d), a cached autotuning choice: measured fastest "
+    reason(plan, why, why_size, "rung: %s (level %d), a cached autotuning choice: measured fastest "
                             "of the planner's best %d candidates on this %s for exactly this "
                             "key (%.3f ms): %s\n",
              rung->name, rung->level, TG_AT_CANDIDATES, dev.name, e.ms, rung->summary);
