@@ -130,14 +130,23 @@ def source_name(data):
     return os.path.relpath(data["_path"], ROOT).replace(os.sep, "/")
 
 
+def runs_text(data):
+    """How many timed runs each median is of: --repeats, and --min-timed-ms where given."""
+    text = f"{data.get('repeats')} timed runs"
+    if data.get("min_timed_ms"):
+        text = (f"at least {data.get('repeats')} timed runs (more, up to 200, until they add up "
+                f"to {data['min_timed_ms']:g} ms)")
+    return text
+
+
 def make_table(files, commit=True):
     cpu_units = all(is_cpu(d) for d in files)
     unit = "GFLOP/s" if cpu_units else "TFLOP/s"
     several_devices, keys, algos, cells = collect(files)
     lines = []
     for data in files:
-        lines.append(f"- `{source_name(data)}`: {describe(data, commit)}; {data.get('repeats')} "
-                     f"timed runs after {data.get('warmup')} warm-up")
+        lines.append(f"- `{source_name(data)}`: {describe(data, commit)}; {runs_text(data)} "
+                     f"after {data.get('warmup')} warm-up")
     if cpu_units:
         lines.append(f"\n{unit} of the CPU backend (no cuBLAS comparison).\n")
     else:
@@ -367,7 +376,7 @@ def summary(files, img="docs/img", design="docs/design.md"):
     lines.append("")
     lines.append(f"{some['device']['name']}, CUDA {some.get('runtime_version')}, cuBLAS "
                  f"{some.get('cublas_version')}: `auto` against cuBLAS in the same run, median of "
-                 f"{some.get('repeats')} timed runs, geometric means of the ratios.  Large squares: "
+                 f"{runs_text(some)}, geometric means of the ratios.  Large squares: "
                  f"{', '.join(f'{n}³' for n in sizes)}.  Random shapes: `--suite random --seed "
                  f"{seed}`, {random_stats(auto_rows(randoms[0]))['shapes'] if randoms else 0} "
                  "shapes, all layouts and transposes, a seed the planner never learned from.  "
