@@ -26,15 +26,20 @@
  * Constraints: k <= 256.
  * Benchmark:   tilegemm bench --algo shortk128 27182x26882x25 16384x16384x16 4253x11166x11
  *              (scripts/device_shortk.sh: these and more, with C's write rate)
- * Measured:    H100, k <= 64 (bench/results/shortk/h100-2026-11-26-variants-*.json), against the
- *              former form (64 deep always, 2 blocks an SM, 128 registers) and cuBLAS:
- *              27182x26882x25 1.50 ms (C at 1.95 TB/s, 1.47x cuBLAS; was 2.13 ms, 1.04x),
- *              16384x16384x16 0.360 ms (2.99 TB/s, 1.32x; was 1.12x), 4253x11166x11 1.12x
- *              (was 0.89x), 12007x9001x40 TN 1.08x (was 0.90x), 2048x2048x32 1.03x (was
- *              1.08x).  Persistent blocks (2 an SM, the next tile's copies in flight during
- *              the products and stores, C stored from registers where it allows vectors) lost
- *              to 3 blocks an SM: 1.15x to 1.18x at 27182x26882x25.  k of 65 to 256: not yet
- *              measured.
+ * Measured:    H100 (bench/results/shortk/), k <= 64, the candidate that became this form
+ *              (shortk128_o3) against the former one (64 deep always, 2 blocks an SM, 128
+ *              registers) and cuBLAS: 27182x26882x25 1.50 ms (C at 1.95 TB/s, 1.47x cuBLAS;
+ *              was 2.13 ms, 1.04x), 16384x16384x16 0.360 ms (2.99 TB/s, 1.32x; was 1.12x),
+ *              4253x11166x11 1.12x (was 0.89x), 12007x9001x40 TN 1.08x (was 0.90x),
+ *              2048x2048x32 1.03x (was 1.08x).  Persistent blocks (2 an SM, the next tile's
+ *              copies in flight during the products and stores, C stored from registers
+ *              where it allows vectors) lost to 3 blocks an SM: 1.15x to 1.18x at
+ *              27182x26882x25.  As landed, in a later call on another H100: 1.71 ms (1.29x),
+ *              0.375 ms (1.28x), 4253x11166x11 1.08x, cuBLAS's times unchanged: not yet
+ *              explained.  Past k = 64: 4785x9530x78 TN 0.82x (ffma128x128, auto's rung there
+ *              before, 0.60x), 6537x10399x69 NT col 0.82x (0.62x), 31687x15626x91 0.95x
+ *              (0.86x), 1957x18192x142 TT col 0.80x (0.74x); 8192x8192 at k 128 and 256
+ *              0.92x and 0.89x (ffma128x128 0.99x and 1.02x).
  */
 #include <stdint.h>
 
