@@ -1,20 +1,13 @@
 /*
- * The CUDA backend of a build without nvcc: no GPU exists, no rung is registered, and every
- * pointer is host memory.  The planner never sends work here because the device count is 0.
+ * The CUDA backend of a build without nvcc: no GPU exists and every pointer is host memory.
+ * The planner never sends work here because the device count is 0.  Its empty registry is
+ * no_rungs.c, apart, so that the planner's tests can link the emulated one instead
+ * (tests/emulated/CMakeLists.txt).
  */
 #include <stddef.h>
 
 #include "backend.h"
 #include "registry.h"
-
-const tg_rung *const tg_rungs[1] = {NULL};
-const int tg_rung_count = 0;
-
-int tg_find_rung(const char *name)
-{
-    (void)name;
-    return -1;
-}
 
 int tg_cuda_device_count(void) { return 0; }
 
