@@ -22,10 +22,11 @@ step() {
 done_step() { echo "== run: $1 took $((SECONDS - step_start)) s"; }
 
 # What the build will take, said before it starts (docs/building.md, "Build times").  Nearly
-# all of a cold build is nvcc compiling the kernels for each GPU architecture: about 200 s of
+# all of a cold build is nvcc compiling the kernels for each GPU architecture: about 240 s of
 # CPU time an architecture, 15 s for the C code, and the portable list costs 3 to 3.5 times
-# one architecture (3.5 taken here).  Measured: the portable list in 5m43s to 6m24s on the
-# 2-core machine without a GPU; on 16 cores 56 s, sm_90a alone 29 s.
+# one architecture (3.5 taken here).  Measured: the portable list in 8m19s on the 2-core
+# machine without a GPU, at f2b15c9 (5m43s to 6m24s before rung 7 took k up to 256 in three
+# instantiations a layout); on 16 cores 56 s, sm_90a alone 29 s (before it).
 cuda_arch_count() { # GPU code the build will make, in half architectures (0: no CUDA backend)
   local cache=$build/CMakeCache.txt arch=${TG_CUDA_ARCH-} n=0 a
   if [ -f "$cache" ]; then
@@ -52,7 +53,7 @@ build_estimate() {
   cores=$(nproc)
   jobs=${JOBS:-$cores}
   ((jobs < cores)) && cores=$jobs
-  seconds=$((20 + (15 + 100 * archs) / cores)) # 20 s: set-up check and configure
+  seconds=$((20 + (15 + 120 * archs) / cores)) # 20 s: set-up check and configure
   low=$(duration $((seconds * 8 / 10)))
   high=$(duration $((seconds * 13 / 10)))
   if ((archs == 0)); then
