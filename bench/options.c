@@ -102,12 +102,15 @@ void bench_add_case(options *o, const bench_case *c)
     o->cases[o->ncases++] = *c;
 }
 
-/* Adds a shape of a suite once per --trans choice, in the --layout. */
-static void add_shape(options *o, const char *suite, int64_t m, int64_t n, int64_t k)
+/* --trans and --layout, for what a suite or a given shape leaves open (check/suites.h). */
+static tg_suite_choices choices_of(const options *o)
 {
-    for (int t = 0; t < o->ntrans; ++t)
-        bench_add_case(o, &(bench_case){m, n, k, o->trans[t][0], o->trans[t][1], o->layout,
-                                        suite});
+    return (tg_suite_choices){&o->trans[0][0], o->ntrans, o->layout};
+}
+
+static void add_suite_case(void *ctx, const tg_suite_case *c)
+{
+    bench_add_case(ctx, &(bench_case){c->m, c->n, c->k, c->ta, c->tb, c->layout, c->suite});
 }
 
 /* Why a shape cannot be benchmarked at all (NULL when it can): every operand's bytes must
@@ -335,8 +338,10 @@ int bench_parse_options(int argc, char **argv, options *o, int *exit_code)
     o->have_shapes = ps.count > 0;
     /* Shapes are expanded later, once the mode (GPU or CPU) picks the suite's shapes; keep
      * the positional ones here in argument order. */
+    const tg_suite_choices choices = choices_of(o);
     for (int s = 0; s < ps.count; ++s)
-        add_shape(o, "custom", ps.shapes[s][0], ps.shapes[s][1], ps.shapes[s][2]);
+        tg_suite_shape("custom", ps.shapes[s][0], ps.shapes[s][1], ps.shapes[s][2], &choices,
+                       add_suite_case, o);
     free(ps.shapes);
     if (!o->algos_explicit)
         for (const char *const *a = tg_algos(); *a; ++a)
@@ -363,20 +368,8 @@ int bench_skips_naive(const options *o, const bench_case *c, const char *algo)
            (double)c->m * (double)c->n * (double)c->k > (double)NAIVE_SKIP_WORK;
 }
 
-/* A case of a suite (check/suites.h): a shape takes each --trans in the --layout, the
- * transposes suite's cases the --layout. */
-static void add_suite_case(void *ctx, const tg_suite_case *c)
-{
-    options *o = ctx;
-    if (c->fixes == TG_SUITE_SHAPE)
-        add_shape(o, c->suite, c->m, c->n, c->k);
-    else
-        bench_add_case(o, &(bench_case){c->m, c->n, c->k, c->ta, c->tb,
-                                        c->fixes == TG_SUITE_ALL ? c->layout : o->layout,
-                                        c->suite});
-}
-
 void bench_add_suite(options *o, const char *suite, int gpu)
 {
-    tg_suite_cases(suite, gpu, o->seed, o->count, add_suite_case, o);
+    const tg_suite_choices choices = choices_of(o);
+    tg_suite_cases(suite, gpu, o->seed, o->count, &choices, add_suite_case, o);
 }

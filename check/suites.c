@@ -6,14 +6,17 @@
 
 #include "rng.h"
 
-static void shape(void (*add)(void *, const tg_suite_case *), void *ctx, const char *suite,
-                  int64_t m, int64_t n, int64_t k)
+void tg_suite_shape(const char *suite, int64_t m, int64_t n, int64_t k,
+                    const tg_suite_choices *choices,
+                    void (*add)(void *ctx, const tg_suite_case *c), void *ctx)
 {
-    add(ctx, &(tg_suite_case){m, n, k, TG_NO_TRANS, TG_NO_TRANS, TG_ROW_MAJOR, TG_SUITE_SHAPE,
-                              suite});
+    for (int t = 0; t < choices->ntrans; ++t)
+        add(ctx, &(tg_suite_case){m, n, k, choices->trans[2 * t], choices->trans[2 * t + 1],
+                                  choices->layout, suite});
 }
 
 void tg_suite_cases(const char *suite, int gpu, uint64_t seed, int count,
+                    const tg_suite_choices *choices,
                     void (*add)(void *ctx, const tg_suite_case *c), void *ctx)
 {
     static const int64_t squares[] = {1024, 2048, 4096, 4097, 8192, 16384};
@@ -27,19 +30,20 @@ void tg_suite_cases(const char *suite, int gpu, uint64_t seed, int count,
         static const int64_t on_gpu[] = {1024, 2048}, on_cpu[] = {256, 512, 1024};
         const int64_t *sizes = gpu ? on_gpu : on_cpu;
         for (int i = 0; i < (gpu ? 2 : 3); ++i)
-            shape(add, ctx, "quick", sizes[i], sizes[i], sizes[i]);
+            tg_suite_shape("quick", sizes[i], sizes[i], sizes[i], choices, add, ctx);
     }
     if (all || strcmp(suite, "squares") == 0)
         for (size_t i = 0; i < sizeof squares / sizeof squares[0]; ++i)
-            shape(add, ctx, "squares", squares[i], squares[i], squares[i]);
+            tg_suite_shape("squares", squares[i], squares[i], squares[i], choices, add, ctx);
     if (all || strcmp(suite, "awkward") == 0)
         for (size_t i = 0; i < sizeof awkward / sizeof awkward[0]; ++i)
-            shape(add, ctx, "awkward", awkward[i][0], awkward[i][1], awkward[i][2]);
+            tg_suite_shape("awkward", awkward[i][0], awkward[i][1], awkward[i][2], choices, add,
+                           ctx);
     if (all || strcmp(suite, "transposes") == 0)
         for (int t = 0; t < 4; ++t)
             add(ctx, &(tg_suite_case){4096, 4096, 4096, (t & 2) ? TG_TRANS : TG_NO_TRANS,
-                                      (t & 1) ? TG_TRANS : TG_NO_TRANS, TG_ROW_MAJOR,
-                                      TG_SUITE_TRANSPOSES, "transposes"});
+                                      (t & 1) ? TG_TRANS : TG_NO_TRANS, choices->layout,
+                                      "transposes"});
     if (all || strcmp(suite, "random") == 0) {
         const double lo = log(8.0), hi = log(32768.0);
         uint64_t state = seed;
@@ -50,8 +54,7 @@ void tg_suite_cases(const char *suite, int gpu, uint64_t seed, int count,
             const uint64_t pick = tg_splitmix64(&state);
             add(ctx, &(tg_suite_case){d[0], d[1], d[2], pick & 1 ? TG_TRANS : TG_NO_TRANS,
                                       pick & 2 ? TG_TRANS : TG_NO_TRANS,
-                                      pick & 4 ? TG_COL_MAJOR : TG_ROW_MAJOR, TG_SUITE_ALL,
-                                      "random"});
+                                      pick & 4 ? TG_COL_MAJOR : TG_ROW_MAJOR, "random"});
         }
     }
 }

@@ -71,22 +71,10 @@ static void add(tune_list *l, const tune_case *c)
     l->cases[l->count++] = *c;
 }
 
-static void add_shape(tune_list *l, const char *suite, long long m, long long n, long long k)
-{
-    for (int t = 0; t < l->ntrans; ++t)
-        add(l, &(tune_case){m, n, k, l->trans[t][0], l->trans[t][1], l->layout, suite});
-}
-
-/* A case of a suite (check/suites.h, the benchmark's own list on a GPU): a shape takes each
- * --trans in the --layout, the transposes suite's cases the --layout. */
+/* A case of a suite or a given shape, with --trans and --layout applied (check/suites.h). */
 static void add_suite_case(void *ctx, const tg_suite_case *c)
 {
-    tune_list *l = ctx;
-    if (c->fixes == TG_SUITE_SHAPE)
-        add_shape(l, c->suite, c->m, c->n, c->k);
-    else
-        add(l, &(tune_case){c->m, c->n, c->k, c->ta, c->tb,
-                            c->fixes == TG_SUITE_ALL ? c->layout : l->layout, c->suite});
+    add(ctx, &(tune_case){c->m, c->n, c->k, c->ta, c->tb, c->layout, c->suite});
 }
 
 typedef struct shapes {
@@ -157,11 +145,13 @@ int tg_tune_main(int argc, char **argv)
         free(given.dims);
         return early;
     }
+    const tg_suite_choices choices = {&l.trans[0][0], l.ntrans, l.layout};
     for (int s = 0; s < given.count; ++s)
-        add_shape(&l, "custom", given.dims[s][0], given.dims[s][1], given.dims[s][2]);
+        tg_suite_shape("custom", given.dims[s][0], given.dims[s][1], given.dims[s][2],
+                       &choices, add_suite_case, &l);
     free(given.dims);
     if (suite >= 0)
-        tg_suite_cases(suites[suite], 1, seed, count, add_suite_case, &l);
+        tg_suite_cases(suites[suite], 1, seed, count, &choices, add_suite_case, &l);
     if (l.count == 0) {
         fprintf(stderr, "tilegemm tune: no shape: give MxNxK or --suite (see tilegemm tune "
                         "--help)\n");

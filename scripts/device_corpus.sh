@@ -28,22 +28,23 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/buil
   cmake --build "$build" -j"$(nproc)" --target tilegemm_cli >>"$out/build.log" 2>&1
 status build "rc $? in $((SECONDS - start)) s"
 cli=$build/tilegemm
+retime=() # the corpus's own cases to re-time, over runs adding up to 2 ms unless told
+[ -n "${RETIME_BELOW:-}" ] && retime=(--shapes-below "$RETIME_BELOW")
+[ -n "${RETIME_K_AT_MOST:-}" ] && retime=(--shapes-k-at-most "$RETIME_K_AT_MOST")
+min_timed=${MIN_TIMED_MS:-$([ ${#retime[@]} -gt 0 ] && echo 2 || echo 0)}
 common=(--algo "${ALGOS:-all}" --split-k pow2 --prune "${PRUNE:-3}" --repeats 5 --warmup 1
-  --min-timed-ms "${MIN_TIMED_MS:-0}")
+  --min-timed-ms "$min_timed")
 chunks=()
 for s in "$@"; do chunks+=("random-seed$s"); done
 [ "${FIXED:-0}" = 1 ] && chunks+=(fixed)
 declare -A short=()
-retime=()
-[ -n "${RETIME_BELOW:-}" ] && retime=(--shapes-below "$RETIME_BELOW")
-[ -n "${RETIME_K_AT_MOST:-}" ] && retime=(--shapes-k-at-most "$RETIME_K_AT_MOST")
 if [ ${#retime[@]} -gt 0 ]; then
-  common[${#common[@]} - 1]=${MIN_TIMED_MS:-2}
   while read -r layout trans shapes; do
     chunks+=("short-$layout-$trans")
     short["short-$layout-$trans"]="$shapes"
   done < <(python3 bench/corpus.py "${retime[@]}" tuning/regret_corpus_sm_90.tsv)
 fi
+
 for chunk in "${chunks[@]}"; do
   if [ "$(left)" -lt 30 ]; then
     status "$chunk" "not run: too little time left"

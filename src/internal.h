@@ -173,8 +173,9 @@ typedef struct tg_candidate {
 int tg_choose_ranked(const tg_device_props *dev, tg_math math, const tg_problem *p,
                      tg_candidate *out, int max);
 
-/* What autotuning times for p, at most `max`: tg_choose's own choice first, then the ranking
- * widened to the rungs the cost model has no row for (their seconds NAN), best first.
+/* What autotuning times for p, at most `max`: the ranking's first (tg_choose's choice where no
+ * tuned row decides) first, then the ranking widened to the rungs the cost model has no row
+ * for (their seconds NAN), best first.
  * Returns how many (0: no rung can run p). */
 int tg_autotune_candidates(const tg_device_props *dev, tg_math math, const tg_problem *p,
                            tg_candidate *out, int max);

@@ -130,25 +130,19 @@ static int make_dirs(const char *path)
 
 /* --- Lines ------------------------------------------------------------------------------------ */
 
-static int rung_name_ok(const char *s)
+/* Whether s is a word of letters, digits and the punctuation given, at least one long. */
+static int word_ok(const char *s, const char *punctuation)
 {
     if (!*s)
         return 0;
     for (; *s; ++s)
-        if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.')
+        if (!isalnum((unsigned char)*s) && !strchr(punctuation, *s))
             return 0;
     return 1;
 }
 
-static int version_ok(const char *s)
-{
-    if (!*s)
-        return 0;
-    for (; *s; ++s)
-        if (!isalnum((unsigned char)*s) && *s != '.' && *s != '-' && *s != '+')
-            return 0;
-    return 1;
-}
+static int rung_name_ok(const char *s) { return word_ok(s, "_-."); }
+static int version_ok(const char *s) { return word_ok(s, ".-+"); }
 
 /* One entry line (without its newline); 0 when it is well formed. */
 static int parse_entry(const char *line, tg_at_entry *e)
