@@ -6,6 +6,7 @@ that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
     python3 bench/corpus.py --refresh OLD.tsv OUT.tsv RUN.json [...]
     python3 bench/corpus.py --shapes-below MS CORPUS.tsv
     python3 bench/corpus.py --shapes-k-at-most K CORPUS.tsv
+    python3 bench/corpus.py --shapes-side-above S CORPUS.tsv
 
 
 One line a case (a shape, its layout and transposes) with every entry that ran correctly:
@@ -23,7 +24,9 @@ them.
 whose fastest entry takes under MS milliseconds: the calls of a few microseconds, whose first
 timing (5 runs) is the noisiest, for scripts/device_corpus.sh to re-time with more runs
 (RETIME_BELOW).  --shapes-k-at-most lists the cases with k <= K alike: those a rung limited to
-such k can run, for re-timing it when its limit grows (RETIME_K_AT_MOST).
+such k can run, for re-timing it when its limit grows (RETIME_K_AT_MOST).  --shapes-side-above
+lists the cases whose shorter side of C, min(m, n), exceeds S: those a new rung for medium and
+large outputs is timed on (RETIME_SIDE_ABOVE).
 """
 import argparse
 import json
@@ -116,10 +119,10 @@ def read_tsv(path):
 
 
 def print_cases(corpus, keep):
-    """The cases keep(k, case) accepts, grouped by layout and transposes."""
+    """The cases keep(m, n, k, case) accepts, grouped by layout and transposes."""
     groups = {}
     for (layout, trans, m, n, k), c in read_tsv(corpus)[1].items():
-        if keep(k, c):
+        if keep(m, n, k, c):
             groups.setdefault((layout, trans), []).append(f"{m}x{n}x{k}")
     for (layout, trans), shapes in sorted(groups.items()):
         print(layout, trans, " ".join(shapes))
@@ -128,11 +131,16 @@ def print_cases(corpus, keep):
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-below":
         below = float(sys.argv[2])
-        print_cases(sys.argv[3], lambda k, c: min(ms for ms, _ in c["entries"].values()) < below)
+        print_cases(sys.argv[3],
+                    lambda m, n, k, c: min(ms for ms, _ in c["entries"].values()) < below)
         return
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-k-at-most":
         most = int(sys.argv[2])
-        print_cases(sys.argv[3], lambda k, c: k <= most)
+        print_cases(sys.argv[3], lambda m, n, k, c: k <= most)
+        return
+    if len(sys.argv) == 4 and sys.argv[1] == "--shapes-side-above":
+        side = int(sys.argv[2])
+        print_cases(sys.argv[3], lambda m, n, k, c: min(m, n) > side)
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--held-out", default="", help="seeds whose cases are held out")

@@ -18,6 +18,9 @@
 #   RETIME_K_AT_MOST=K ALGOS=rung scripts/device_corpus.sh
 #                                               the same for the cases with k <= K: a rung
 #                                               whose limit on k grew
+#   RETIME_SIDE_ABOVE=S ALGOS=rung scripts/device_corpus.sh
+#                                               the same for the cases with min(m, n) > S: a
+#                                               new rung for medium and large outputs
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
@@ -31,6 +34,7 @@ cli=$build/tilegemm
 retime=() # the corpus's own cases to re-time, over runs adding up to 2 ms unless told
 [ -n "${RETIME_BELOW:-}" ] && retime=(--shapes-below "$RETIME_BELOW")
 [ -n "${RETIME_K_AT_MOST:-}" ] && retime=(--shapes-k-at-most "$RETIME_K_AT_MOST")
+[ -n "${RETIME_SIDE_ABOVE:-}" ] && retime=(--shapes-side-above "$RETIME_SIDE_ABOVE")
 min_timed=${MIN_TIMED_MS:-$([ ${#retime[@]} -gt 0 ] && echo 2 || echo 0)}
 common=(--algo "${ALGOS:-all}" --split-k pow2 --prune "${PRUNE:-3}" --repeats 5 --warmup 1
   --min-timed-ms "$min_timed")

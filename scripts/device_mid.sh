@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Tensor-core rungs for medium products on the GPU, in one call: build the CLI and the GPU tests
+# for the H100; the GPU tests of the rungs named (and of autotuning, whose timing they join);
+# `tilegemm verify --quick` and compute-sanitizer racecheck and synccheck of each; then every
+# split of them beside the incumbents and cuBLAS on medium shapes (fp32) and on TF32 squares;
+# then, with the time left, their rows of the regret corpus (every case with min(m, n) > 64,
+# scripts/device_corpus.sh with RETIME_SIDE_ABOVE) for bench/corpus.py --refresh.  JSON under
+# ${OUT:-device-out}; a short table last: each case's fastest entry of each rung, and its ratio
+# to cuBLAS.
+#
+#   scripts/device_mid.sh      environment: RUNGS (default mma3xtf32_64x64 mmatf32_64x64),
+#                              DEADLINE (seconds, default 570), CORPUS (default 1; 0 skips
+#                              the corpus rows)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. scripts/device_common.sh
+device_setup 570 44
+rungs=${RUNGS:-mma3xtf32_64x64 mmatf32_64x64}
+algos=$(echo $rungs | tr ' ' ',')
+start=$SECONDS
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/build.log" 2>&1 &&
+  cmake --build "$build" -j"$(nproc)" --target tilegemm_cli test_gpu_rungs test_gpu_autotune \
+    >>"$out/build.log" 2>&1
+status build "rc $? in $((SECONDS - start)) s"
+cli=$build/tilegemm
+grep -E "ptxas info.*(registers|spill)" "$out/build.log" >/dev/null 2>&1 || true
+
+regex="^(test_gpu_rungs\\.($(echo $rungs | tr ' ' '|'))|test_gpu_autotune)\$"
+timeout "$(left)" ctest --test-dir "$build" -R "$regex" -j4 --output-on-failure \
+  >"$out/ctest.log" 2>&1
+status "ctest (GPU tests)" \
+  "rc $? ($(grep -E "tests passed|tests failed" "$out/ctest.log" | tail -1))"
+for r in $rungs; do
+  timeout 120 "$cli" verify --quick --algo "$r" >"$out/verify-$r.log" 2>&1
+  status "verify --quick $r" "rc $?"
+done
+if command -v compute-sanitizer >/dev/null 2>&1; then
+  for r in $rungs; do
+    for tool in racecheck synccheck; do
+      clean=1
+      for case in "--layout row --trans NN --shape 200x130x300 --misalign" \
+                  "--layout col --trans TT --shape 130x200x260 --batch 2 --beta 0.5"; do
+        # shellcheck disable=SC2086
+        timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 3 \
+          "$cli" verify --algo "$r" $case >>"$out/sanitizer.log" 2>&1 || clean=0
+      done
+      status "$tool $r" "$([ $clean = 1 ] && echo clean || echo 'ERRORS (sanitizer.log)')"
+    done
+  done
+fi
+
+# name | shapes | options | rungs beside the new ones
+incumbents=tma_wgmma3xtf32,mma3xtf32,skinny128x32,skinny32x64,skinny32x32,warptile64
+cases=(
+  "nn-row|96x9007x3236 2048x256x2048 1024x1024x1024 17271x93x1996 4096x512x1024||$incumbents"
+  "tt-col|2435x194x2049 7562x265x294 116x13043x388|--trans TT --layout col|$incumbents"
+  "tn-row|2862x125x1718 10055x113x3870 346x197x19023 89x909x2487|--trans TN|$incumbents"
+  "nt-row|682x198x2290 490x299x11766 260x165x1215|--trans NT|$incumbents"
+  "nn-col|134x1237x15923 438x2618x2638 1471x1204x1211|--layout col|$incumbents"
+  "tf32|1024x1024x1024 1000x1000x1000 2048x2048x2048 8192x8192x256 1024x1024x65536|--math tf32|mmatf32,tma_wgmmatf32"
+)
+for c in "${cases[@]}"; do
+  IFS='|' read -r name shapes opts others <<<"$c"
+  if [ "$(left)" -lt 200 ]; then
+    status "bench $name" "not run: too little time left"
+    continue
+  fi
+  # shellcheck disable=SC2086
+  timeout "$(left)" "$cli" bench $shapes $opts --algo "$algos,$others" --split-k pow2 \
+    --prune 3 --repeats 10 --min-timed-ms 1 --json "$top/mid-$name.json" >"$out/bench-$name.log" 2>&1
+  status "bench $name" "rc $? at $SECONDS s"
+done
+
+if [ "${CORPUS:-1}" = 1 ] && [ "$(left)" -gt 60 ]; then
+  OUT=$top/corpus BUILD_DIR=$build DEADLINE=$(($(left) - 15)) RETIME_SIDE_ABOVE=64 \
+    ALGOS=$algos MIN_TIMED_MS=1 scripts/device_corpus.sh >"$out/corpus.log" 2>&1
+  status "corpus rows (min(m,n) > 64)" "rc $? at $SECONDS s"
+  mv "$top/corpus/corpus-json.tgz" "$top/corpus-json.tgz" 2>/dev/null
+  mv "$top/corpus/corpus-logs.tgz" "$top/corpus-logs.tgz" 2>/dev/null
+  rmdir "$top/corpus" 2>/dev/null
+fi
+
+{
+  echo "== summary"
+  cat "$summary"
+  echo "== fastest split of each rung, ms, and its ratio to cuBLAS (SGEMM; tf32: FAST_TF32)"
+  python3 - "$top" <<'PY'
+import glob, json, sys
+top = sys.argv[1]
+for path in sorted(glob.glob(f"{top}/mid-*.json")):
+    try:
+        run = json.load(open(path))
+    except (OSError, ValueError):
+        print(f"{path}: unreadable")
+        continue
+    tf32 = path.endswith("tf32.json")
+    best = {}
+    for r in run["results"]:
+        ms = r.get("median_ms")
+        if r.get("status") not in ("OK", "LOWPREC") or not isinstance(ms, (int, float)):
+            continue
+        shape = f'{r["m"]}x{r["n"]}x{r["k"]} {r.get("trans", "NN")} {r.get("layout", "row")}'
+        rung = r["algo"].split("/")[0]
+        base = r.get("cublas_tf32_median_ms" if tf32 else "cublas_median_ms")
+        cur = best.setdefault(shape, {})
+        if rung not in cur or ms < cur[rung][0]:
+            cur[rung] = (ms, base / ms if base else float("nan"), r["algo"])
+    for shape, entries in best.items():
+        line = "  ".join(f"{a} {v[1]:.2f}" for a, v in sorted(entries.items(), key=lambda e: e[1][0])[:5])
+        print(f"{shape:28} {line}")
+PY
+} | tee "$top/table.txt"
+tar -C "$out" -czf "$top/0-logs.tgz" . && rm -rf "$out"
