@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # Tensor-core rungs for medium products on the GPU, in one call: build the CLI and the GPU tests
 # for the H100; the GPU tests of the rungs named (and of autotuning, whose timing they join);
-# `tilegemm verify --quick` and compute-sanitizer racecheck and synccheck of each; then every
-# split of them beside the incumbents and cuBLAS on medium shapes (fp32) and on TF32 squares;
+# `tilegemm verify --quick` of each; every split of them beside the incumbents and cuBLAS on
+# medium shapes (fp32) and on TF32 squares; compute-sanitizer racecheck and synccheck of each;
 # then, with the time left, their rows of the regret corpus (every case with min(m, n) > 64,
 # scripts/device_corpus.sh with RETIME_SIDE_ABOVE) for bench/corpus.py --refresh.  JSON under
 # ${OUT:-device-out}; a short table last: each case's fastest entry of each rung, and its ratio
 # to cuBLAS.
 #
-#   scripts/device_mid.sh      environment: RUNGS (default mma3xtf32_64x64 mmatf32_64x64),
+#   scripts/device_mid.sh      environment: RUNGS (default mma3xtf32_64x64 mma3xtf32_64x128
+#                              mmatf32_64x64),
 #                              DEADLINE (seconds, default 570), CORPUS (default 1; 0 skips
 #                              the corpus rows)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
 device_setup 570 44
-rungs=${RUNGS:-mma3xtf32_64x64 mmatf32_64x64}
+rungs=${RUNGS:-mma3xtf32_64x64 mma3xtf32_64x128 mmatf32_64x64}
 algos=$(echo $rungs | tr ' ' ',')
 start=$SECONDS
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/build.log" 2>&1 &&
@@ -23,7 +24,6 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/buil
     >>"$out/build.log" 2>&1
 status build "rc $? in $((SECONDS - start)) s"
 cli=$build/tilegemm
-grep -E "ptxas info.*(registers|spill)" "$out/build.log" >/dev/null 2>&1 || true
 
 regex="^(test_gpu_rungs\\.($(echo $rungs | tr ' ' '|'))|test_gpu_autotune)\$"
 timeout "$(left)" ctest --test-dir "$build" -R "$regex" -j4 --output-on-failure \
@@ -34,21 +34,6 @@ for r in $rungs; do
   timeout 120 "$cli" verify --quick --algo "$r" >"$out/verify-$r.log" 2>&1
   status "verify --quick $r" "rc $?"
 done
-if command -v compute-sanitizer >/dev/null 2>&1; then
-  for r in $rungs; do
-    for tool in racecheck synccheck; do
-      clean=1
-      for case in "--layout row --trans NN --shape 200x130x300 --misalign" \
-                  "--layout col --trans TT --shape 130x200x260 --batch 2 --beta 0.5"; do
-        # shellcheck disable=SC2086
-        timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 3 \
-          "$cli" verify --algo "$r" $case >>"$out/sanitizer.log" 2>&1 || clean=0
-      done
-      status "$tool $r" "$([ $clean = 1 ] && echo clean || echo 'ERRORS (sanitizer.log)')"
-    done
-  done
-fi
-
 # name | shapes | options | rungs beside the new ones
 incumbents=tma_wgmma3xtf32,mma3xtf32,skinny128x32,skinny32x64,skinny32x32,warptile64
 cases=(
@@ -70,6 +55,19 @@ for c in "${cases[@]}"; do
     --prune 3 --repeats 10 --min-timed-ms 1 --json "$top/mid-$name.json" >"$out/bench-$name.log" 2>&1
   status "bench $name" "rc $? at $SECONDS s"
 done
+
+if command -v compute-sanitizer >/dev/null 2>&1; then
+  for r in $rungs; do
+    for tool in racecheck synccheck; do
+      clean=1
+      [ "$(left)" -lt 150 ] && { status "$tool $r" "not run: too little time left"; continue; }
+      timeout 60 compute-sanitizer --tool "$tool" --error-exitcode 3 "$cli" verify --algo "$r" \
+        --layout col --trans TT --shape 130x200x260 --batch 2 --beta 0.5 --misalign \
+        >>"$out/sanitizer.log" 2>&1 || clean=0
+      status "$tool $r" "$([ $clean = 1 ] && echo clean || echo 'ERRORS (sanitizer.log)')"
+    done
+  done
+fi
 
 if [ "${CORPUS:-1}" = 1 ] && [ "$(left)" -gt 60 ]; then
   OUT=$top/corpus BUILD_DIR=$build DEADLINE=$(($(left) - 15)) RETIME_SIDE_ABOVE=64 \
@@ -110,4 +108,5 @@ for path in sorted(glob.glob(f"{top}/mid-*.json")):
         print(f"{shape:28} {line}")
 PY
 } | tee "$top/table.txt"
+(cd "$top" && ls mid-*.json >/dev/null 2>&1 && tar -czf mid-json.tgz --remove-files mid-*.json)
 tar -C "$out" -czf "$top/0-logs.tgz" . && rm -rf "$out"

@@ -265,3 +265,14 @@ extern "C" const tg_rung tg_rung_mmatf32_64x64 = {.name = "mmatf32_64x64", .leve
     .launch = launch_mma_tf32<64, 64, 32, 32, 4, 32, false, 3>,
     .unsupported = mma_tf32_unsupported};
 #endif
+
+/* The 64 x 128 tile of 4 warps (32 x 64 each, as the 128 x 128 block's), 96 KiB of stages: two
+ * blocks an SM and twice the tiles of the 128 x 128 block. */
+#if TG_IN_UNIT(mma3xtf32_64x128)
+extern "C" const tg_rung tg_rung_mma3xtf32_64x128 = {.name = "mma3xtf32_64x128", .level = 8,
+    .summary = "mma3xtf32 on a 64x128x32 block of 4 warps (32x64 warp tiles), 2 blocks an SM: "
+               "2x the blocks, for medium products",
+    .block_rows = 64, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_3XTF32, .min_cc = 80,
+    .launch = launch_mma_tf32<64, 128, 32, 64, 4, 32, true, 2>,
+    .unsupported = mma_tf32_unsupported};
+#endif
