@@ -26,6 +26,10 @@ process; "fp32" otherwise (see docs/torch.md for how the modes compare with
 torch.backends.cuda.matmul.allow_tf32).  Backward runs in the forward's mode.  Under
 torch.compile a call without math= takes the mode in force when the compiled code runs.
 
+DTensor.  The three ops have DTensor sharding rules (_sharding.py, registered once DTensor is
+loaded): DTensor operands, placed as tensor parallelism places them, give the placements
+PyTorch's own products give, and FSDP2's gathered parameters are plain tensors.
+
 Errors.  TypeError for a non-float32 tensor, ValueError for a CPU tensor, tensors on two GPUs,
 or shapes that do not match; the routing (enabled / enable) passes such calls to PyTorch instead.
 """
@@ -35,7 +39,7 @@ import threading
 
 import torch
 
-from . import _autotune, _math, _native
+from . import _autotune, _math, _native, _sharding
 from ._native import TG_NO_TRANS, TG_ROW_MAJOR, TG_TRANS
 
 __all__ = ["mm", "addmm", "bmm", "linear", "matmul", "enabled", "enable", "disable"]
@@ -52,9 +56,10 @@ _dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
 
 
 # --- Checks, shared by the real and the fake implementations ------------------------------------
-def _check(op, dims, **tensors):
-    """TypeError / ValueError unless every tensor is a float32 CUDA tensor of `dims` dimensions,
-    all on one GPU."""
+def _check(op, dims, cuda=True, **tensors):
+    """TypeError / ValueError unless every tensor is a float32 tensor of `dims` dimensions, all
+    on one device, a GPU unless `cuda` is false (the fake implementations: DTensor works out an
+    output's shape on fake CPU tensors, so where the data lives is checked when the op runs)."""
     device = None
     for name, t in tensors.items():
         if not isinstance(t, torch.Tensor):
@@ -63,7 +68,7 @@ def _check(op, dims, **tensors):
         if t.dtype != _F32:
             raise TypeError(f"tilegemm.torch.{op}: {name} has dtype {t.dtype}; tilegemm computes "
                             f"in float32 only (convert explicitly, or call torch.{op})")
-        if not t.is_cuda:
+        if cuda and not t.is_cuda:
             raise ValueError(f"tilegemm.torch.{op}: {name} is on {t.device}; tilegemm.torch "
                              f"takes CUDA tensors (call torch.{op} for others)")
         if dims and t.dim() != dims:
@@ -102,16 +107,16 @@ def _rows(shape):
     return rows
 
 
-def _mm_shape(a, b):
+def _mm_shape(a, b, cuda=True):
     if not _usual(a, b, 2):
-        _check("mm", 2, a=a, b=b)
+        _check("mm", 2, cuda, a=a, b=b)
     m, n, _ = _product_shape("mm", a, b)
     return m, n
 
 
-def _bmm_shape(a, b):
+def _bmm_shape(a, b, cuda=True):
     if not _usual(a, b, 3):
-        _check("bmm", 3, a=a, b=b)
+        _check("bmm", 3, cuda, a=a, b=b)
     if a.shape[0] != b.shape[0]:
         raise ValueError(f"tilegemm.torch.bmm: batch sizes {a.shape[0]} and {b.shape[0]} differ")
     m, n, _ = _product_shape("bmm", a, b)
@@ -232,18 +237,18 @@ def _bmm_op(a: torch.Tensor, b: torch.Tensor, math: int) -> torch.Tensor:
 
 @_mm_op.register_fake
 def _(a, b, math):
-    return a.new_empty(_mm_shape(a, b))
+    return a.new_empty(_mm_shape(a, b, cuda=False))
 
 
 @_addmm_op.register_fake
 def _(c, a, b, beta, alpha, math):
-    _check("addmm", 0, input=c, a=a)
-    return a.new_empty(_mm_shape(a, b))
+    _check("addmm", 0, False, input=c, a=a)
+    return a.new_empty(_mm_shape(a, b, cuda=False))
 
 
 @_bmm_op.register_fake
 def _(a, b, math):
-    return a.new_empty(_bmm_shape(a, b))
+    return a.new_empty(_bmm_shape(a, b, cuda=False))
 
 
 def _save(ctx, inputs, output):
@@ -306,9 +311,14 @@ _IMPLS = {"mm": (_mm_impl, torch.ops.tilegemm.mm), "bmm": (_bmm_impl, torch.ops.
 
 def _product(name, *args):
     """Runs op `name` on args (tensors first, the math mode last): straight to the library when
-    nothing needs the dispatcher, else through the registered op."""
+    nothing needs the dispatcher, else through the registered op (whose DTensor rules are
+    registered first, once DTensor is loaded)."""
     impl, op = _IMPLS[name]
-    if torch.compiler.is_compiling() or not _direct(args):
+    if torch.compiler.is_compiling():
+        return op(*args)
+    if not _direct(args):
+        if _sharding._state is None:
+            _sharding.ensure()
         return op(*args)
     return impl(*args)
 
@@ -466,7 +476,8 @@ class _Mode(torch.overrides.TorchFunctionMode):
 def enabled():
     """with tilegemm.torch.enabled(): float32 CUDA torch.matmul, mm, addmm, bmm, Tensor.__matmul__
     and F.linear (so nn.Linear) run on tilegemm in this thread; other dtypes, devices, out=
-    arguments and other ops go to PyTorch."""
+    arguments and other ops go to PyTorch.  DTensor operands run sharded (docs/torch.md)."""
+    _sharding.ensure()
     with _Mode():
         yield
 
@@ -486,6 +497,7 @@ def _patched(original, route):
 def enable():
     """Routes the functions enabled() routes, in every thread, until disable(): the functions
     themselves are replaced in torch, torch.Tensor and torch.nn.functional."""
+    _sharding.ensure()
     for owner, name, route in _ROUTES:
         if (owner, name) not in _originals:
             _originals[(owner, name)] = vars(owner).get(name)
@@ -500,3 +512,6 @@ def disable():
             delattr(owner, name)  # inherited (torch.Tensor's methods come from its C base)
         else:
             setattr(owner, name, original)
+
+
+_sharding.ensure()  # DTensor's rules for the ops, if DTensor is loaded already
