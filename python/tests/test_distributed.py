@@ -216,10 +216,13 @@ def cpu_results(tmp_path_factory):
 def gpu_results(tmp_path_factory):
     if not torch.cuda.is_available() or torch.cuda.device_count() < 2:
         pytest.skip(f"needs 2 GPUs, PyTorch sees {torch.cuda.device_count()}")
+    # With 2 GPUs there and TILEGEMM_REQUIRE_GPU set (the device scripts), a skip is a failure.
+    missing = pytest.fail if os.environ.get("TILEGEMM_REQUIRE_GPU", "0") not in ("", "0") \
+        else pytest.skip
     if not tilegemm.backend_available("cuda"):
-        pytest.skip("this libtilegemm has no CUDA backend")
+        missing("this libtilegemm has no CUDA backend")
     if not torch.distributed.is_nccl_available():
-        pytest.skip("this PyTorch has no NCCL")
+        missing("this PyTorch has no NCCL")
     return run_group("cuda", tmp_path_factory.mktemp("nccl"), timeout=400)
 
 
