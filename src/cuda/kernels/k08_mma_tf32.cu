@@ -3,9 +3,6 @@
  *   sgemm_mma3xtf32_128x128x32_w32x64_s4_p32 ("mma3xtf32")  the default math mode's rung
  *   sgemm_mmatf32_128x128x32_w32x64_s4_p32   ("mmatf32")    the same kernel, big parts only:
  *                                                            the opt-in TF32 mode
- *   64x64x32_w32x32_s4_p32, 3 blocks an SM   ("mma3xtf32_64x64", "mmatf32_64x64")  the same
- *                                            kernel on a quarter of the tile, for products of
- *                                            too few 128 x 128 tiles to fill 132 SMs
  *
  * What it adds over the FFMA rungs: the multiply-adds run on the tensor cores
  * (mma.sync.m16n8k8 TF32, mma_tf32.cuh), which do TF32 products several times faster than the
@@ -30,9 +27,7 @@
  *                mode).  32 x 64 rather than 64 x 32 halves the splits per mma: a value of A
  *                serves 8 mma tiles, one of B 2.
  *   registers    64 tensor-core accumulators + 64 promoted sums a thread:
- *                __launch_bounds__(256, 1), one block an SM; the 64 x 64 tile (4 warps of
- *                32 x 32, 32 + 32 a thread) takes 156-166 registers (ptxas, sm_90a), no
- *                spills, and 3 blocks of 64 KiB an SM
+ *                __launch_bounds__(256, 1), one block an SM
  *   shared       both operands stored k-contiguous, [rows][32] floats per stage, the 16-byte
  *                chunks of a row permuted by the row (swizzle below) so that fragment reads,
  *                16-byte copies along k and 4-byte copies along m or n all hit 32 different
@@ -57,6 +52,14 @@
  * Constraints: compute capability 8.0 or higher (registry min_cc).
  * Benchmark:   tilegemm bench --algo mma3xtf32,mmatf32,warptile128 4096x4096x4096
  * Measured:    mma3xtf32 53.6 TFLOP/s (0.99x cuBLAS) at 16384x16384x16384, 53.2 TFLOP/s (1.03x cuBLAS) at 8192x8192x8192, 44.7 TFLOP/s (1.00x cuBLAS) at 4097x4097x4097, 52.2 TFLOP/s (1.00x cuBLAS) at 4096x4096x4096 on NVIDIA H100 80GB HBM3, commit b39f18e (bench/results/nvidia-h100-80gb-hbm3-2026-11-23-candidates.json)
+ * Not kept:    smaller blocks for medium products: 64x64 (4 warps of 32x32, 3 blocks an SM,
+ *              156-166 registers) and 64x128 (2 blocks),
+ *              timed on the H100 at e66e395 on the corpus's 533 cases with min(m, n) > 64
+ *              (bench/results/mid/): fastest of the fp32 mode's entries on 10 of them, a
+ *              geometric-mean gain of 0.5% on medium outputs; at 2435x194x2049 TT 0.70x
+ *              cuBLAS at best (cuBLAS's FFMA kernel 27 TFLOP/s).  The TF32 form of 64x64 gained
+ *              1-2% in the TF32 mode's medium categories and lost on the squares (1024^3: 0.38x
+ *              FAST_TF32, tma_wgmmatf32 0.54x).
  */
 #include <float.h>
 #include <stdint.h>
@@ -70,13 +73,11 @@ namespace {
 
 /*
  * SPLIT: 3xTF32 (else TF32, big parts only).  PROMOTE: k accumulated by the tensor core before
- * the partial sum joins the FP32 registers, a multiple of 32.  MIN_BLOCKS: blocks an SM must
- * hold (__launch_bounds__).  CA, CB: how op(A) and op(B) are copied (KTileLoader).
+ * the partial sum joins the FP32 registers, a multiple of 32.  CA, CB: how op(A) and op(B) are
+ * copied (KTileLoader).
  */
-template <int BM, int BN, int WM, int WN, int STAGES, int PROMOTE, bool SPLIT, int MIN_BLOCKS,
-          Copy CA, Copy CB>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MIN_BLOCKS)
-    sgemm_mma_tf32(const tg_problem p)
+template <int BM, int BN, int WM, int WN, int STAGES, int PROMOTE, bool SPLIT, Copy CA, Copy CB>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_mma_tf32(const tg_problem p)
 {
     constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN, kThreads = 32 * kWarpsM * kWarpsN;
     constexpr int kTilesM = WM / 16, kTilesN = WN / 8; /* mma tiles a warp */
@@ -191,13 +192,11 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MIN_BLOCKS)
                                 j0 + wn0 + nt * 8 + 2 * t + e % 2, sum[mt][nt][e]);
 }
 
-template <int BM, int BN, int WM, int WN, int STAGES, int PROMOTE, bool SPLIT, int MIN_BLOCKS,
-          Copy CA, Copy CB>
+template <int BM, int BN, int WM, int WN, int STAGES, int PROMOTE, bool SPLIT, Copy CA, Copy CB>
 int launch_instance(const tg_problem *p, cudaStream_t stream)
 {
     const size_t smem = (size_t)STAGES * (BM + BN) * kBK * sizeof(float);
-    constexpr auto kernel =
-        sgemm_mma_tf32<BM, BN, WM, WN, STAGES, PROMOTE, SPLIT, MIN_BLOCKS, CA, CB>;
+    constexpr auto kernel = sgemm_mma_tf32<BM, BN, WM, WN, STAGES, PROMOTE, SPLIT, CA, CB>;
     const cudaError_t e = opt_in_shared_memory<kernel>(smem);
     if (e != cudaSuccess)
         return (int)e;
@@ -208,20 +207,19 @@ int launch_instance(const tg_problem *p, cudaStream_t stream)
 }
 
 /* The kernel's instance for the copies each operand needs (tc_common.cuh's dispatch). */
-template <int BM, int BN, int WM, int WN, int STAGES, int PROMOTE, bool SPLIT, int MIN_BLOCKS>
+template <int BM, int BN, int WM, int WN, int STAGES, int PROMOTE, bool SPLIT>
 struct MmaTf32 {
     template <Copy CA, Copy CB>
     static int launch(const tg_problem *p, cudaStream_t stream)
     {
-        return launch_instance<BM, BN, WM, WN, STAGES, PROMOTE, SPLIT, MIN_BLOCKS, CA, CB>(
-            p, stream);
+        return launch_instance<BM, BN, WM, WN, STAGES, PROMOTE, SPLIT, CA, CB>(p, stream);
     }
 };
 
-template <int BM, int BN, int WM, int WN, int STAGES, int PROMOTE, bool SPLIT, int MIN_BLOCKS>
+template <int BM, int BN, int WM, int WN, int STAGES, int PROMOTE, bool SPLIT>
 int launch_mma_tf32(const tg_problem *p, void *stream)
 {
-    using Kernel = MmaTf32<BM, BN, WM, WN, STAGES, PROMOTE, SPLIT, MIN_BLOCKS>;
+    using Kernel = MmaTf32<BM, BN, WM, WN, STAGES, PROMOTE, SPLIT>;
     return launch_by_copies<Kernel>(p, (cudaStream_t)stream);
 }
 
@@ -236,7 +234,7 @@ extern "C" const tg_rung tg_rung_mma3xtf32 = {.name = "mma3xtf32", .level = 8,
                "m16n8k8), 128x128x32 block, 32x64 warp tiles, 4-stage cp.async, FP32 "
                "promotion every 32 of k",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_3XTF32, .min_cc = 80,
-    .launch = launch_mma_tf32<128, 128, 32, 64, 4, 32, true, 1>, .unsupported = mma_tf32_unsupported};
+    .launch = launch_mma_tf32<128, 128, 32, 64, 4, 32, true>, .unsupported = mma_tf32_unsupported};
 #endif
 
 #if TG_IN_UNIT(mmatf32)
@@ -244,35 +242,5 @@ extern "C" const tg_rung tg_rung_mmatf32 = {.name = "mmatf32", .level = 8,
     .summary = "mma3xtf32 without the small parts: TF32 inputs (opt-in TF32 math mode, below "
                "FP32 accuracy)",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 80,
-    .launch = launch_mma_tf32<128, 128, 32, 64, 4, 32, false, 1>, .unsupported = mma_tf32_unsupported};
-#endif
-
-/* The 64 x 64 tile of 4 warps (32 x 32 each), 64 KiB of stages: three blocks an SM and four
- * times the tiles of the 128 x 128 block, for products too small to fill 132 SMs with it. */
-#if TG_IN_UNIT(mma3xtf32_64x64)
-extern "C" const tg_rung tg_rung_mma3xtf32_64x64 = {.name = "mma3xtf32_64x64", .level = 8,
-    .summary = "mma3xtf32 on a 64x64x32 block of 4 warps (32x32 warp tiles), 3 blocks an SM: "
-               "4x the blocks, for medium products",
-    .block_rows = 64, .block_cols = 64, .in_auto = 1, .arith = TG_ARITH_3XTF32, .min_cc = 80,
-    .launch = launch_mma_tf32<64, 64, 32, 32, 4, 32, true, 3>,
-    .unsupported = mma_tf32_unsupported};
-#endif
-
-#if TG_IN_UNIT(mmatf32_64x64)
-extern "C" const tg_rung tg_rung_mmatf32_64x64 = {.name = "mmatf32_64x64", .level = 8,
-    .summary = "mma3xtf32_64x64 without the small parts: TF32 inputs (opt-in TF32 math mode)",
-    .block_rows = 64, .block_cols = 64, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 80,
-    .launch = launch_mma_tf32<64, 64, 32, 32, 4, 32, false, 3>,
-    .unsupported = mma_tf32_unsupported};
-#endif
-
-/* The 64 x 128 tile of 4 warps (32 x 64 each, as the 128 x 128 block's), 96 KiB of stages: two
- * blocks an SM and twice the tiles of the 128 x 128 block. */
-#if TG_IN_UNIT(mma3xtf32_64x128)
-extern "C" const tg_rung tg_rung_mma3xtf32_64x128 = {.name = "mma3xtf32_64x128", .level = 8,
-    .summary = "mma3xtf32 on a 64x128x32 block of 4 warps (32x64 warp tiles), 2 blocks an SM: "
-               "2x the blocks, for medium products",
-    .block_rows = 64, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_3XTF32, .min_cc = 80,
-    .launch = launch_mma_tf32<64, 128, 32, 64, 4, 32, true, 2>,
-    .unsupported = mma_tf32_unsupported};
+    .launch = launch_mma_tf32<128, 128, 32, 64, 4, 32, false>, .unsupported = mma_tf32_unsupported};
 #endif
