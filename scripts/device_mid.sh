@@ -8,15 +8,14 @@
 # ${OUT:-device-out}; a short table last: each case's fastest entry of each rung, and its ratio
 # to cuBLAS.
 #
-#   scripts/device_mid.sh      environment: RUNGS (default mma3xtf32_64x64 mma3xtf32_64x128
-#                              mmatf32_64x64),
-#                              DEADLINE (seconds, default 570), CORPUS (default 1; 0 skips
-#                              the corpus rows)
+#   RUNGS="a b" scripts/device_mid.sh    environment: RUNGS (required: the rungs to test),
+#                                        DEADLINE (seconds, default 570), CORPUS (default 1;
+#                                        0 skips the corpus rows)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
 device_setup 570 44
-rungs=${RUNGS:-mma3xtf32_64x64 mma3xtf32_64x128 mmatf32_64x64}
+rungs=${RUNGS:?name the rungs to test in RUNGS, space-separated}
 algos=$(echo $rungs | tr ' ' ',')
 start=$SECONDS
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/build.log" 2>&1 &&
