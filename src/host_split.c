@@ -1,0 +1,154 @@
+/* The split of host-operand products into tiles; see host_split.h. */
+#include "host_split.h"
+
+#include <string.h>
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* The tile size along one dimension of `extent`: at most cap, near-equal tiles. */
+static int64_t tile_size(int64_t extent, int64_t cap)
+{
+    if (extent <= cap)
+        return max64(extent, 1);
+    const int64_t count = ceil_div(extent, cap);
+    const int64_t size = ceil_div(ceil_div(extent, count), TG_TILE_ALIGN) * TG_TILE_ALIGN;
+    return min64(size, cap);
+}
+
+tg_tile_grid tg_tile_grid_of(int64_t m, int64_t n, int64_t k)
+{
+    return tg_tile_grid_capped(m, n, k, TG_TILE_MAX, TG_PANEL_MAX_BYTES);
+}
+
+tg_tile_grid tg_tile_grid_capped(int64_t m, int64_t n, int64_t k, int64_t tile_max,
+                                 int64_t panel_max_bytes)
+{
+    /* the panel bound, in whole TG_TILE_ALIGN steps, never below one step */
+    int64_t cap = tile_max;
+    if (k > 0) {
+        const int64_t by_panel = panel_max_bytes / (int64_t)sizeof(float) / k;
+        cap = min64(cap, max64(TG_TILE_ALIGN, by_panel / TG_TILE_ALIGN * TG_TILE_ALIGN));
+    }
+    tg_tile_grid g = {.m = m, .n = n, .k = k};
+    g.tile_m = tile_size(m, cap);
+    g.tile_n = tile_size(n, cap);
+    g.rows = ceil_div(max64(m, 1), g.tile_m);
+    g.cols = ceil_div(max64(n, 1), g.tile_n);
+    return g;
+}
+
+int64_t tg_tile_count(const tg_tile_grid *g) { return g->rows * g->cols; }
+
+tg_tile tg_tile_at(const tg_tile_grid *g, int64_t t)
+{
+    tg_tile tile;
+    tile.row = t / g->cols;
+    tile.col = t % g->cols;
+    tile.i0 = tile.row * g->tile_m;
+    tile.j0 = tile.col * g->tile_n;
+    tile.m = min64(g->tile_m, g->m - tile.i0);
+    tile.n = min64(g->tile_n, g->n - tile.j0);
+    return tile;
+}
+
+void tg_tile_share(const tg_tile_grid *g, int gpus, int gpu, int64_t *lo, int64_t *hi)
+{
+    const int64_t tiles = tg_tile_count(g);
+    *lo = tiles * gpu / gpus;
+    *hi = tiles * (gpu + 1) / gpus;
+}
+
+int64_t tg_share_rows(const tg_tile_grid *g, int64_t lo, int64_t hi)
+{
+    return hi <= lo ? 0 : (hi - 1) / g->cols - lo / g->cols + 1;
+}
+
+int64_t tg_share_cols(const tg_tile_grid *g, int64_t lo, int64_t hi)
+{
+    if (hi <= lo)
+        return 0;
+    const int64_t rows = tg_share_rows(g, lo, hi);
+    if (rows >= 3)
+        return g->cols;
+    if (rows == 1)
+        return hi - lo;
+    /* the end of one row and the start of the next */
+    return min64(g->cols, (g->cols - lo % g->cols) + ((hi - 1) % g->cols + 1));
+}
+
+int tg_lane_plan_make(const tg_tile_grid *g, int gpus, int gpu, int64_t free_bytes,
+                      int64_t extra_bytes, tg_lane_plan *out)
+{
+    tg_lane_plan p;
+    memset(&p, 0, sizeof p);
+    tg_tile_share(g, gpus, gpu, &p.lo, &p.hi);
+    p.a_panel = g->tile_m * g->k;
+    p.b_panel = g->tile_n * g->k;
+    p.c_tile = g->tile_m * g->tile_n;
+    const int64_t rows = tg_share_rows(g, p.lo, p.hi), cols = tg_share_cols(g, p.lo, p.hi);
+    p.a_slots = min64(rows, 2);
+    p.c_slots = min64(p.hi - p.lo, 2);
+    const int64_t fixed = (p.a_slots * p.a_panel + p.c_slots * p.c_tile) * (int64_t)sizeof(float);
+    const int64_t room = free_bytes - TG_DEVICE_RESERVE_BYTES - extra_bytes - fixed;
+    const int64_t whole = cols * p.b_panel * (int64_t)sizeof(float);
+    p.b_resident = whole <= room || cols <= 2;
+    p.b_slots = p.b_resident ? cols : 2;
+    p.device_bytes = fixed + p.b_slots * p.b_panel * (int64_t)sizeof(float);
+    *out = p;
+    return p.device_bytes <= free_bytes - extra_bytes || p.hi == p.lo;
+}
+
+int64_t tg_chunk_count(int64_t total)
+{
+    return ceil_div(total, TG_BOUNCE_BYTES / (int64_t)sizeof(float));
+}
+
+void tg_chunk_range(int64_t total, int64_t chunk, int64_t *e0, int64_t *e1)
+{
+    const int64_t per = TG_BOUNCE_BYTES / (int64_t)sizeof(float);
+    *e0 = chunk * per;
+    *e1 = min64(total, *e0 + per);
+}
+
+int tg_fill_parts(int64_t floats, int threads)
+{
+    const int64_t by_size = floats * (int64_t)sizeof(float) / TG_FILL_PART_BYTES;
+    return (int)max64(1, min64(by_size, max64(threads, 1)));
+}
+
+void tg_part_range(int64_t e0, int64_t e1, int parts, int part, int64_t *lo, int64_t *hi)
+{
+    const int64_t len = e1 - e0;
+    *lo = e0 + len * part / parts;
+    *hi = e0 + len * (part + 1) / parts;
+}
+
+/* Walks the lines that packed elements [e0, e1) cross: dst_or_src packed, the view at view. */
+static void move_range(float *packed_dst, const float *packed_src, float *view_dst,
+                       const float *view_src, const tg_lines *l, int64_t e0, int64_t e1)
+{
+    int64_t e = e0;
+    while (e < e1) {
+        const int64_t line = e / l->length, offset = e % l->length;
+        const int64_t len = min64(l->length - offset, e1 - e);
+        const int64_t at = line * l->pitch + offset;
+        if (packed_dst)
+            memcpy(packed_dst + (e - e0), view_src + at, (size_t)len * sizeof(float));
+        else
+            memcpy(view_dst + at, packed_src + (e - e0), (size_t)len * sizeof(float));
+        e += len;
+    }
+}
+
+void tg_pack_range(float *dst, const float *src, const tg_lines *lines, int64_t e0, int64_t e1)
+{
+    move_range(dst, NULL, NULL, src, lines, e0, e1);
+}
+
+void tg_unpack_range(float *dst, const float *packed, const tg_lines *lines, int64_t e0,
+                     int64_t e1)
+{
+    move_range(NULL, packed, dst, NULL, lines, e0, e1);
+}
