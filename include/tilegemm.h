@@ -17,7 +17,9 @@
  *
  * Semantics follow the reference BLAS: arguments are checked in its order, quick return when
  * m or n is 0 or when (alpha is 0 or k is 0) and beta is 1, beta = 0 never reads C and
- * alpha = 0 never reads A or B.  On any error nothing is written to C.
+ * alpha = 0 never reads A or B.  On any error nothing is written to C, with one exception: a
+ * product of host operands is written back tile by tile (see tg_set_devices), and a failure
+ * after some tiles were written leaves them, which its message says ("C is partly written").
  *
  * C must not share an element with A or B when they are read (alpha != 0 and k > 0): such a
  * call fails with TG_ERROR_INVALID_ARGUMENT at C's position ("C overlaps A: ...").  Operands
@@ -138,6 +140,35 @@ TG_API int tg_backend_available(tg_backend backend);
 TG_API tg_status tg_set_backend(tg_handle *handle, tg_backend backend);
 /* The backend tg_set_backend (or TILEGEMM_BACKEND) forced, or TG_BACKEND_AUTO. */
 TG_API tg_backend tg_get_backend(const tg_handle *handle);
+
+/* The GPUs a product of host operands may use.  Such a call (A, B and C all in host memory,
+ * one product, not a batch) cuts C into tiles and streams the panels of A and B each tile reads
+ * to the GPUs through pinned buffers, several copies in flight while the tiles run; pageable
+ * memory is copied into those buffers by several host threads.  Each GPU computes a contiguous
+ * share of the tiles and C is written back tile by tile.  The tiles, and each tile's rung and
+ * split-K, depend on the shape alone (planned for the handle's GPU), so the result is the same
+ * bit for bit on one GPU or on several of the handle's GPU model.  Calls with an operand in
+ * device or managed memory, and batches, run on the handle's GPU as before.
+ *
+ * devices[0 .. count-1] are distinct CUDA device numbers (less than TG_MAX_DEVICES);
+ * count = TG_ALL_DEVICES takes every GPU (devices is then ignored), count = 0 goes back to the
+ * default, the handle's own GPU.  TILEGEMM_DEVICES = all | 0,1,... sets the same at tg_create
+ * (the BLAS entry points' handles read it too).  TG_ERROR_INVALID_ARGUMENT names the bad entry;
+ * TG_ERROR_NOT_SUPPORTED without a GPU.
+ *
+ * When one GPU fails, the call returns its error (the message names the GPU) after every GPU
+ * has stopped.  Tiles already written stay written: the message then says "C is partly
+ * written" and how many tiles were; otherwise it says C was not written.
+ *
+ * The handle keeps each GPU's buffers (device panels, pinned bounce buffers) between calls,
+ * until tg_destroy.  TILEGEMM_HOST_THREADS sets the host copy threads (default: the cores
+ * online less one per GPU, at most 8 a GPU). */
+#define TG_MAX_DEVICES 64
+#define TG_ALL_DEVICES (-1)
+TG_API tg_status tg_set_devices(tg_handle *handle, const int *devices, int count);
+/* Writes up to max of the GPUs host products use into devices and returns how many there are
+ * (the handle's own GPU alone by default; 0 without a GPU or for a bad handle). */
+TG_API int tg_get_devices(const tg_handle *handle, int *devices, int max);
 
 /* Forces a kernel rung by name ("auto" restores the per-shape choice).
  * tg_algos() returns a NULL-terminated list of the names, "auto" first. */

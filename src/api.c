@@ -89,6 +89,63 @@ static tg_status no_handle(const tg_handle *h)
         (h)->error.arg = 0;                                                                      \
     } while (0)
 
+_Static_assert(TG_MAX_GPUS == TG_MAX_DEVICES, "host_split.h and tilegemm.h agree on the GPUs");
+
+/* Checks a list of GPUs for tg_set_devices and TILEGEMM_DEVICES (what names it in messages)
+ * and stores it; nothing changes on an error. */
+static tg_status store_devices(tg_handle *h, tg_error *err, const char *what, const int *ids,
+                               int count)
+{
+    const int gpus = tg_cuda_device_count();
+    for (int i = 0; i < count; ++i) {
+        if (ids[i] < 0 || ids[i] >= gpus || ids[i] >= TG_MAX_DEVICES)
+            return tg_record(err, TG_ERROR_INVALID_ARGUMENT, 2,
+                             "%s: GPU %d is not one of the %d GPU(s) found (0 .. %d)", what,
+                             ids[i], gpus, gpus - 1);
+        for (int j = 0; j < i; ++j)
+            if (ids[j] == ids[i])
+                return tg_record(err, TG_ERROR_INVALID_ARGUMENT, 2,
+                                 "%s: GPU %d is named twice (entries %d and %d)", what, ids[i],
+                                 j, i);
+    }
+    for (int i = 0; i < count; ++i)
+        h->devices[i] = ids[i];
+    h->device_list = count;
+    return TG_SUCCESS;
+}
+
+/* TILEGEMM_DEVICES = all | 0,1,...  Without a GPU the list is only checked for its form. */
+static tg_status parse_devices(tg_handle *h, const char *text)
+{
+    int ids[TG_MAX_DEVICES], count = 0;
+    if (strcmp(text, "all") == 0) {
+        const int gpus = tg_cuda_device_count();
+        for (int i = 0; i < gpus && i < TG_MAX_DEVICES; ++i)
+            ids[count++] = i;
+        h->device_list = 0;
+        return count > 1 ? store_devices(h, NULL, "TILEGEMM_DEVICES", ids, count) : TG_SUCCESS;
+    }
+    const char *at = text;
+    for (;;) {
+        char *end = NULL;
+        errno = 0;
+        const long id = strtol(at, &end, 10);
+        if (end == at || errno || id < 0 || id >= TG_MAX_DEVICES || (*end && *end != ',') ||
+            count == TG_MAX_DEVICES || *at == '+' || *at == ' ')
+            return tg_fail(NULL, TG_ERROR_INVALID_ARGUMENT, 0,
+                           "TILEGEMM_DEVICES = \"%s\" is not \"all\" or a list of GPU numbers "
+                           "0 .. %d such as 0,1",
+                           text, TG_MAX_DEVICES - 1);
+        ids[count++] = (int)id;
+        if (!*end)
+            break;
+        at = end + 1;
+    }
+    if (tg_cuda_device_count() == 0)
+        return TG_SUCCESS; /* no GPU: host products run on the CPU */
+    return store_devices(h, NULL, "TILEGEMM_DEVICES", ids, count);
+}
+
 /* Reads the environment's defaults for a new handle; a value it cannot parse is an error. */
 static tg_status read_environment(tg_handle *h)
 {
@@ -118,6 +175,12 @@ static tg_status read_environment(tg_handle *h)
             return tg_fail(NULL, TG_ERROR_INVALID_ARGUMENT, 0,
                            "TILEGEMM_AUTOTUNE = \"%s\" is not 0 or 1", autotune);
         h->autotune = autotune[0] == '1';
+    }
+    const char *devices = getenv("TILEGEMM_DEVICES");
+    if (devices && *devices) {
+        tg_status s = parse_devices(h, devices);
+        if (s != TG_SUCCESS)
+            return s;
     }
     const char *min_work = getenv("TILEGEMM_GPU_MIN_WORK");
     if (min_work && *min_work) {
@@ -173,6 +236,9 @@ tg_status tg_destroy(tg_handle *h)
     pthread_mutex_unlock(&retired_lock);
     if (!was_live)
         return no_handle(h);
+    tg_cuda_release_tiles(h);
+    free(h->partial.written);
+    h->partial.written = NULL;
     tg_cuda_release(h);
     pthread_mutex_lock(&retired_lock);
     tg_handle *oldest = retired[retired_next];
@@ -231,6 +297,45 @@ tg_status tg_set_split_k(tg_handle *h, int slices)
                        "slices = %d is not 0 (auto), 1 (never) or 2..%d", slices, TG_MAX_SPLIT_K);
     h->split_k = slices;
     return TG_SUCCESS;
+}
+
+tg_status tg_set_devices(tg_handle *h, const int *devices, int count)
+{
+    REQUIRE_HANDLE(h);
+    if (count < TG_ALL_DEVICES || count > TG_MAX_DEVICES)
+        return tg_fail(h, TG_ERROR_INVALID_ARGUMENT, 3,
+                       "count = %d is not TG_ALL_DEVICES (-1), 0 (the handle's GPU) or 1 .. %d",
+                       count, TG_MAX_DEVICES);
+    if (count > 0 && !devices)
+        return tg_fail(h, TG_ERROR_INVALID_ARGUMENT, 2, "devices is NULL but count = %d", count);
+    const int gpus = tg_cuda_device_count();
+    if (gpus == 0)
+        return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "no GPU was found to spread products over");
+    if (count == 0) {
+        h->device_list = 0;
+        return TG_SUCCESS;
+    }
+    if (count == TG_ALL_DEVICES) {
+        int ids[TG_MAX_DEVICES];
+        count = gpus < TG_MAX_DEVICES ? gpus : TG_MAX_DEVICES;
+        for (int i = 0; i < count; ++i)
+            ids[i] = i;
+        return store_devices(h, &h->error, "TG_ALL_DEVICES", ids, count);
+    }
+    char what[40];
+    snprintf(what, sizeof what, "devices[0 .. %d]", count - 1);
+    return store_devices(h, &h->error, what, devices, count);
+}
+
+int tg_get_devices(const tg_handle *h, int *devices, int max)
+{
+    if (!live(h) || tg_cuda_device_count() == 0)
+        return 0;
+    int ids[TG_MAX_DEVICES];
+    const int count = tg_devices_of(h, ids);
+    for (int i = 0; i < count && i < max && devices; ++i)
+        devices[i] = ids[i];
+    return count;
 }
 
 tg_status tg_set_math(tg_handle *h, tg_math mode)
@@ -329,14 +434,50 @@ tg_status tg_set_algo(tg_handle *h, const char *name)
     return TG_SUCCESS;
 }
 
+int tg_runs_tiled(const tg_problem *p, const tg_plan *plan)
+{
+    return plan->backend == TG_BACKEND_CUDA && plan->rung >= 0 && p->batch == 1 &&
+           plan->stage[TG_SLOT_A] && plan->stage[TG_SLOT_B] && plan->stage[TG_SLOT_C];
+}
+
+void tg_cpu_complete(tg_handle *h, const tg_call *call)
+{
+    tg_problem p;
+    tg_normalize(call, &p);
+    if (!h || !h->partial.written || h->partial.grid.m != p.m || h->partial.grid.n != p.n ||
+        h->partial.grid.k != p.k) {
+        tg_cpu_sgemm(&p);
+        return;
+    }
+    const tg_tile_grid *g = &h->partial.grid;
+    for (int64_t t = 0; t < tg_tile_count(g); ++t) {
+        if (h->partial.written[t])
+            continue;
+        const tg_tile at = tg_tile_at(g, t);
+        tg_problem q = p;
+        q.m = at.m;
+        q.n = at.n;
+        q.A = p.A + at.i0 * p.a_rs;
+        q.B = p.B + at.j0 * p.b_cs;
+        q.C = p.C + at.i0 * p.ldc + at.j0;
+        tg_cpu_sgemm(&q);
+    }
+}
+
 tg_status tg_run_validated(tg_handle *h, const tg_call *call)
 {
     tg_problem p;
     tg_plan plan;
     tg_normalize(call, &p);
+    free(h->partial.written);
+    h->partial.written = NULL;
     tg_status s = tg_make_plan(h, &p, &plan, 0);
     if (s != TG_SUCCESS)
         return s;
+    if (tg_runs_tiled(&p, &plan)) {
+        /* sets h->last_rung (the first tile's rung) on success */
+        return tg_cuda_execute_tiles(h, &p, &plan);
+    }
     if (plan.backend == TG_BACKEND_CUDA) {
         /* Autotuning's first call of a key: the candidates are timed on scratch buffers and
          * the fastest runs below; any failure leaves the planner's choice. */
@@ -541,6 +682,68 @@ tg_status tg_split_k_most(const char *algo, int64_t m, int64_t n, int64_t k, int
     return TG_SUCCESS;
 }
 
+/* The split of a host product for tg_explain: the tiles, the GPUs and their shares, and each
+ * distinct tile shape's rung.  The rung named by the lines above is the whole product's; the
+ * tiles run their own (h->explained_rung becomes the first tile's). */
+static tg_status explain_tiles(tg_handle *h, const tg_problem *p, char *buf, size_t size)
+{
+    const tg_tile_grid g = tg_tile_grid_of(p->m, p->n, p->k);
+    int ids[TG_MAX_DEVICES];
+    const int gpus = tg_devices_of(h, ids);
+    size_t used = 0;
+#define ADD(...)                                                                                 \
+    do {                                                                                         \
+        if (used < size)                                                                         \
+            used += (size_t)snprintf(buf + used, size - used, __VA_ARGS__);                      \
+    } while (0)
+    ADD("split: host operands, so C is cut into %lldx%lld tiles of %lldx%lld (%lld tiles, "
+        "the last row and column the remainder) over %d GPU(s):",
+        (long long)g.rows, (long long)g.cols, (long long)g.tile_m, (long long)g.tile_n,
+        (long long)tg_tile_count(&g), gpus);
+    for (int i = 0; i < gpus; ++i) {
+        int64_t lo, hi;
+        tg_tile_share(&g, gpus, i, &lo, &hi);
+        if (hi > lo)
+            ADD(" GPU %d tiles %lld..%lld%s", ids[i], (long long)lo, (long long)hi - 1,
+                i + 1 < gpus ? ";" : "");
+        else
+            ADD(" GPU %d none%s", ids[i], i + 1 < gpus ? ";" : "");
+    }
+    ADD("\n");
+    /* the distinct shapes: full, last row, last column, corner */
+    const int64_t firsts[4] = {0, (g.rows - 1) * g.cols, g.cols - 1, tg_tile_count(&g) - 1};
+    int64_t seen_m[4], seen_n[4];
+    int seen = 0;
+    for (int i = 0; i < 4; ++i) {
+        const tg_tile at = tg_tile_at(&g, firsts[i]);
+        int dup = 0;
+        for (int j = 0; j < seen; ++j)
+            dup |= seen_m[j] == at.m && seen_n[j] == at.n;
+        if (dup)
+            continue;
+        seen_m[seen] = at.m, seen_n[seen] = at.n, ++seen;
+        tg_problem tile;
+        tg_choice c;
+        if (!tg_tile_choice(h, p, &g, firsts[i], &tile, &c))
+            return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                           "%s cannot run a %lldx%lldx%lld tile of this product",
+                           h->algo >= 0 ? "the forced algo" : "no CUDA rung of this build",
+                           (long long)at.m, (long long)at.n, (long long)p->k);
+        if (i == 0)
+            h->explained_rung = c.rung;
+        ADD("tile %lldx%lldx%lld: rung %s, split-K %d (the same on every GPU)\n",
+            (long long)at.m, (long long)at.n, (long long)p->k, tg_rungs[c.rung]->name,
+            c.split_k);
+    }
+    ADD("staging: each GPU loads the A row-panels and B column-panels of its tiles once where "
+        "its memory holds them; pinned host memory by DMA, pageable through %d pinned bounce "
+        "buffers of %lld MiB a GPU filled by host threads; each C tile back through pinned "
+        "memory\n",
+        TG_BOUNCE_COUNT, (long long)(TG_BOUNCE_BYTES >> 20));
+#undef ADD
+    return TG_SUCCESS;
+}
+
 tg_status tg_explain(tg_handle *h, tg_layout layout, tg_op transa, tg_op transb, int64_t m,
                      int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
                      int64_t ldb, const float *C, int64_t ldc, char *buf, size_t buf_size)
@@ -573,5 +776,10 @@ tg_status tg_explain(tg_handle *h, tg_layout layout, tg_op transa, tg_op transb,
         return s;
     h->explained_rung = plan.backend == TG_BACKEND_CPU ? TG_RAN_CPU : plan.rung;
     snprintf(buf, buf_size, "%s", plan.why);
+    if (tg_runs_tiled(&p, &plan)) {
+        const size_t used = strlen(buf);
+        if ((s = explain_tiles(h, &p, buf + used, buf_size - used)) != TG_SUCCESS)
+            return s;
+    }
     return TG_SUCCESS;
 }

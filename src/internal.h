@@ -7,6 +7,7 @@
 
 #include "../include/tilegemm.h"
 #include "error.h"
+#include "host_split.h"
 #include "problem.h"
 
 #ifdef __cplusplus
@@ -29,6 +30,14 @@ typedef struct tg_workspace {
     void *last_use;  /* cudaEvent_t recorded after the last asynchronous use (split-K, rung) */
 } tg_workspace;
 
+/* After a tiled product of host operands failed (host_tiles.cu): the tiles of C it wrote (one
+ * byte a tile, 1: written), so that the BLAS entry points can finish C on the CPU.  written is
+ * NULL when no such call failed since the last success. */
+typedef struct tg_partial {
+    tg_tile_grid grid;
+    unsigned char *written;
+} tg_partial;
+
 struct tg_handle {
     uint32_t magic;       /* TG_HANDLE_LIVE from tg_create to tg_destroy (api.c) */
     tg_backend backend;   /* forced backend, or TG_BACKEND_AUTO */
@@ -49,6 +58,11 @@ struct tg_handle {
     int last_rung;        /* what the last successful call ran (tg_last_algo): a registry
                            * index, TG_RAN_CPU, or TG_RAN_NOTHING */
     int explained_rung;   /* the same for the last successful tg_explain */
+    int devices[TG_MAX_DEVICES]; /* the GPUs host products use (tg_set_devices,
+                                  * TILEGEMM_DEVICES): devices[0 .. device_list-1] */
+    int device_list;      /* 0: the handle's own GPU */
+    void *tiles;          /* each GPU's buffers for tiled host products (host_tiles.cu) */
+    tg_partial partial;
 };
 
 enum { TG_RAN_NOTHING = -1, TG_RAN_CPU = -2 };
@@ -193,6 +207,21 @@ int tg_autotune_cached(tg_handle *h, const tg_problem *p, tg_plan *plan, int *sl
  * runner-up) or the highest rung, on a GPU of compute capability cc; then its split-K. */
 void tg_append_choice_reasons(const tg_choice *c, int forced, int cc, double flops, char *buf,
                               size_t size);
+
+/* Host products cut into tiles of C (host_split.h, host_tiles.cu).  1 when the plan runs p
+ * that way: a product (not a batch) with A, B and C all staged from host memory. */
+int tg_runs_tiled(const tg_problem *p, const tg_plan *plan);
+/* The GPUs the handle's host products use, into out (TG_MAX_DEVICES); returns how many. */
+int tg_devices_of(const tg_handle *h, int *out);
+/* Tile `t`'s product as the device runs it: its shape, packed panels at aligned placeholder
+ * pointers (the real ones are as aligned), and the planner's rung and split-K for it with the
+ * handle's settings on the handle's GPU: a function of the tile's shape alone.  Returns 0 when
+ * no rung can run it. */
+int tg_tile_choice(const tg_handle *h, const tg_problem *p, const tg_tile_grid *g, int64_t t,
+                   tg_problem *tile, tg_choice *c);
+/* After tg_run_validated failed: C as the CPU backend computes it, where the GPUs did not write
+ * it (all of C unless a tiled call left tiles written; see tg_partial).  h may be NULL. */
+void tg_cpu_complete(tg_handle *h, const tg_call *call);
 
 /* Records an error on the handle (the per-thread record when h is NULL) and returns status. */
 #define tg_fail(h, status, arg, ...) tg_record(tg_error_of(h), (status), (arg), __VA_ARGS__)

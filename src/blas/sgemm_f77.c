@@ -149,11 +149,11 @@ void tg_blas_sgemm(char transa, char transb, int m, int n, int k, float alpha, c
         if (s == TG_SUCCESS)
             return;
     }
-    /* No handle, or a runtime failure (which wrote nothing to C, by tg_sgemm's contract): the
-     * CPU backend needs neither a handle nor a GPU and cannot fail. */
-    tg_problem p;
-    tg_normalize(&call, &p);
-    tg_cpu_sgemm(&p);
+    /* No handle, or a runtime failure: the CPU backend needs neither a handle nor a GPU and
+     * cannot fail.  A failure wrote nothing to C, or (a product of host operands over GPUs)
+     * whole tiles of it, which the handle records: the CPU computes the rest, so that beta * C
+     * is never applied twice. */
+    tg_cpu_complete(h, &call);
 }
 
 TG_API void sgemm_(const char *transa, const char *transb, const int *m, const int *n,

@@ -474,6 +474,8 @@ tg_status tg_cuda_device_identity(tg_handle *h, struct tg_at_device *dev)
     return TG_SUCCESS;
 }
 
+tg_status tg_cuda_check_code(tg_handle *h) { return require_gpu_code(h); }
+
 tg_status tg_cuda_launch_product(tg_handle *h, int rung, int slices, const tg_problem *d)
 {
     return slices > 1 ? launch_split_k(h, *tg_rungs[rung], *d, slices)

@@ -38,6 +38,17 @@ tg_status tg_cuda_synchronize(tg_handle *h);
  * Returns after C is written when anything was staged; otherwise asynchronously. */
 tg_status tg_cuda_execute(tg_handle *h, const tg_problem *p, const tg_plan *plan);
 
+/* A product of host operands cut into tiles of C over the handle's GPUs (host_tiles.cu; see
+ * tg_set_devices and host_split.h): p has A, B and C in host memory and batch 1
+ * (tg_runs_tiled).  Returns after C is written, or after every GPU has stopped on an error,
+ * which then says whether C is partly written (and h->partial says which tiles).  Sets
+ * h->last_rung on success. */
+tg_status tg_cuda_execute_tiles(tg_handle *h, const tg_problem *p, const tg_plan *plan);
+/* Frees what tiled host products kept on the handle (each GPU's streams and buffers). */
+void tg_cuda_release_tiles(tg_handle *h);
+/* Fails, as execute would, where this build has no code for the handle's GPU (h->device). */
+tg_status tg_cuda_check_code(tg_handle *h);
+
 /* Launches rung i on the device problem d, cut into `slices` along k (1: whole), on the
  * handle's stream, through its workspace: what execute does once operands are on the device. */
 tg_status tg_cuda_launch_product(tg_handle *h, int rung, int slices, const tg_problem *d);

@@ -77,3 +77,16 @@ void tg_cuda_autotune(tg_handle *h, const tg_problem *p, tg_plan *plan)
 {
     (void)h, (void)p, (void)plan;
 }
+
+tg_status tg_cuda_execute_tiles(tg_handle *h, const tg_problem *p, const tg_plan *plan)
+{
+    (void)p, (void)plan;
+    return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "this build of tilegemm has no CUDA backend");
+}
+
+void tg_cuda_release_tiles(tg_handle *h) { (void)h; }
+
+tg_status tg_cuda_check_code(tg_handle *h)
+{
+    return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "this build of tilegemm has no CUDA backend");
+}

@@ -1,0 +1,691 @@
+/*
+ * Products of host operands, tiled over one GPU or several (issue 31; the arithmetic is
+ * host_split.h, the host threads host_copy.h).
+ *
+ * Each GPU of the handle's list (tg_set_devices) has a lane: three streams (copies in, the
+ * products, copies out), a few events, one device allocation carved into panel slots, and
+ * pinned host buffers (TG_BOUNCE_COUNT bounce buffers for pageable operands, and two C tiles).
+ * A lane is made on first use and kept on the handle until tg_destroy.
+ *
+ * One call: every GPU's share of the tiles (tg_tile_share) runs on a driving thread of its own
+ * (the first on the caller's), which for each tile, in row-major order,
+ *   1. uploads the tile row's A panel when the row changes (into the other of two slots), the
+ *      tile column's B panel unless it is already there (kept for the whole call when the
+ *      GPU's memory holds every B panel it reads, else streamed through two slots), and with
+ *      beta != 0 the C tile: pinned memory by one DMA copy, pageable memory through the bounce
+ *      buffers, a chunk at a time, host threads filling one while the DMA engine drains another;
+ *   2. queues the tile's product (the rung and split-K tg_tile_choice gives: a function of the
+ *      tile's shape, so any GPU computes a tile the same way) after those copies;
+ *   3. queues the C tile's copy back to pinned memory after the product, and then finishes the
+ *      tile before it: waits for its copy and scatters it into the caller's C with host threads.
+ * Slots are reused only after the work reading them is done (events), so copies for the next
+ * tile overlap the product of this one.  A tile reaches C whole or not at all (the scatter is a
+ * host copy from a finished transfer), so a failure leaves whole tiles written, which the
+ * error message counts and h->partial lists.
+ *
+ * Errors: every CUDA call is checked (LANE_CHECK records the call, GPU, function and line on the
+ * lane); a failing lane raises a flag that stops the others at their next tile; every lane
+ * drains its streams before its thread ends (no copy may still read the caller's memory after
+ * the call returns), every thread is joined, and the first failing GPU's message, with what
+ * became of C, is the call's.
+ */
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "../host_copy.h"
+#include "../host_split.h"
+#include "../plan/split_k.h"
+#include "backend.h"
+#include "registry.h"
+
+namespace {
+
+/* Device slots start 256 bytes apart at least, so a tile's operands are as aligned wherever
+ * they sit (the rung choice sees the same alignment on every GPU). */
+constexpr int64_t kSlotAlign = 64; /* floats */
+
+int64_t aligned(int64_t floats) { return (floats + kSlotAlign - 1) / kSlotAlign * kSlotAlign; }
+
+struct lane {
+    int device;
+    tg_handle shadow; /* the GPU, its product stream and workspace, for tg_cuda_launch_product */
+    cudaStream_t in, comp, out;
+    cudaEvent_t ev_in, comp_done, a_free[2], b_free[2], c_free[2], bounce_free[TG_BOUNCE_COUNT];
+    char *dev;
+    size_t dev_bytes;
+    float *bounce; /* TG_BOUNCE_COUNT * TG_BOUNCE_BYTES pinned */
+    float *c_host; /* pinned C tiles */
+    size_t c_host_bytes;
+    int next_bounce;
+};
+
+struct lanes {
+    lane *by_device[TG_MAX_GPUS];
+};
+
+/* One call. */
+struct call {
+    const tg_problem *p;
+    const tg_handle *h;
+    tg_tile_grid grid;
+    int gpus;
+    int pinned_a, pinned_b, pinned_c; /* 1: the caller's memory is pinned (DMA reads it) */
+    int rung[4], slices[4];           /* by tile shape: shape_of() */
+    int64_t extra_bytes;              /* the largest workspace a tile's product needs */
+    tg_copiers *copiers;
+    std::atomic<int> stop;            /* a lane failed: the others stop at their next tile */
+    unsigned char *written;           /* one a tile */
+};
+
+struct lane_run {
+    call *c;
+    lane *l;
+    int index;       /* among the call's GPUs */
+    tg_status status;
+    tg_error error;  /* the lane's own error, before the call's message wraps it */
+    int64_t written; /* tiles this lane wrote to C */
+    pthread_t thread;
+    int threaded;
+};
+
+/* Shape class of tile t: 0 full, 1 last row, 2 last column, 3 the corner (sizes may repeat). */
+int shape_of(const tg_tile_grid *g, int64_t t)
+{
+    const int64_t row = t / g->cols, col = t % g->cols;
+    return (row == g->rows - 1 ? 1 : 0) + (col == g->cols - 1 ? 2 : 0);
+}
+
+int64_t first_of_shape(const tg_tile_grid *g, int shape)
+{
+    const int64_t row = shape & 1 ? g->rows - 1 : 0, col = shape & 2 ? g->cols - 1 : 0;
+    return row * g->cols + col;
+}
+
+tg_status lane_fail(lane_run *r, cudaError_t e, const char *expr, const char *func, int line)
+{
+    (void)cudaGetLastError();
+    return tg_record(&r->error, TG_ERROR_CUDA, 0, "GPU %d: %s failed: %s (%s) in %s at %s:%d",
+                     r->l ? r->l->device : -1, expr, cudaGetErrorName(e), cudaGetErrorString(e),
+                     func, __FILE__, line);
+}
+
+#define LANE_CHECK(r, expr)                                                                      \
+    do {                                                                                         \
+        const cudaError_t tg_err_ = TG_FAULT("CUDA: " #expr) ? cudaErrorUnknown : (expr);      \
+        if (tg_err_ != cudaSuccess)                                                              \
+            return lane_fail((r), tg_err_, #expr, __func__, __LINE__);                           \
+    } while (0)
+
+/* Work queued on `stream` from here waits for `event`'s last record. */
+tg_status wait_for(lane_run *r, cudaStream_t stream, cudaEvent_t event)
+{
+    LANE_CHECK(r, cudaStreamWaitEvent(stream, event, 0));
+    return TG_SUCCESS;
+}
+
+/* Frees one lane; the lane's GPU must be current. */
+void lane_free(lane *l)
+{
+    for (cudaStream_t s : {l->in, l->comp, l->out})
+        if (s)
+            (void)cudaStreamSynchronize(s);
+    tg_cuda_release(&l->shadow); /* its workspace and event; its stream is l->comp, ours */
+    if (l->dev)
+        (void)cudaFree(l->dev);
+    if (l->bounce)
+        (void)cudaFreeHost(l->bounce);
+    if (l->c_host)
+        (void)cudaFreeHost(l->c_host);
+    cudaEvent_t *events[] = {&l->ev_in, &l->comp_done, &l->a_free[0], &l->a_free[1],
+                             &l->b_free[0], &l->b_free[1], &l->c_free[0], &l->c_free[1]};
+    for (cudaEvent_t *e : events)
+        if (*e)
+            (void)cudaEventDestroy(*e);
+    for (cudaEvent_t e : l->bounce_free)
+        if (e)
+            (void)cudaEventDestroy(e);
+    for (cudaStream_t s : {l->in, l->comp, l->out})
+        if (s)
+            (void)cudaStreamDestroy(s);
+    (void)cudaGetLastError();
+    free(l);
+}
+
+/* Streams, events and the shadow handle of a lane, each made once (a failure leaves the lane
+ * as far as it got, and the next call goes on from there).  The lane's GPU is current. */
+tg_status lane_ready(lane_run *r, const tg_handle *h)
+{
+    lane *l = r->l;
+    for (cudaStream_t *s : {&l->in, &l->comp, &l->out})
+        if (!*s)
+            LANE_CHECK(r, cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
+    cudaEvent_t *events[] = {&l->ev_in, &l->comp_done, &l->a_free[0], &l->a_free[1],
+                             &l->b_free[0], &l->b_free[1], &l->c_free[0], &l->c_free[1]};
+    for (cudaEvent_t *e : events)
+        if (!*e)
+            LANE_CHECK(r, cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+    for (cudaEvent_t &e : l->bounce_free)
+        if (!e)
+            LANE_CHECK(r, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    if (!l->shadow.stream_chosen) {
+        tg_handle *s = &l->shadow;
+        s->device = l->device;
+        s->math = h->math;
+        LANE_CHECK(r, cudaDeviceGetAttribute(&s->sm_count, cudaDevAttrMultiProcessorCount,
+                                             l->device));
+        int major = 0, minor = 0;
+        LANE_CHECK(r, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                                             l->device));
+        LANE_CHECK(r, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
+                                             l->device));
+        s->compute_capability = major * 10 + minor;
+        s->stream = l->comp;
+        s->own_stream = nullptr;
+        s->stream_chosen = 1;
+    }
+    const tg_status code = tg_cuda_check_code(&l->shadow);
+    if (code != TG_SUCCESS)
+        r->error = l->shadow.error;
+    return code;
+}
+
+/* Grows a pinned host buffer; contents not kept. */
+tg_status pinned(lane_run *r, float **buffer, size_t *have, size_t bytes, const char *site)
+{
+    if (*have >= bytes)
+        return TG_SUCCESS;
+    if (*buffer) {
+        LANE_CHECK(r, cudaFreeHost(*buffer));
+        *buffer = nullptr;
+        *have = 0;
+    }
+    void *p = nullptr;
+    const cudaError_t e = TG_FAULT(site) ? cudaErrorMemoryAllocation
+                                         : cudaHostAlloc(&p, bytes, cudaHostAllocPortable);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return tg_record(&r->error, TG_ERROR_ALLOCATION, 0,
+                         "GPU %d: %s: cudaHostAlloc of %zu bytes failed: %s", r->l->device, site,
+                         bytes, cudaGetErrorString(e));
+    }
+    *buffer = (float *)p;
+    *have = bytes;
+    return TG_SUCCESS;
+}
+
+/* Copies a view of the caller's host memory (rows x cols, strides rs, cs) to dst on the
+ * device, packed: pinned memory by DMA, pageable through the bounce buffers. */
+tg_status upload(lane_run *r, float *dst, const float *src, int64_t rows, int64_t cols,
+                 int64_t rs, int64_t cs, int is_pinned)
+{
+    lane *l = r->l;
+    const tg_lines lines = tg_lines_of(rows, cols, rs, cs);
+    const int64_t total = lines.count * lines.length;
+    if (is_pinned) {
+        if (lines.count == 1 || lines.pitch == lines.length)
+            LANE_CHECK(r, cudaMemcpyAsync(dst, src, (size_t)total * sizeof(float),
+                                          cudaMemcpyHostToDevice, l->in));
+        else
+            LANE_CHECK(r, cudaMemcpy2DAsync(dst, (size_t)lines.length * sizeof(float), src,
+                                            (size_t)lines.pitch * sizeof(float),
+                                            (size_t)lines.length * sizeof(float),
+                                            (size_t)lines.count, cudaMemcpyHostToDevice, l->in));
+        return TG_SUCCESS;
+    }
+    const int64_t per = TG_BOUNCE_BYTES / (int64_t)sizeof(float);
+    for (int64_t chunk = 0; chunk < tg_chunk_count(total); ++chunk) {
+        if (r->c->stop.load(std::memory_order_relaxed))
+            return TG_SUCCESS; /* another lane failed; the caller stops at the next tile */
+        int64_t e0, e1;
+        tg_chunk_range(total, chunk, &e0, &e1);
+        const int b = l->next_bounce;
+        l->next_bounce = (b + 1) % TG_BOUNCE_COUNT;
+        float *bounce = l->bounce + (int64_t)b * per;
+        /* the copy that last read this buffer is done */
+        LANE_CHECK(r, cudaEventSynchronize(l->bounce_free[b]));
+        tg_copy_job job;
+        memset(&job, 0, sizeof job);
+        job.dst = bounce;
+        job.src = src;
+        job.lines = lines;
+        job.e0 = e0;
+        job.e1 = e1;
+        tg_copy_run(r->c->copiers, &job);
+        LANE_CHECK(r, cudaMemcpyAsync(dst + e0, bounce, (size_t)(e1 - e0) * sizeof(float),
+                                      cudaMemcpyHostToDevice, l->in));
+        LANE_CHECK(r, cudaEventRecord(l->bounce_free[b], l->in));
+    }
+    return TG_SUCCESS;
+}
+
+/* Tile t's C, back in pinned slot `slot`: waits for its copy, scatters it into the caller's C
+ * and counts it written. */
+tg_status finish_tile(lane_run *r, int64_t t, int slot, const tg_lane_plan &plan)
+{
+    lane *l = r->l;
+    const tg_problem *p = r->c->p;
+    const tg_tile tile = tg_tile_at(&r->c->grid, t);
+    LANE_CHECK(r, cudaEventSynchronize(l->c_free[slot]));
+    const tg_lines lines = tg_lines_of(tile.m, tile.n, p->ldc, 1);
+    tg_copy_job job;
+    memset(&job, 0, sizeof job);
+    job.unpack = 1;
+    job.dst = p->C + tile.i0 * p->ldc + tile.j0;
+    job.src = l->c_host + slot * aligned(plan.c_tile);
+    job.lines = lines;
+    job.e0 = 0;
+    job.e1 = lines.count * lines.length;
+    tg_copy_run(r->c->copiers, &job);
+    r->c->written[t] = 1;
+    ++r->written;
+    return TG_SUCCESS;
+}
+
+/* The lane's share of the tiles, with its GPU current. */
+tg_status lane_tiles(lane_run *r)
+{
+    call *c = r->c;
+    lane *l = r->l;
+    const tg_problem *p = c->p;
+    const tg_tile_grid *g = &c->grid;
+    tg_status s = lane_ready(r, c->h);
+    if (s != TG_SUCCESS)
+        return s;
+
+    /* Device memory: what the lane holds already counts as free. */
+    size_t free_bytes = 0, total_bytes = 0;
+    LANE_CHECK(r, cudaMemGetInfo(&free_bytes, &total_bytes));
+    tg_lane_plan plan;
+    const int64_t room = (int64_t)free_bytes + (int64_t)l->dev_bytes;
+    if (!tg_lane_plan_make(g, c->gpus, r->index, room, c->extra_bytes, &plan))
+        return tg_record(&r->error, TG_ERROR_ALLOCATION, 0,
+                         "GPU %d: device: panels of tiled host products: %lld MiB needed "
+                         "(tiles of %lldx%lld, k = %lld), %lld MiB free",
+                         l->device, (long long)(plan.device_bytes >> 20), (long long)g->tile_m,
+                         (long long)g->tile_n, (long long)g->k, (long long)(room >> 20));
+    if (plan.hi == plan.lo)
+        return TG_SUCCESS;
+    const int64_t a_slot = aligned(plan.a_panel), b_slot = aligned(plan.b_panel);
+    const int64_t c_slot = aligned(plan.c_tile);
+    const size_t need = (size_t)((plan.a_slots * a_slot + plan.b_slots * b_slot +
+                                  plan.c_slots * c_slot) * (int64_t)sizeof(float));
+    if (l->dev_bytes < need) {
+        if (l->dev) {
+            LANE_CHECK(r, cudaFree(l->dev)); /* waits for the work that used it */
+            l->dev = nullptr;
+            l->dev_bytes = 0;
+        }
+        static const char site[] = "device: panels of tiled host products";
+        void *d = nullptr;
+        const cudaError_t e = TG_FAULT(site) ? cudaErrorMemoryAllocation : cudaMalloc(&d, need);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            return tg_record(&r->error, TG_ERROR_ALLOCATION, 0,
+                             "GPU %d: %s: cudaMalloc of %zu bytes failed: %s", l->device, site,
+                             need, cudaGetErrorString(e));
+        }
+        l->dev = (char *)d;
+        l->dev_bytes = need;
+    }
+    float *const A_slots = (float *)l->dev;
+    float *const B_slots = A_slots + plan.a_slots * a_slot;
+    float *const C_slots = B_slots + plan.b_slots * b_slot;
+    if (!(c->pinned_a && c->pinned_b && (c->pinned_c || p->beta == 0.0f))) {
+        size_t have = l->bounce ? (size_t)(TG_BOUNCE_COUNT * TG_BOUNCE_BYTES) : 0;
+        if ((s = pinned(r, &l->bounce, &have, (size_t)(TG_BOUNCE_COUNT * TG_BOUNCE_BYTES),
+                        "host: pinned bounce buffers")) != TG_SUCCESS)
+            return s;
+    }
+    if ((s = pinned(r, &l->c_host, &l->c_host_bytes,
+                    (size_t)(plan.c_slots * c_slot * (int64_t)sizeof(float)),
+                    "host: pinned C tiles")) != TG_SUCCESS)
+        return s;
+
+    /* Resident B: where each tile column's panel sits, once loaded (-1: not yet). */
+    int64_t *b_at = nullptr;
+    if (plan.b_resident) {
+        b_at = (int64_t *)(TG_FAULT("host: B panel table")
+                               ? nullptr
+                               : malloc((size_t)g->cols * sizeof(int64_t)));
+        if (!b_at)
+            return tg_record(&r->error, TG_ERROR_ALLOCATION, 0,
+                             "GPU %d: host: B panel table: could not allocate %lld entries",
+                             l->device, (long long)g->cols);
+        for (int64_t j = 0; j < g->cols; ++j)
+            b_at[j] = -1;
+    }
+    int64_t row = -1, b_loaded = 0, pending = -1;
+    int a_cur = 1, pending_slot = 0;
+    int64_t seq = 0;
+    for (int64_t t = plan.lo; t < plan.hi && s == TG_SUCCESS; ++t, ++seq) {
+        if (c->stop.load(std::memory_order_relaxed))
+            break;
+        const tg_tile tile = tg_tile_at(g, t);
+        if (tile.row != row) {
+            a_cur ^= 1;
+            row = tile.row;
+            float *dst = A_slots + a_cur * a_slot;
+            if ((s = wait_for(r, l->in, l->a_free[a_cur])) ||
+                (s = upload(r, dst, p->A + tile.i0 * p->a_rs, tile.m, p->k, p->a_rs, p->a_cs,
+                            c->pinned_a)))
+                break;
+        }
+        float *b_dst;
+        int b_cur = (int)(seq & 1);
+        if (plan.b_resident) {
+            if (b_at[tile.col] < 0) {
+                b_at[tile.col] = b_loaded++;
+                b_dst = B_slots + b_at[tile.col] * b_slot;
+                if ((s = upload(r, b_dst, p->B + tile.j0 * p->b_cs, p->k, tile.n, p->b_rs,
+                                p->b_cs, c->pinned_b)))
+                    break;
+            }
+            b_dst = B_slots + b_at[tile.col] * b_slot;
+        } else {
+            b_dst = B_slots + b_cur * b_slot;
+            if ((s = wait_for(r, l->in, l->b_free[b_cur])) ||
+                (s = upload(r, b_dst, p->B + tile.j0 * p->b_cs, p->k, tile.n, p->b_rs, p->b_cs,
+                            c->pinned_b)))
+                break;
+        }
+        const int cs = (int)(seq & 1);
+        float *c_dst = C_slots + cs * c_slot;
+        if (p->beta != 0.0f) {
+            if ((s = wait_for(r, l->in, l->c_free[cs])) ||
+                (s = upload(r, c_dst, p->C + tile.i0 * p->ldc + tile.j0, tile.m, tile.n, p->ldc,
+                            1, c->pinned_c)))
+                break;
+        }
+        if (c->stop.load(std::memory_order_relaxed))
+            break;
+        s = [&]() -> tg_status {
+            LANE_CHECK(r, cudaEventRecord(l->ev_in, l->in));
+            LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->ev_in, 0));
+            LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->c_free[cs], 0));
+            /* the tile's product on packed panels, as tg_tile_choice planned it */
+            tg_problem d;
+            const int shape = shape_of(g, t);
+            d.m = tile.m;
+            d.n = tile.n;
+            d.k = p->k;
+            d.alpha = p->alpha;
+            d.beta = p->beta;
+            const tg_lines a = tg_lines_of(tile.m, p->k, p->a_rs, p->a_cs);
+            const tg_lines b = tg_lines_of(p->k, tile.n, p->b_rs, p->b_cs);
+            d.A = A_slots + a_cur * a_slot;
+            tg_packed_strides(&a, &d.a_rs, &d.a_cs);
+            d.B = b_dst;
+            tg_packed_strides(&b, &d.b_rs, &d.b_cs);
+            d.stride_a = d.stride_b = d.stride_c = 0;
+            d.C = c_dst;
+            d.ldc = tile.n;
+            d.batch = 1;
+            const tg_status launched =
+                tg_cuda_launch_product(&l->shadow, c->rung[shape], c->slices[shape], &d);
+            if (launched != TG_SUCCESS) {
+                r->error = l->shadow.error;
+                char tail[sizeof r->error.message];
+                snprintf(tail, sizeof tail, "%s", l->shadow.error.message);
+                tg_record(&r->error, launched, 0, "GPU %d: %s", l->device, tail);
+                return launched;
+            }
+            LANE_CHECK(r, cudaEventRecord(l->a_free[a_cur], l->comp));
+            if (!plan.b_resident)
+                LANE_CHECK(r, cudaEventRecord(l->b_free[b_cur], l->comp));
+            LANE_CHECK(r, cudaEventRecord(l->comp_done, l->comp));
+            LANE_CHECK(r, cudaStreamWaitEvent(l->out, l->comp_done, 0));
+            LANE_CHECK(r, cudaMemcpyAsync(l->c_host + cs * c_slot, c_dst,
+                                          (size_t)(tile.m * tile.n) * sizeof(float),
+                                          cudaMemcpyDeviceToHost, l->out));
+            LANE_CHECK(r, cudaEventRecord(l->c_free[cs], l->out));
+            return TG_SUCCESS;
+        }();
+        if (s != TG_SUCCESS)
+            break;
+        if (pending >= 0 && (s = finish_tile(r, pending, pending_slot, plan)) != TG_SUCCESS)
+            break;
+        pending = t;
+        pending_slot = cs;
+    }
+    if (s == TG_SUCCESS && pending >= 0 && !c->stop.load(std::memory_order_relaxed))
+        s = finish_tile(r, pending, pending_slot, plan);
+    free(b_at);
+    if (s == TG_SUCCESS) {
+        LANE_CHECK(r, cudaStreamSynchronize(l->in));
+        LANE_CHECK(r, cudaStreamSynchronize(l->comp));
+        LANE_CHECK(r, cudaStreamSynchronize(l->out));
+    }
+    return s;
+}
+
+/* Runs the lane's share with its GPU current, then leaves nothing in flight. */
+void run_lane(lane_run *r)
+{
+    int before = -1;
+    const cudaError_t got = cudaGetDevice(&before);
+    const cudaError_t set = got == cudaSuccess ? cudaSetDevice(r->l->device) : got;
+    if (set != cudaSuccess) {
+        r->status = lane_fail(r, set, got != cudaSuccess ? "cudaGetDevice" : "cudaSetDevice",
+                              __func__, __LINE__);
+    } else {
+        r->status = lane_tiles(r);
+        if (r->status != TG_SUCCESS) {
+            /* stop the others, and let no copy of this lane read host memory after return */
+            r->c->stop.store(1);
+            for (cudaStream_t s : {r->l->in, r->l->comp, r->l->out})
+                if (s)
+                    (void)cudaStreamSynchronize(s);
+            (void)cudaGetLastError();
+        }
+    }
+    if (got == cudaSuccess && before != r->l->device)
+        (void)cudaSetDevice(before);
+}
+
+void *lane_thread(void *arg)
+{
+    run_lane((lane_run *)arg);
+    return nullptr;
+}
+
+/* 1 when every element of the view at ptr is pinned host memory (its first and last). */
+tg_status is_pinned(tg_handle *h, const float *first, const float *last, int *out)
+{
+    *out = 0;
+    for (const float *ptr : {first, last}) {
+        cudaPointerAttributes attr;
+        const cudaError_t e = cudaPointerGetAttributes(&attr, ptr);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            return TG_SUCCESS;
+        }
+        if (attr.type != cudaMemoryTypeHost)
+            return TG_SUCCESS;
+    }
+    *out = 1;
+    (void)h;
+    return TG_SUCCESS;
+}
+
+/* Host copy threads: TILEGEMM_HOST_THREADS, else the cores less one per GPU (their driving
+ * threads copy too), at most 8 a GPU. */
+int copy_threads(int gpus)
+{
+    const char *env = getenv("TILEGEMM_HOST_THREADS");
+    if (env && *env) {
+        char *end = nullptr;
+        const long v = strtol(env, &end, 10);
+        if (end != env && !*end && v >= 0)
+            return (int)std::min<long>(v, 1024);
+    }
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const long spare = (cores > 0 ? cores : 1) - gpus;
+    return (int)std::max<long>(0, std::min<long>(spare, 8L * gpus));
+}
+
+} // namespace
+
+extern "C" {
+
+tg_status tg_cuda_execute_tiles(tg_handle *h, const tg_problem *p, const tg_plan *plan)
+{
+    (void)plan;
+    call c;
+    c.p = p;
+    c.h = h;
+    c.grid = tg_tile_grid_of(p->m, p->n, p->k);
+    c.copiers = nullptr;
+    c.stop.store(0);
+    c.extra_bytes = 0;
+    int ids[TG_MAX_DEVICES];
+    c.gpus = tg_devices_of(h, ids);
+    const int64_t tiles = tg_tile_count(&c.grid);
+
+    /* Each tile shape's rung and split-K, the same on every GPU. */
+    for (int shape = 0; shape < 4; ++shape) {
+        tg_problem d;
+        tg_choice choice;
+        if (!tg_tile_choice(h, p, &c.grid, first_of_shape(&c.grid, shape), &d, &choice))
+            return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                           "%s cannot run a %lldx%lldx%lld tile of this product; C was not "
+                           "written",
+                           h->algo >= 0 ? "the forced algo" : "no CUDA rung of this build",
+                           (long long)d.m, (long long)d.n, (long long)d.k);
+        c.rung[shape] = choice.rung;
+        c.slices[shape] = choice.split_k;
+        int64_t extra = 0;
+        if (choice.split_k > 1)
+            extra += tg_split_k_workspace(&d, choice.split_k) * (int64_t)sizeof(float);
+        const tg_rung *rung = tg_rungs[choice.rung];
+        if (rung->workspace_bytes)
+            extra += (int64_t)rung->workspace_bytes(&d);
+        c.extra_bytes = std::max(c.extra_bytes, extra);
+    }
+
+    tg_status s = is_pinned(h, p->A, p->A + (p->m - 1) * p->a_rs + (p->k - 1) * p->a_cs,
+                            &c.pinned_a);
+    if (s == TG_SUCCESS)
+        s = is_pinned(h, p->B, p->B + (p->k - 1) * p->b_rs + (p->n - 1) * p->b_cs, &c.pinned_b);
+    if (s == TG_SUCCESS)
+        s = is_pinned(h, p->C, p->C + (p->m - 1) * p->ldc + (p->n - 1), &c.pinned_c);
+    if (s != TG_SUCCESS)
+        return s;
+
+    lanes *all = (lanes *)h->tiles;
+    if (!all) {
+        all = (lanes *)(TG_FAULT("host: tiled host product lanes") ? nullptr
+                                                                    : calloc(1, sizeof *all));
+        if (!all)
+            return tg_fail(h, TG_ERROR_ALLOCATION, 0,
+                           "host: tiled host product lanes: could not allocate; C was not "
+                           "written");
+        h->tiles = all;
+    }
+    lane_run *runs = (lane_run *)(TG_FAULT("host: tiled host product runs")
+                                      ? nullptr
+                                      : calloc((size_t)c.gpus, sizeof(lane_run)));
+    c.written = (unsigned char *)(runs ? calloc((size_t)tiles, 1) : nullptr);
+    if (!runs || !c.written) {
+        free(runs);
+        free(c.written);
+        return tg_fail(h, TG_ERROR_ALLOCATION, 0,
+                       "host: tiled host product runs: could not allocate; C was not written");
+    }
+    for (int i = 0; i < c.gpus; ++i) {
+        lane *&l = all->by_device[ids[i]];
+        if (!l) {
+            l = (lane *)(TG_FAULT("host: tiled host product lane") ? nullptr
+                                                                   : calloc(1, sizeof(lane)));
+            if (!l) {
+                free(runs);
+                free(c.written);
+                return tg_fail(h, TG_ERROR_ALLOCATION, 0,
+                               "host: tiled host product lane: could not allocate; C was not "
+                               "written");
+            }
+            l->device = ids[i];
+        }
+        runs[i].c = &c;
+        runs[i].l = l;
+        runs[i].index = i;
+    }
+    /* Host threads where the host copies enough to be worth them: C back, pageable panels. */
+    const double host_bytes = (double)p->m * (double)p->n * 4.0 *
+                                  (1.0 + (p->beta != 0.0f && !c.pinned_c)) +
+                              (c.pinned_a ? 0.0 : (double)p->m * (double)p->k * 4.0) +
+                              (c.pinned_b ? 0.0 : (double)p->k * (double)p->n * 4.0);
+    if (host_bytes >= 64.0 * (1 << 20))
+        c.copiers = tg_copiers_start(copy_threads(c.gpus));
+
+    /* Lanes 1.. on threads of their own (where one cannot be made, on this thread after lane 0),
+     * lane 0 on this one. */
+    for (int i = 1; i < c.gpus; ++i)
+        runs[i].threaded = pthread_create(&runs[i].thread, nullptr, lane_thread, &runs[i]) == 0;
+    run_lane(&runs[0]);
+    for (int i = 1; i < c.gpus; ++i) {
+        if (runs[i].threaded)
+            pthread_join(runs[i].thread, nullptr);
+        else
+            run_lane(&runs[i]);
+    }
+    tg_copiers_stop(c.copiers);
+
+    int64_t written = 0;
+    int failed = -1;
+    for (int i = 0; i < c.gpus; ++i) {
+        written += runs[i].written;
+        if (failed < 0 && runs[i].status != TG_SUCCESS)
+            failed = i;
+    }
+    if (failed < 0) {
+        h->last_rung = c.rung[0];
+        free(c.written);
+        free(runs);
+        return TG_SUCCESS;
+    }
+    const lane_run &f = runs[failed];
+    if (written > 0) {
+        s = tg_fail(h, f.status, 0, "%.360s; C is partly written: %lld of %lld tiles of %lldx%lld",
+                    f.error.message, (long long)written, (long long)tiles,
+                    (long long)c.grid.tile_m, (long long)c.grid.tile_n);
+        h->partial.grid = c.grid;
+        h->partial.written = c.written; /* the handle's now */
+    } else {
+        s = tg_fail(h, f.status, 0, "%.440s; C was not written", f.error.message);
+        free(c.written);
+    }
+    free(runs);
+    return s;
+}
+
+void tg_cuda_release_tiles(tg_handle *h)
+{
+    lanes *all = (lanes *)h->tiles;
+    if (!all)
+        return;
+    int before = -1;
+    const bool known = cudaGetDevice(&before) == cudaSuccess;
+    for (lane *&l : all->by_device) {
+        if (!l)
+            continue;
+        if (cudaSetDevice(l->device) == cudaSuccess)
+            lane_free(l);
+        else
+            free(l); /* its GPU is gone; the driver reclaims what it held */
+        l = nullptr;
+    }
+    if (known)
+        (void)cudaSetDevice(before);
+    (void)cudaGetLastError();
+    free(all);
+    h->tiles = nullptr;
+}
+
+} // extern "C"
