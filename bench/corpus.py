@@ -18,7 +18,8 @@ by seed, the fixed suites are train.
 --refresh re-times rows: entries in the new runs replace the old ones of the same case (a
 kernel change re-timed with scripts/device_corpus.sh and --algo naming the changed rungs), and
 the header keeps both runs' provenance.  cuBLAS's times are replaced too where the runs have
-them.
+them.  Cases the corpus lacks (runs of new seeds) are added, to the train set unless their seed
+is named by --held-out.
 
 --shapes-below prints, a line per layout and transposes, `LAYOUT TRANS MxNxK ...` of the cases
 whose fastest entry takes under MS milliseconds: the calls of a few microseconds, whose first
@@ -152,13 +153,17 @@ def main():
     new, provenance = read_runs(args.runs, held_out)
     if args.refresh:
         header, cases = read_tsv(args.refresh)
+        added = 0
         for key, c in new.items():
-            if key in cases:
-                cases[key]["entries"].update(c["entries"])
-                for field in ("cublas_ms", "cublas_tf32_ms"):
-                    if c[field] is not None:
-                        cases[key][field] = c[field]
-        header += ["re-timed: " + p for p in provenance]
+            if key not in cases:
+                cases[key] = c
+                added += 1
+                continue
+            cases[key]["entries"].update(c["entries"])
+            for field in ("cublas_ms", "cublas_tf32_ms"):
+                if c[field] is not None:
+                    cases[key][field] = c[field]
+        header += [("added: " if added else "re-timed: ") + p for p in provenance]
     else:
         cases = new
         header = [
