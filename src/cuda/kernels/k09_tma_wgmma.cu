@@ -709,3 +709,13 @@ extern "C" const tg_rung tg_rung_tma_wgmmatf32 = {.name = "tma_wgmmatf32", .leve
     .workspace_bytes = tma_wgmma_workspace<false, 256>,
     .staged_bytes = tma_wgmma_staged<false, 256>,
     .launch_with_workspace = launch_tma_wgmma<256, 0, false>};
+
+extern "C" const tg_rung tg_rung_tma_wgmmatf32_128x128 = {.name = "tma_wgmmatf32_128x128",
+    .level = 9,
+    .summary = "tma_wgmmatf32 on the 128x128x32 block of tma_wgmma3xtf32 (6 stages): twice the "
+               "tiles, for TF32 products too small to fill 132 SMs with 128x256",
+    .block_rows = kBM, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
+    .workspace_bytes = tma_wgmma_workspace<false, 128>,
+    .staged_bytes = tma_wgmma_staged<false, 128>,
+    .launch_with_workspace = launch_tma_wgmma<128, 0, false>};
