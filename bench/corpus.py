@@ -7,6 +7,7 @@ that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
     python3 bench/corpus.py --shapes-below MS CORPUS.tsv
     python3 bench/corpus.py --shapes-k-at-most K CORPUS.tsv
     python3 bench/corpus.py --shapes-side-above S CORPUS.tsv
+    python3 bench/corpus.py --shapes-lacking RUNG CORPUS.tsv
 
 
 One line a case (a shape, its layout and transposes) with every entry that ran correctly:
@@ -27,7 +28,8 @@ timing (5 runs) is the noisiest, for scripts/device_corpus.sh to re-time with mo
 (RETIME_BELOW).  --shapes-k-at-most lists the cases with k <= K alike: those a rung limited to
 such k can run, for re-timing it when its limit grows (RETIME_K_AT_MOST).  --shapes-side-above
 lists the cases whose shorter side of C, min(m, n), exceeds S: those a new rung for medium and
-large outputs is timed on (RETIME_SIDE_ABOVE).
+large outputs is timed on (RETIME_SIDE_ABOVE).  --shapes-lacking lists the cases with no entry
+of RUNG: the rest of a new rung's rows (RETIME_LACKING).
 """
 import argparse
 import json
@@ -142,6 +144,11 @@ def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-side-above":
         side = int(sys.argv[2])
         print_cases(sys.argv[3], lambda m, n, k, c: min(m, n) > side)
+        return
+    if len(sys.argv) == 4 and sys.argv[1] == "--shapes-lacking":
+        rung = sys.argv[2]
+        print_cases(sys.argv[3], lambda m, n, k, c: not any(
+            name.split("/")[0] == rung for name in c["entries"]))
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--held-out", default="", help="seeds whose cases are held out")

@@ -3,6 +3,7 @@
 
     python3 bench/fit_model.py SWEEP.json [SWEEP.json ...] -o tuning/model_sm_90.tsv
     python3 bench/fit_model.py SWEEP.json --model tuning/model_sm_90.tsv --check JUDGED.json
+    python3 bench/fit_model.py SWEEP.json --add-to tuning/model_sm_90.tsv --rungs NEW,...
 
 The sweeps are `tilegemm bench` JSON files of rungs run unsplit (`--split-k 1`), on the random
 suite of a tuning seed (`tilegemm bench --suite random --seed S --split-k 1 --algo ...`).
@@ -197,10 +198,11 @@ def fit_c_rate(dev, row, tile, sms, runs):
     return bounded, None if bounded == rate else f"pinned at its bound ({rate:.0f} measured)"
 
 
-def fit(runs, tiles, sms, dram_gbs=None):
+def fit(runs, tiles, sms, dram_gbs=None, dev=None):
     """One (occupancy, bk) per rung from all its runs; wave and k-step costs per orientation
-    class, no faster per k step than the rung's best measured rate."""
-    dev = fit_device(runs, dram_gbs)
+    class, no faster per k step than the rung's best measured rate.  dev: the device's launch
+    cost and memory floor to fit against (default: fitted from the runs)."""
+    dev = dev or fit_device(runs, dram_gbs)
     rows = {}
     for algo in sorted({x["algo"] for x in runs if x["split"] == 1 and x["algo"] in tiles}):
         mine = [x for x in runs if x["algo"] == algo and x["split"] == 1]
@@ -281,6 +283,39 @@ def write(path, device, dev, rows, cc, sources, dram_gbs=None):
                     f"{r['wave_us']:.4g}\t{r['kstep_us']:.4g}\t{r['c_gbs']:.0f}\n")
 
 
+def add_rows(path, rows, sources):
+    """Rewrites the model file at path with these rows in place of its rows of the same rungs
+    (a rung new to the file, or re-timed), and a comment naming their sweeps."""
+    algos = sorted({algo for algo, _, _ in rows})
+    kept = []
+    for line in open(path):
+        f = line.rstrip("\n").split("\t")
+        if f[0] == "rung" and f[2] in algos:
+            continue
+        if line.startswith("# c_gbs of ") and line.split()[3] in algos:
+            continue
+        kept.append(line)
+    cc = next(line.split("\t")[1] for line in kept if line.startswith("device\t"))
+    header = [line for line in kept if line.startswith("#")]
+    body = [line for line in kept if not line.startswith("#")]
+    notes = [f"# c_gbs of {algo} ({a_k}, {b_n}) {r['c_gbs_note']}\n"
+             for (algo, a_k, b_n), r in sorted(rows.items()) if r.get("c_gbs_note")]
+    added = [f"rung\t{cc}\t{algo}\t{a_k}\t{b_n}\t{r['occupancy']}\t{r['bk']}\t"
+             f"{r['wave_us']:.4g}\t{r['kstep_us']:.4g}\t{r['c_gbs']:.0f}\n"
+             for (algo, a_k, b_n), r in sorted(rows.items())]
+    columns = [line for line in header if line.startswith("# rung\t")]
+    header = [line for line in header if not line.startswith("# rung\t")]
+    header.append(f"# rows of {', '.join(algos)} fitted by bench/fit_model.py --add-to from "
+                  f"{', '.join(sources)}, against the device row above\n")
+    device_rows = [line for line in body if line.startswith("device\t")]
+    rung_rows = sorted([line for line in body if line.startswith("rung\t")] + added,
+                       key=lambda line: line.split("\t")[2:5])
+    with open(path, "w") as f:
+        f.writelines([line for line in header if not line.startswith("# device\t")] +
+                     ["# device\tcc\tlaunch_us\tdram_gbs\n"] + device_rows + notes + columns +
+                     rung_rows)
+
+
 def read_model(path):
     dev, rows = None, {}
     for line in open(path):
@@ -309,6 +344,10 @@ def main():
                          "GPU (read plus write), default the sweep's 97th-percentile rate")
     ap.add_argument("--tiles", default="tuning/rung_tiles.tsv",
                     help="block tile of each rung: tilegemm algos --tsv > FILE")
+    ap.add_argument("--add-to", metavar="MODEL",
+                    help="fit only the rungs of --rungs, against MODEL's device row, and write "
+                         "their rows into MODEL (a new rung, or one re-timed)")
+    ap.add_argument("--rungs", default="", help="with --add-to: the rungs to fit, comma-separated")
     args = ap.parse_args()
     tiles = {}
     for line in open(args.tiles):
@@ -327,6 +366,17 @@ def main():
             for mode, ok in modes.items():
                 print(f"fitted on half {fold}, checked on the other, math {mode}:")
                 check(dev, rows, tiles, sms, [x for x in runs if half(x) != fold], ok)
+    if args.add_to:
+        wanted = {a for a in args.rungs.split(",") if a}
+        if not wanted:
+            sys.exit("fit_model.py: --add-to needs --rungs")
+        dev, _ = read_model(args.add_to)
+        _, rows = fit([x for x in runs if x["algo"] in wanted], tiles, sms, dev=dev)
+        if {a for a, _, _ in rows} != wanted:
+            sys.exit(f"fit_model.py: no unsplit runs to fit for {sorted(wanted - {a for a, _, _ in rows})}")
+        add_rows(args.add_to, rows, args.sweeps)
+        print(f"wrote {len(rows)} rows of {', '.join(sorted(wanted))} into {args.add_to}")
+        return
     if args.model:
         dev, rows = read_model(args.model)
     else:

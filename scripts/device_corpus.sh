@@ -21,6 +21,8 @@
 #   RETIME_SIDE_ABOVE=S ALGOS=rung scripts/device_corpus.sh
 #                                               the same for the cases with min(m, n) > S: a
 #                                               new rung for medium and large outputs
+#   RETIME_LACKING=rung ALGOS=rung scripts/device_corpus.sh
+#                                               the same for the cases with no entry of the rung
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
@@ -35,6 +37,7 @@ retime=() # the corpus's own cases to re-time, over runs adding up to 2 ms unles
 [ -n "${RETIME_BELOW:-}" ] && retime=(--shapes-below "$RETIME_BELOW")
 [ -n "${RETIME_K_AT_MOST:-}" ] && retime=(--shapes-k-at-most "$RETIME_K_AT_MOST")
 [ -n "${RETIME_SIDE_ABOVE:-}" ] && retime=(--shapes-side-above "$RETIME_SIDE_ABOVE")
+[ -n "${RETIME_LACKING:-}" ] && retime=(--shapes-lacking "$RETIME_LACKING")
 min_timed=${MIN_TIMED_MS:-$([ ${#retime[@]} -gt 0 ] && echo 2 || echo 0)}
 common=(--algo "${ALGOS:-all}" --split-k pow2 --prune "${PRUNE:-3}" --repeats 5 --warmup 1
   --min-timed-ms "$min_timed")
