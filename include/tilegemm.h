@@ -162,7 +162,7 @@ TG_API tg_backend tg_get_backend(const tg_handle *handle);
  *
  * The handle keeps each GPU's buffers (device panels, pinned bounce buffers) between calls,
  * until tg_destroy.  TILEGEMM_HOST_THREADS sets the host copy threads (default: the cores
- * online less one per GPU, at most 8 a GPU). */
+ * online less one per GPU, at most 16 a GPU). */
 #define TG_MAX_DEVICES 64
 #define TG_ALL_DEVICES (-1)
 TG_API tg_status tg_set_devices(tg_handle *handle, const int *devices, int count);

@@ -738,7 +738,7 @@ static tg_status explain_tiles(tg_handle *h, const tg_problem *p, char *buf, siz
     ADD("staging: each GPU loads the A row-panels and B column-panels of its tiles once where "
         "its memory holds them; pinned host memory by DMA, pageable through %d pinned bounce "
         "buffers of %lld MiB a GPU filled by host threads; each C tile back through pinned "
-        "memory\n",
+        "memory (by DMA straight into a pinned C when beta = 0)\n",
         TG_BOUNCE_COUNT, (long long)(TG_BOUNCE_BYTES >> 20));
 #undef ADD
     return TG_SUCCESS;

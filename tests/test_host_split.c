@@ -6,6 +6,9 @@
  * contiguous shares; the rows and columns a share touches; the lanes' device plans; pageable
  * chunks and their parts.
  *
+ * The environment and tg_set_devices' checks; the BLAS fallback's CPU finishing of a C whose
+ * tiles were partly written (beta applied once everywhere).
+ *
  * The whole split, emulated: every orientation (both layouts, all transposes), odd shapes,
  * padded leading dimensions, beta = 0 (C poisoned with NaN, which must not come back) and
  * beta != 0, over 1, 2, 3 and 5 GPUs: each tile's A and B panels and C tile are packed in
@@ -13,6 +16,8 @@
  * strides with one fixed k order, and unpacked into C.  C must be bit-identical to the direct
  * product and across GPU counts, each element written exactly once, nothing outside C touched.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -403,8 +408,97 @@ static void check_split(tg_layout layout, tg_op ta, tg_op tb, int64_t m, int64_t
     free(A), free(B), free(C0), free(ref), free(got), free(first), free(owner);
 }
 
+/* --- The API around the split, without a GPU where there is none ------------------------ */
+
+static void check_environment(void)
+{
+    const int gpu = tg_backend_available(TG_BACKEND_CUDA);
+    const char *bad[] = {"0,x", "-1", "1,,2", "64", "al", " 0", "+1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+        setenv("TILEGEMM_DEVICES", bad[i], 1);
+        tg_handle *h = NULL;
+        const tg_status s = tg_create(&h);
+        EXPECT(s == TG_ERROR_INVALID_ARGUMENT && h == NULL &&
+                   strstr(tg_last_error(NULL), "TILEGEMM_DEVICES") != NULL,
+               "TILEGEMM_DEVICES=\"%s\": status %d, \"%s\"", bad[i], s, tg_last_error(NULL));
+        tg_destroy(h);
+    }
+    const char *good[] = {"all", "0"};
+    for (size_t i = 0; i < sizeof good / sizeof *good; ++i) {
+        setenv("TILEGEMM_DEVICES", good[i], 1);
+        tg_handle *h = NULL;
+        EXPECT(tg_create(&h) == TG_SUCCESS, "TILEGEMM_DEVICES=%s: %s", good[i],
+               tg_last_error(NULL));
+        tg_destroy(h);
+    }
+    unsetenv("TILEGEMM_DEVICES");
+    tg_handle *h = NULL;
+    if (tg_create(&h) != TG_SUCCESS)
+        return;
+    int ids[TG_MAX_DEVICES];
+    if (!gpu) {
+        EXPECT(tg_set_devices(h, NULL, TG_ALL_DEVICES) == TG_ERROR_NOT_SUPPORTED,
+               "tg_set_devices without a GPU: %s", tg_last_error(h));
+        EXPECT(tg_get_devices(h, ids, TG_MAX_DEVICES) == 0, "GPUs listed without a GPU");
+    }
+    EXPECT(tg_set_devices(h, NULL, 65) == TG_ERROR_INVALID_ARGUMENT &&
+               tg_last_error_arg(h) == 3 && strstr(tg_last_error(h), "count = 65"),
+           "count 65: %s", tg_last_error(h));
+    EXPECT(tg_set_devices(NULL, NULL, 0) == TG_ERROR_INVALID_HANDLE, "NULL handle accepted");
+    tg_destroy(h);
+}
+
+/* The BLAS entry points' fallback after a tiled call failed: the CPU computes only the tiles
+ * not written, so beta * C is applied once everywhere. */
+static void check_cpu_complete(void)
+{
+    const int64_t m = 300, n = 260, k = 40, ldc = 303;
+    float *A = malloc((size_t)(m * k) * 4), *B = malloc((size_t)(k * n) * 4);
+    float *C0 = malloc((size_t)(n * ldc) * 4), *C = malloc((size_t)(n * ldc) * 4);
+    float *ref = malloc((size_t)(n * ldc) * 4);
+    for (int64_t e = 0; e < m * k; ++e)
+        A[e] = small_int();
+    for (int64_t e = 0; e < k * n; ++e)
+        B[e] = small_int();
+    for (int64_t e = 0; e < n * ldc; ++e)
+        C0[e] = small_int();
+    /* column-major, as sgemm_ passes it */
+    const tg_call call = {.layout = TG_COL_MAJOR, .transa = TG_NO_TRANS, .transb = TG_NO_TRANS,
+                          .m = m, .n = n, .k = k, .alpha = 1.0f, .beta = 0.5f, .A = A, .lda = m,
+                          .B = B, .ldb = k, .C = ref, .ldc = ldc, .batch = 1};
+    memcpy(ref, C0, (size_t)(n * ldc) * 4);
+    tg_cpu_complete(NULL, &call);
+    tg_handle *h = NULL;
+    if (tg_create(&h) != TG_SUCCESS || tg_set_backend(h, TG_BACKEND_CPU) != TG_SUCCESS)
+        return;
+    tg_problem p;
+    tg_normalize(&call, &p);
+    /* a failed tiled call that wrote tiles 0 and 2 of a 3 x 3 grid of 128 */
+    h->partial.grid = tg_tile_grid_capped(p.m, p.n, p.k, 128, (int64_t)1 << 30);
+    EXPECT(tg_tile_count(&h->partial.grid) == 9, "%lld tiles",
+           (long long)tg_tile_count(&h->partial.grid));
+    h->partial.written = calloc(9, 1);
+    h->partial.written[0] = h->partial.written[2] = 1;
+    memcpy(C, C0, (size_t)(n * ldc) * 4);
+    for (int t = 0; t <= 2; t += 2) { /* those tiles hold their result already */
+        const tg_tile at = tg_tile_at(&h->partial.grid, t);
+        for (int64_t i = 0; i < at.m; ++i)
+            memcpy(C + (at.i0 + i) * ldc + at.j0, ref + (at.i0 + i) * ldc + at.j0,
+                   (size_t)at.n * 4);
+    }
+    tg_call mine = call;
+    mine.C = C;
+    tg_cpu_complete(h, &mine);
+    EXPECT(memcmp(C, ref, (size_t)(n * ldc) * 4) == 0,
+           "the CPU finishing a partly written C differs from the whole product");
+    tg_destroy(h);
+    free(A), free(B), free(C0), free(C), free(ref);
+}
+
 int main(void)
 {
+    check_environment();
+    check_cpu_complete();
     const int64_t big[] = {1, 127, 128, 4095, 4096, 4097, 5000, 8192, 16384, 32768, 100003,
                            3037000500LL};
     const int64_t ks[] = {0, 1, 8192, 16384, 1 << 20, (int64_t)1 << 26};

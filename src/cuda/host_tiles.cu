@@ -16,12 +16,15 @@
  *      buffers, a chunk at a time, host threads filling one while the DMA engine drains another;
  *   2. queues the tile's product (the rung and split-K tg_tile_choice gives: a function of the
  *      tile's shape, so any GPU computes a tile the same way) after those copies;
- *   3. queues the C tile's copy back to pinned memory after the product, and then finishes the
- *      tile before it: waits for its copy and scatters it into the caller's C with host threads.
+ *   3. queues the C tile's copy back after the product, and then finishes the tile before it:
+ *      waits for its copy and, unless it went straight into the caller's pinned C (beta = 0),
+ *      scatters it from pinned memory into the caller's C with host threads.
  * Slots are reused only after the work reading them is done (events), so copies for the next
- * tile overlap the product of this one.  A tile reaches C whole or not at all (the scatter is a
- * host copy from a finished transfer), so a failure leaves whole tiles written, which the
- * error message counts and h->partial lists.
+ * tile overlap the product of this one.  Through pinned memory a tile reaches C whole or not at
+ * all (the scatter is a host copy from a finished transfer), so a failure leaves whole tiles
+ * written, which the error message counts and h->partial lists.  A copy straight into pinned C
+ * (beta = 0 only, where C is never read, so any tile can be computed again) that fails may
+ * leave its tile torn: the message counts such tiles as maybe written.
  *
  * Errors: every CUDA call is checked (LANE_CHECK records the call, GPU, function and line on the
  * lane); a failing lane raises a flag that stops the others at their next tile; every lane
@@ -77,6 +80,8 @@ struct call {
     tg_tile_grid grid;
     int gpus;
     int pinned_a, pinned_b, pinned_c; /* 1: the caller's memory is pinned (DMA reads it) */
+    int direct_c;                     /* C tiles go straight into the caller's C: pinned C and
+                                       * beta = 0 */
     int rung[4], slices[4];           /* by tile shape: shape_of() */
     int64_t extra_bytes;              /* the largest workspace a tile's product needs */
     tg_copiers *copiers;
@@ -91,6 +96,7 @@ struct lane_run {
     tg_status status;
     tg_error error;  /* the lane's own error, before the call's message wraps it */
     int64_t written; /* tiles this lane wrote to C */
+    int64_t issued;  /* tiles whose copy into the caller's C (direct_c) was queued */
     pthread_t thread;
     int threaded;
 };
@@ -273,6 +279,11 @@ tg_status finish_tile(lane_run *r, int64_t t, int slot, const tg_lane_plan &plan
     const tg_problem *p = r->c->p;
     const tg_tile tile = tg_tile_at(&r->c->grid, t);
     LANE_CHECK(r, cudaEventSynchronize(l->c_free[slot]));
+    if (r->c->direct_c) {
+        r->c->written[t] = 1;
+        ++r->written;
+        return TG_SUCCESS;
+    }
     const tg_lines lines = tg_lines_of(tile.m, tile.n, p->ldc, 1);
     tg_copy_job job;
     memset(&job, 0, sizeof job);
@@ -343,9 +354,9 @@ tg_status lane_tiles(lane_run *r)
                         "host: pinned bounce buffers")) != TG_SUCCESS)
             return s;
     }
-    if ((s = pinned(r, &l->c_host, &l->c_host_bytes,
-                    (size_t)(plan.c_slots * c_slot * (int64_t)sizeof(float)),
-                    "host: pinned C tiles")) != TG_SUCCESS)
+    if (!c->direct_c && (s = pinned(r, &l->c_host, &l->c_host_bytes,
+                                    (size_t)(plan.c_slots * c_slot * (int64_t)sizeof(float)),
+                                    "host: pinned C tiles")) != TG_SUCCESS)
         return s;
 
     /* Resident B: where each tile column's panel sits, once loaded (-1: not yet). */
@@ -441,9 +452,25 @@ tg_status lane_tiles(lane_run *r)
                 LANE_CHECK(r, cudaEventRecord(l->b_free[b_cur], l->comp));
             LANE_CHECK(r, cudaEventRecord(l->comp_done, l->comp));
             LANE_CHECK(r, cudaStreamWaitEvent(l->out, l->comp_done, 0));
-            LANE_CHECK(r, cudaMemcpyAsync(l->c_host + cs * c_slot, c_dst,
-                                          (size_t)(tile.m * tile.n) * sizeof(float),
-                                          cudaMemcpyDeviceToHost, l->out));
+            if (c->direct_c) {
+                const tg_lines lines = tg_lines_of(tile.m, tile.n, p->ldc, 1);
+                float *to = p->C + tile.i0 * p->ldc + tile.j0;
+                ++r->issued;
+                if (lines.count == 1 || lines.pitch == lines.length)
+                    LANE_CHECK(r, cudaMemcpyAsync(to, c_dst,
+                                                  (size_t)(tile.m * tile.n) * sizeof(float),
+                                                  cudaMemcpyDeviceToHost, l->out));
+                else
+                    LANE_CHECK(r, cudaMemcpy2DAsync(to, (size_t)lines.pitch * sizeof(float),
+                                                    c_dst, (size_t)lines.length * sizeof(float),
+                                                    (size_t)lines.length * sizeof(float),
+                                                    (size_t)lines.count,
+                                                    cudaMemcpyDeviceToHost, l->out));
+            } else {
+                LANE_CHECK(r, cudaMemcpyAsync(l->c_host + cs * c_slot, c_dst,
+                                              (size_t)(tile.m * tile.n) * sizeof(float),
+                                              cudaMemcpyDeviceToHost, l->out));
+            }
             LANE_CHECK(r, cudaEventRecord(l->c_free[cs], l->out));
             return TG_SUCCESS;
         }();
@@ -515,7 +542,8 @@ tg_status is_pinned(tg_handle *h, const float *first, const float *last, int *ou
 }
 
 /* Host copy threads: TILEGEMM_HOST_THREADS, else the cores less one per GPU (their driving
- * threads copy too), at most 8 a GPU. */
+ * threads copy too), at most 16 a GPU: pageable staging is bound by the host's memory
+ * bandwidth, which one thread's memcpy is far from. */
 int copy_threads(int gpus)
 {
     const char *env = getenv("TILEGEMM_HOST_THREADS");
@@ -527,7 +555,7 @@ int copy_threads(int gpus)
     }
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
     const long spare = (cores > 0 ? cores : 1) - gpus;
-    return (int)std::max<long>(0, std::min<long>(spare, 8L * gpus));
+    return (int)std::max<long>(0, std::min<long>(spare, 16L * gpus));
 }
 
 } // namespace
@@ -577,6 +605,7 @@ tg_status tg_cuda_execute_tiles(tg_handle *h, const tg_problem *p, const tg_plan
         s = is_pinned(h, p->C, p->C + (p->m - 1) * p->ldc + (p->n - 1), &c.pinned_c);
     if (s != TG_SUCCESS)
         return s;
+    c.direct_c = c.pinned_c && p->beta == 0.0f;
 
     lanes *all = (lanes *)h->tiles;
     if (!all) {
@@ -618,7 +647,7 @@ tg_status tg_cuda_execute_tiles(tg_handle *h, const tg_problem *p, const tg_plan
     }
     /* Host threads where the host copies enough to be worth them: C back, pageable panels. */
     const double host_bytes = (double)p->m * (double)p->n * 4.0 *
-                                  (1.0 + (p->beta != 0.0f && !c.pinned_c)) +
+                                  ((c.direct_c ? 0.0 : 1.0) + (p->beta != 0.0f && !c.pinned_c)) +
                               (c.pinned_a ? 0.0 : (double)p->m * (double)p->k * 4.0) +
                               (c.pinned_b ? 0.0 : (double)p->k * (double)p->n * 4.0);
     if (host_bytes >= 64.0 * (1 << 20))
@@ -637,10 +666,11 @@ tg_status tg_cuda_execute_tiles(tg_handle *h, const tg_problem *p, const tg_plan
     }
     tg_copiers_stop(c.copiers);
 
-    int64_t written = 0;
+    int64_t written = 0, torn = 0;
     int failed = -1;
     for (int i = 0; i < c.gpus; ++i) {
         written += runs[i].written;
+        torn += runs[i].issued - (c.direct_c ? runs[i].written : 0);
         if (failed < 0 && runs[i].status != TG_SUCCESS)
             failed = i;
     }
@@ -651,10 +681,12 @@ tg_status tg_cuda_execute_tiles(tg_handle *h, const tg_problem *p, const tg_plan
         return TG_SUCCESS;
     }
     const lane_run &f = runs[failed];
-    if (written > 0) {
-        s = tg_fail(h, f.status, 0, "%.360s; C is partly written: %lld of %lld tiles of %lldx%lld",
+    if (written > 0 || torn > 0) {
+        s = tg_fail(h, f.status, 0,
+                    "%.330s; C is partly written: %lld of %lld tiles of %lldx%lld (and %lld "
+                    "more may be)",
                     f.error.message, (long long)written, (long long)tiles,
-                    (long long)c.grid.tile_m, (long long)c.grid.tile_n);
+                    (long long)c.grid.tile_m, (long long)c.grid.tile_n, (long long)torn);
         h->partial.grid = c.grid;
         h->partial.written = c.written; /* the handle's now */
     } else {
