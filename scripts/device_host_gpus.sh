@@ -20,6 +20,16 @@ cd "$(dirname "$0")/.."
 . scripts/device_common.sh
 device_setup 400 36
 export TILEGEMM_COMMIT=${TILEGEMM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+# Runs a step within min(the time left, $1 seconds), or skips it (rc 124) when under 5 s are left:
+# timeout 0 would mean no limit at all.
+within() {
+  local cap=$1 t
+  shift
+  t=$(left)
+  ((t > cap)) && t=$cap
+  ((t >= 5)) || { echo "skipped: the deadline has passed" >&2; return 124; }
+  timeout "$t" "$@"
+}
 start=$SECONDS
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 &&
   cmake --build "$build" -j"$(nproc)" --target tilegemm host_operands sgemm_drop_in \
@@ -27,25 +37,25 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 &&
 status build "rc $? in $((SECONDS - start)) s"
 status GPUs "$(nvidia-smi -L 2>/dev/null | wc -l) ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | tr -s ' ' | paste -sd, -))"
 
-timeout 120 "$build/tests/test_host_split" >"$out/test_host_split.log" 2>&1
+within 120 "$build/tests/test_host_split" >"$out/test_host_split.log" 2>&1
 status test_host_split "rc $?"
-timeout "$(( $(left) < 240 ? $(left) : 240 ))" "$build/tests/test_gpu_host_split" \
+within 240 "$build/tests/test_gpu_host_split" \
   >"$out/test_gpu_host_split.log" 2>&1
 rc=$?
 status test_gpu_host_split "rc $rc$([ $rc = 77 ] && echo ' (two-GPU part skipped: one GPU)')"
-timeout "$(( $(left) < 180 ? $(left) : 180 ))" "$build/tests/test_faults" >"$out/test_faults.log" 2>&1
+within 180 "$build/tests/test_faults" >"$out/test_faults.log" 2>&1
 status test_faults "rc $?"
 
 # An unmodified program calling sgemm_, tilegemm put in front of its BLAS by the loader.
 lib=$(realpath "$build/libtilegemm.so")
 TILEGEMM_DEVICES=all LD_PRELOAD=$lib \
-  timeout "$(( $(left) < 150 ? $(left) : 150 ))" "$build/bench/sgemm_drop_in" "${DROP_IN_N:-16384}" 3 \
+  within 150 "$build/bench/sgemm_drop_in" "${DROP_IN_N:-16384}" 3 \
   >"$top/drop_in.json" 2>"$out/drop_in.log"
 status "sgemm_ drop-in (LD_PRELOAD, all)" "rc $? $(grep -o '"tflops": [0-9.]*' "$top/drop_in.json")"
 
 include=()
 [ -s "$top/drop_in.json" ] && include=(--include "drop_in=$top/drop_in.json")
-timeout "$(left)" "$build/bench/host_operands" --shapes "${SHAPES:-16384x16384x16384,32768x32768x8192}" \
+within 100000 "$build/bench/host_operands" --shapes "${SHAPES:-16384x16384x16384,32768x32768x8192}" \
   --reps "${REPS:-3}" --xt-reps "${XT_REPS:-2}" --json "$top/host-gpus.json" "${include[@]}" \
   >"$out/bench.log" 2>&1
 status benchmark "rc $? at $SECONDS s"
