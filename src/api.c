@@ -91,20 +91,22 @@ static tg_status no_handle(const tg_handle *h)
 
 _Static_assert(TG_MAX_GPUS == TG_MAX_DEVICES, "host_split.h and tilegemm.h agree on the GPUs");
 
-/* Checks a list of GPUs for tg_set_devices and TILEGEMM_DEVICES (what names it in messages)
- * and stores it; nothing changes on an error. */
+/* Checks a list of GPUs for tg_set_devices and TILEGEMM_DEVICES (what names it in messages;
+ * an error is reported at argument position 2, tg_set_devices' devices, or 0 for the
+ * environment, err NULL) and stores it; nothing changes on an error. */
 static tg_status store_devices(tg_handle *h, tg_error *err, const char *what, const int *ids,
                                int count)
 {
+    const int arg = err ? 2 : 0;
     const int gpus = tg_cuda_device_count();
     for (int i = 0; i < count; ++i) {
         if (ids[i] < 0 || ids[i] >= gpus || ids[i] >= TG_MAX_DEVICES)
-            return tg_record(err, TG_ERROR_INVALID_ARGUMENT, 2,
+            return tg_record(err, TG_ERROR_INVALID_ARGUMENT, arg,
                              "%s: GPU %d is not one of the %d GPU(s) found (0 .. %d)", what,
                              ids[i], gpus, gpus - 1);
         for (int j = 0; j < i; ++j)
             if (ids[j] == ids[i])
-                return tg_record(err, TG_ERROR_INVALID_ARGUMENT, 2,
+                return tg_record(err, TG_ERROR_INVALID_ARGUMENT, arg,
                                  "%s: GPU %d is named twice (entries %d and %d)", what, ids[i],
                                  j, i);
     }
