@@ -4,6 +4,7 @@
  *   sgemm_tma_wgmma3xtf32, 128x128x32, 4 stages, promotion every 32 of k ("tma_wgmma3xtf32")
  *                                                                  FP32 accuracy (3xTF32)
  *   sgemm_tma_wgmmatf32, 128x256x32, 4 stages ("tma_wgmmatf32")     TF32 mode
+ *   the same on 128x128x32, 6 stages ("tma_wgmmatf32_128x128")      TF32 mode, twice the tiles
  *
  * What it adds over rung 8 (mma3xtf32): Hopper's warpgroup product (wgmma) fed by the TMA,
  * with the operands where the caller keeps them wherever the hardware allows.
@@ -79,6 +80,11 @@
  *              cuBLAS's slower TN), 350-358 at 16384^3 (0.98-1.02x), 216 at 4097^3 (1.86x).
  *              RMS error on uniform data 4.7e-6 against cuBLAS's 2.7e-6 at 16384^3 (B
  *              truncated).  racecheck and synccheck clean on 4 shapes reaching every feed.
+ *              tma_wgmmatf32_128x128 (14e308e, scripts/device_mid.sh, bench/results/mid/):
+ *              0.67x FAST_TF32 at 1024^3 (tma_wgmmatf32 0.51x), 0.74x at 1000^3 (0.56x),
+ *              0.63x at 2048^3 (0.89x), 0.40x at 8192x8192x256 (0.49x); on medium products
+ *              1.1-2.2x cuBLAS's SGEMM where tma_wgmmatf32 has too few tiles; racecheck and
+ *              synccheck clean.
  * Not done:    two partial sums taking turns would promote without draining the tensor core,
  *              but ptxas then serializes every wgmma (C7514: a non-wgmma instruction reads
  *              accumulators before the pipeline's wait_group 0), so each promotion drains.
