@@ -294,6 +294,108 @@ static void commit_of(char *out, size_t size)
     pclose(p);
 }
 
+/* Everything measured so far, as JSON: written after each shape, so a run cut short by its
+ * deadline still leaves the shapes it finished. */
+typedef struct run_info {
+    const char *json, *include;
+    int gpus;
+    char (*names)[256];
+    const double *bw, *bound_one, *bound_all;
+    double bw_all;
+    const shape *shapes;
+    const int *checked, *identical;
+} run_info;
+
+static void write_json(const run_info *ri, int done)
+{
+    const char *json = ri->json, *include = ri->include;
+    const int gpus = ri->gpus;
+    char (*names)[256] = ri->names;
+    const double *bw = ri->bw, *bound_one = ri->bound_one, *bound_all = ri->bound_all;
+    const double bw_all = ri->bw_all;
+    const shape *shapes = ri->shapes;
+    const int *checked = ri->checked, *identical = ri->identical;
+    FILE *f = fopen(json, "w");
+    if (!f)
+        die("cannot write %s", json);
+    char commit[128], date[32];
+    commit_of(commit, sizeof commit);
+    const time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    fprintf(f, "{\n  \"benchmark\": \"host_operands\",\n  \"commit\": \"%s\",\n  \"date\": "
+               "\"%s\",\n  \"gpu_count\": %d,\n  \"devices\": [",
+            commit, date, gpus);
+    for (int g = 0; g < gpus; ++g)
+        fprintf(f, "%s\"%s\"", g ? ", " : "", names[g]);
+    fprintf(f, "],\n  \"layout\": \"col\", \"trans\": \"NN\", \"alpha\": 1, \"beta\": 0,\n");
+    fprintf(f, "  \"h2d_pinned_gbps\": [");
+    for (int g = 0; g < gpus; ++g)
+        fprintf(f, "%s%.2f", g ? ", " : "", bw[g]);
+    fprintf(f, "],\n  \"h2d_pinned_all_gbps\": %.2f,\n  \"shapes\": [\n", bw_all);
+    for (int si = 0; si < done; ++si) {
+        char name[64];
+        snprintf(name, sizeof name, "%lldx%lldx%lld", (long long)shapes[si].m,
+                 (long long)shapes[si].n, (long long)shapes[si].k);
+        const row *one = find(name, "tilegemm", "pinned", 1);
+        const row *all = find(name, "tilegemm", "pinned", gpus);
+        const row *xall = find(name, "cublasXt", "pinned", gpus);
+        const row *pall = find(name, "tilegemm", "pageable", gpus);
+        fprintf(f, "    {\"shape\": \"%s\", \"h2d_bound_tflops_1_gpu\": ", name);
+        json_number(f, bound_one[si]);
+        fprintf(f, ", \"h2d_bound_tflops_all\": ");
+        json_number(f, bound_all[si]);
+        fprintf(f, ", \"exact_on_samples\": %s, \"bits_identical_1_vs_all\": %s,\n"
+                   "     \"all_over_one\": ",
+                checked[si] ? "true" : "false", identical[si] ? "true" : "false");
+        json_number(f, ratio(all, one));
+        fprintf(f, ", \"all_over_cublasxt\": ");
+        json_number(f, ratio(all, xall));
+        fprintf(f, ", \"pageable_over_pinned_all\": ");
+        json_number(f, ratio(pall, all));
+        fprintf(f, "}%s\n", si + 1 < done ? "," : "");
+    }
+    fprintf(f, "  ],\n  \"results\": [\n");
+    for (int i = 0; i < nrows; ++i) {
+        const row *r = &rows[i];
+        fprintf(f, "    {\"shape\": \"%s\", \"library\": \"%s\", \"memory\": \"%s\", "
+                   "\"gpus\": %d, ",
+                r->shape, r->library, r->memory, r->gpus);
+        if (r->error) {
+            fprintf(f, "\"error\": \"");
+            for (const char *e = r->error; *e; ++e)
+                fputs(*e == '"' ? "\\\"" : *e == '\\' ? "\\\\" : (char[]){*e, 0}, f);
+            fprintf(f, "\"}%s\n", i + 1 < nrows ? "," : "");
+            continue;
+        }
+        fprintf(f, "\"median_s\": %.6f, \"tflops\": %.3f, \"runs_s\": [", r->median_s,
+                r->tflops);
+        for (int j = 0; j < r->nruns; ++j)
+            fprintf(f, "%s%.6f", j ? ", " : "", r->runs[j]);
+        fprintf(f, "]}%s\n", i + 1 < nrows ? "," : "");
+    }
+    fprintf(f, "  ]");
+    if (include) {
+        const char *eq = strchr(include, '=');
+        FILE *in = eq ? fopen(eq + 1, "r") : NULL;
+        if (in) {
+            fprintf(f, ",\n  \"%.*s\": ", (int)(eq - include), include);
+            char buf[4096];
+            size_t got;
+            while ((got = fread(buf, 1, sizeof buf, in)) > 0)
+                fwrite(buf, 1, got, f);
+            fclose(in);
+        } else {
+            fprintf(stderr, "host_operands: --include %s: not read\n", include);
+        }
+    }
+    fprintf(f, "\n}\n");
+    if (fclose(f) != 0)
+        die("could not finish %s", json);
+    printf("wrote %s\n", json);
+}
+
 int main(int argc, char **argv)
 {
     shape shapes[MAX_SHAPES] = {{16384, 16384, 16384}, {32768, 32768, 8192}};
@@ -362,6 +464,8 @@ int main(int argc, char **argv)
 
     int identical[MAX_SHAPES], checked[MAX_SHAPES];
     double bound_one[MAX_SHAPES], bound_all[MAX_SHAPES];
+    const run_info ri = {json, include, gpus, names, bw, bound_one, bound_all, bw_all, shapes,
+                         checked, identical};
     for (int si = 0; si < nshapes; ++si) {
         const shape *s = &shapes[si];
         const size_t a = (size_t)(s->m * s->k), b = (size_t)(s->k * s->n), c = (size_t)(s->m * s->n);
@@ -410,6 +514,8 @@ int main(int argc, char **argv)
         }
         free(page.A), free(page.B), free(page.C), free(first);
         cudaFreeHost(pin.A), cudaFreeHost(pin.B), cudaFreeHost(pin.C);
+        if (json)
+            write_json(&ri, si + 1);
     }
 
     /* The targets, per shape: all GPUs over one, over cublasXt, pageable over pinned. */
@@ -425,86 +531,7 @@ int main(int argc, char **argv)
                ratio(pall, all), identical[si] ? "same" : "DIFFER");
     }
 
-    if (json) {
-        FILE *f = fopen(json, "w");
-        if (!f)
-            die("cannot write %s", json);
-        char commit[128], date[32];
-        commit_of(commit, sizeof commit);
-        const time_t t = time(NULL);
-        struct tm tm;
-        gmtime_r(&t, &tm);
-        strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        fprintf(f, "{\n  \"benchmark\": \"host_operands\",\n  \"commit\": \"%s\",\n  \"date\": "
-                   "\"%s\",\n  \"gpu_count\": %d,\n  \"devices\": [",
-                commit, date, gpus);
-        for (int g = 0; g < gpus; ++g)
-            fprintf(f, "%s\"%s\"", g ? ", " : "", names[g]);
-        fprintf(f, "],\n  \"layout\": \"col\", \"trans\": \"NN\", \"alpha\": 1, \"beta\": 0,\n");
-        fprintf(f, "  \"h2d_pinned_gbps\": [");
-        for (int g = 0; g < gpus; ++g)
-            fprintf(f, "%s%.2f", g ? ", " : "", bw[g]);
-        fprintf(f, "],\n  \"h2d_pinned_all_gbps\": %.2f,\n  \"shapes\": [\n", bw_all);
-        for (int si = 0; si < nshapes; ++si) {
-            char name[64];
-            snprintf(name, sizeof name, "%lldx%lldx%lld", (long long)shapes[si].m,
-                     (long long)shapes[si].n, (long long)shapes[si].k);
-            const row *one = find(name, "tilegemm", "pinned", 1);
-            const row *all = find(name, "tilegemm", "pinned", gpus);
-            const row *xall = find(name, "cublasXt", "pinned", gpus);
-            const row *pall = find(name, "tilegemm", "pageable", gpus);
-            fprintf(f, "    {\"shape\": \"%s\", \"h2d_bound_tflops_1_gpu\": ", name);
-            json_number(f, bound_one[si]);
-            fprintf(f, ", \"h2d_bound_tflops_all\": ");
-            json_number(f, bound_all[si]);
-            fprintf(f, ", \"exact_on_samples\": %s, \"bits_identical_1_vs_all\": %s,\n"
-                       "     \"all_over_one\": ",
-                    checked[si] ? "true" : "false", identical[si] ? "true" : "false");
-            json_number(f, ratio(all, one));
-            fprintf(f, ", \"all_over_cublasxt\": ");
-            json_number(f, ratio(all, xall));
-            fprintf(f, ", \"pageable_over_pinned_all\": ");
-            json_number(f, ratio(pall, all));
-            fprintf(f, "}%s\n", si + 1 < nshapes ? "," : "");
-        }
-        fprintf(f, "  ],\n  \"results\": [\n");
-        for (int i = 0; i < nrows; ++i) {
-            const row *r = &rows[i];
-            fprintf(f, "    {\"shape\": \"%s\", \"library\": \"%s\", \"memory\": \"%s\", "
-                       "\"gpus\": %d, ",
-                    r->shape, r->library, r->memory, r->gpus);
-            if (r->error) {
-                fprintf(f, "\"error\": \"");
-                for (const char *e = r->error; *e; ++e)
-                    fputs(*e == '"' ? "\\\"" : *e == '\\' ? "\\\\" : (char[]){*e, 0}, f);
-                fprintf(f, "\"}%s\n", i + 1 < nrows ? "," : "");
-                continue;
-            }
-            fprintf(f, "\"median_s\": %.6f, \"tflops\": %.3f, \"runs_s\": [", r->median_s,
-                    r->tflops);
-            for (int j = 0; j < r->nruns; ++j)
-                fprintf(f, "%s%.6f", j ? ", " : "", r->runs[j]);
-            fprintf(f, "]}%s\n", i + 1 < nrows ? "," : "");
-        }
-        fprintf(f, "  ]");
-        if (include) {
-            const char *eq = strchr(include, '=');
-            FILE *in = eq ? fopen(eq + 1, "r") : NULL;
-            if (in) {
-                fprintf(f, ",\n  \"%.*s\": ", (int)(eq - include), include);
-                char buf[4096];
-                size_t got;
-                while ((got = fread(buf, 1, sizeof buf, in)) > 0)
-                    fwrite(buf, 1, got, f);
-                fclose(in);
-            } else {
-                fprintf(stderr, "host_operands: --include %s: not read\n", include);
-            }
-        }
-        fprintf(f, "\n}\n");
-        if (fclose(f) != 0)
-            die("could not finish %s", json);
-        printf("wrote %s\n", json);
-    }
+    if (json)
+        write_json(&ri, nshapes);
     return 0;
 }
