@@ -1,5 +1,5 @@
 /*
- * host_operands: products of host operands on one GPU and on all of them (issue 31), in one run.
+ * host_operands: products of host operands on one GPU and on all of them, in one run.
  *
  *   host_operands [--shapes 16384x16384x16384,32768x32768x8192] [--reps 3] [--xt-reps 2]
  *                 [--no-xt] [--json FILE] [--include NAME=FILE]

@@ -1,8 +1,8 @@
 /*
  * sgemm_drop_in: a plain program that knows nothing of tilegemm.  It calls the Fortran BLAS
  * sgemm_ on N x N x N column-major host matrices (malloc'ed: pageable) and times it; linked
- * against the reference libblas, it is run with LD_PRELOAD=libtilegemm.so (and, for issue 31,
- * TILEGEMM_DEVICES=all) to time tilegemm as a drop-in BLAS.
+ * against the reference libblas, it is run with LD_PRELOAD=libtilegemm.so (and, to spread it
+ * over the GPUs, TILEGEMM_DEVICES=all) to time tilegemm as a drop-in BLAS.
  *
  *   sgemm_drop_in [N [REPS]]      (default 16384, 3)
  *

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Past one GPU (issue 31), in one call on a host of several GPUs: the README's test command
+# Past one GPU, in one call on a host of several GPUs: the README's test command
 # (scripts/test.sh, GPU tests required) in a build the two steps after it reuse, then
 # scripts/device_host_gpus.sh (host operands over the GPUs) and scripts/device_torch_dist.sh
 # (tilegemm.torch under torch.distributed), each within its share of the time.  Under

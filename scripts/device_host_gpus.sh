@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Products of host operands over GPUs (issue 31), in one call: a build for the GPU found here,
+# Products of host operands over GPUs, in one call: a build for the GPU found here,
 # the CPU test of the split, the GPU test (its two-GPU part where there are two GPUs), the fault
 # test (its host cases run the tiled path), an unmodified sgemm_ program run through
 # LD_PRELOAD=libtilegemm.so with TILEGEMM_DEVICES=all, then the benchmark: the pinned copy

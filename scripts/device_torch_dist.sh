@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tilegemm.torch under torch.distributed (issue 31) on a machine with 2 or more GPUs, in one
+# tilegemm.torch under torch.distributed on a machine with 2 or more GPUs, in one
 # call of about 7 minutes: build libtilegemm for the GPU found (native); pytest on
 # python/tests/test_distributed.py (the DTensor rules, placements on fake meshes, the gloo
 # cases, then the NCCL cases on two GPUs); examples/torch_tp_train.py under torchrun on every

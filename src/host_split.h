@@ -1,5 +1,5 @@
 /*
- * Products of host operands, cut into tiles of C (issue 31): the pure arithmetic, kept apart
+ * Products of host operands, cut into tiles of C: the pure arithmetic, kept apart
  * from the CUDA backend (host_tiles.cu) so that the CPU tests can check every case it meets
  * (test_host_split.c replays the whole split with memcpy and a CPU product).
  *

@@ -1,5 +1,5 @@
 /*
- * Products of host operands, tiled over one GPU or several (issue 31; the arithmetic is
+ * Products of host operands, tiled over one GPU or several (the arithmetic is
  * host_split.h, the host threads host_copy.h).
  *
  * Each GPU of the handle's list (tg_set_devices) has a lane: three streams (copies in, the
