@@ -1,0 +1,289 @@
+/* Ozaki scheme II's arithmetic and its CPU emulation; see ozaki2.h. */
+#include "ozaki2.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const int tg_oz2_moduli[TG_OZ2_MAX_MODULI] = {256, 255, 253, 251, 247, 241, 239, 233,
+                                              229, 227, 223, 217, 211, 199, 197, 193};
+
+/* log2 of 1 / 0.45: the share of the error bound each operand's rounding may take. */
+#define TG_OZ2_SHARE_LOG2 1.152003093445049
+
+double tg_oz2_log2_product(int count)
+{
+    double sum = 0.0;
+    for (int l = 0; l < count && l < TG_OZ2_MAX_MODULI; ++l)
+        sum += log2((double)tg_oz2_moduli[l]);
+    return sum;
+}
+
+int tg_oz2_moduli_needed(int64_t k, int bits_a, int bits_b)
+{
+    const double need = 1.0 + log2((double)(k > 0 ? k : 1)) + bits_a + bits_b;
+    for (int count = 1; count <= TG_OZ2_MAX_MODULI; ++count)
+        if (tg_oz2_log2_product(count) > need + 1e-6) /* the margin covers log2's rounding */
+            return count;
+    return TG_OZ2_MAX_MODULI + 1;
+}
+
+int tg_oz2_bits_for_range(int range, int64_t k)
+{
+    const double bits = range + 23 + TG_OZ2_SHARE_LOG2 - log2((double)(k > 0 ? k : 1));
+    const int b = (int)ceil(bits - 1e-9);
+    return b < 1 ? 1 : b;
+}
+
+int tg_oz2_range_for_moduli(int count, int64_t k)
+{
+    int best = -1;
+    for (int range = 0; range < 256; ++range) {
+        const int bits = tg_oz2_bits_for_range(range, k);
+        if (bits > 62 || tg_oz2_moduli_needed(k, bits, bits) > count)
+            break;
+        best = range;
+    }
+    return best;
+}
+
+/* What the scheme needs to know of a row of op(A) or a column of op(B). */
+typedef struct line_info {
+    int special;   /* an Inf or NaN */
+    int nonzero;   /* a nonzero finite element */
+    int e_max, e_min; /* frexp exponents of the largest and smallest nonzero elements */
+} line_info;
+
+static void scan_line(const float *x, int64_t count, int64_t step, line_info *out)
+{
+    line_info l = {0, 0, 0, 0};
+    for (int64_t q = 0; q < count; ++q) {
+        const float v = x[q * step];
+        if (!isfinite(v)) {
+            l.special = 1;
+            continue;
+        }
+        if (v == 0.0f)
+            continue;
+        int e;
+        (void)frexpf(v, &e);
+        if (!l.nonzero || e > l.e_max)
+            l.e_max = e;
+        if (!l.nonzero || e < l.e_min)
+            l.e_min = e;
+        l.nonzero = 1;
+    }
+    *out = l;
+}
+
+static int line_range(const line_info *l) { return l->nonzero ? l->e_max - l->e_min : 0; }
+
+/* The scheme's own FP32 FMA product for the outputs it leaves: k order, one fmaf a term. */
+static float fma_element(const tg_problem *p, const float *A, const float *B, int64_t i,
+                         int64_t j)
+{
+    float acc = 0.0f;
+    for (int64_t q = 0; q < p->k; ++q)
+        acc = fmaf(A[i * p->a_rs + q * p->a_cs], B[q * p->b_rs + j * p->b_cs], acc);
+    return acc;
+}
+
+typedef unsigned __int128 u128;
+typedef __int128 i128;
+
+/* The buffers of one batch item's product, freed together. */
+typedef struct buffers {
+    line_info *rows, *cols;
+    int *take_row, *take_col, *shift_row, *shift_col;
+    int64_t *a_hat, *b_hat; /* m x k, k x n */
+    int8_t *ra, *rb;        /* residues of one modulus: m x k, n x k (k-contiguous) */
+    u128 *x;                /* m x n: the CRT sum so far */
+} buffers;
+
+static void release(buffers *b)
+{
+    free(b->rows), free(b->cols), free(b->take_row), free(b->take_col);
+    free(b->shift_row), free(b->shift_col), free(b->a_hat), free(b->b_hat);
+    free(b->ra), free(b->rb), free(b->x);
+    memset(b, 0, sizeof *b);
+}
+
+static int allocate(buffers *b, int64_t m, int64_t n, int64_t k)
+{
+    memset(b, 0, sizeof *b);
+    b->rows = malloc(sizeof *b->rows * (size_t)m);
+    b->cols = malloc(sizeof *b->cols * (size_t)n);
+    b->take_row = malloc(sizeof(int) * (size_t)m);
+    b->take_col = malloc(sizeof(int) * (size_t)n);
+    b->shift_row = malloc(sizeof(int) * (size_t)m);
+    b->shift_col = malloc(sizeof(int) * (size_t)n);
+    b->a_hat = malloc(sizeof(int64_t) * (size_t)(m * k));
+    b->b_hat = malloc(sizeof(int64_t) * (size_t)(k * n));
+    b->ra = malloc((size_t)(m * k));
+    b->rb = malloc((size_t)(k * n));
+    b->x = malloc(sizeof(u128) * (size_t)(m * n));
+    if (!b->rows || !b->cols || !b->take_row || !b->take_col || !b->shift_row ||
+        !b->shift_col || !b->a_hat || !b->b_hat || !b->ra || !b->rb || !b->x) {
+        release(b);
+        return -1;
+    }
+    return 0;
+}
+
+/* The multiplicative inverse of a modulo m (a and m coprime), by trial: m <= 256. */
+static int inverse_mod(int a, int m)
+{
+    for (int y = 1; y < m; ++y)
+        if ((a * y) % m == 1)
+            return y;
+    return 1; /* m == 1 only */
+}
+
+/* Chooses bits and moduli for one batch item (see ozaki2.h) and marks the lines taken. */
+static void choose(const tg_problem *p, int forced, buffers *b, tg_oz2_plan *item)
+{
+    memset(item, 0, sizeof *item);
+    const int cap = forced > 0 ? 1 << 30 : tg_oz2_range_for_moduli(TG_OZ2_MAX_MODULI, p->k);
+    for (int64_t i = 0; i < p->m; ++i) {
+        b->take_row[i] = !b->rows[i].special && line_range(&b->rows[i]) <= cap;
+        if (b->take_row[i] && line_range(&b->rows[i]) > item->range_a)
+            item->range_a = line_range(&b->rows[i]);
+        item->fallback_rows += !b->take_row[i];
+    }
+    for (int64_t j = 0; j < p->n; ++j) {
+        b->take_col[j] = !b->cols[j].special && line_range(&b->cols[j]) <= cap;
+        if (b->take_col[j] && line_range(&b->cols[j]) > item->range_b)
+            item->range_b = line_range(&b->cols[j]);
+        item->fallback_cols += !b->take_col[j];
+    }
+    if (forced > 0) {
+        const int total =
+            (int)floor(tg_oz2_log2_product(forced) - 1.0 - log2((double)p->k) - 1e-6);
+        item->moduli = forced;
+        item->bits_a = total / 2 < 62 ? total / 2 : 62;
+        item->bits_b = total - total / 2 < 62 ? total - total / 2 : 62;
+        if (item->bits_a < 1)
+            item->bits_a = 1;
+        if (item->bits_b < 1)
+            item->bits_b = 1;
+        return;
+    }
+    if (item->fallback_rows == p->m || item->fallback_cols == p->n)
+        return; /* every output is left to FMA: no integer product at all */
+    item->bits_a = tg_oz2_bits_for_range(item->range_a, p->k);
+    item->bits_b = tg_oz2_bits_for_range(item->range_b, p->k);
+    item->moduli = tg_oz2_moduli_needed(p->k, item->bits_a, item->bits_b);
+}
+
+/* One batch item: A, B, C its operands. */
+static void run_item(const tg_problem *p, const float *A, const float *B, float *C, int forced,
+                     buffers *b, tg_oz2_plan *item)
+{
+    const int64_t m = p->m, n = p->n, k = p->k;
+    for (int64_t i = 0; i < m; ++i)
+        scan_line(A + i * p->a_rs, k, p->a_cs, &b->rows[i]);
+    for (int64_t j = 0; j < n; ++j)
+        scan_line(B + j * p->b_cs, k, p->b_rs, &b->cols[j]);
+    choose(p, forced, b, item);
+
+    /* 1. Scaled integers: row i of op(A) times 2^(bits_a - e_max), rounded to nearest. */
+    for (int64_t i = 0; i < m; ++i) {
+        b->shift_row[i] = b->rows[i].nonzero ? item->bits_a - b->rows[i].e_max : 0;
+        for (int64_t q = 0; q < k; ++q)
+            b->a_hat[i * k + q] =
+                b->take_row[i] ? llrint(ldexp((double)A[i * p->a_rs + q * p->a_cs],
+                                              b->shift_row[i]))
+                               : 0;
+    }
+    for (int64_t j = 0; j < n; ++j) {
+        b->shift_col[j] = b->cols[j].nonzero ? item->bits_b - b->cols[j].e_max : 0;
+        for (int64_t q = 0; q < k; ++q)
+            b->b_hat[j * k + q] =
+                b->take_col[j] ? llrint(ldexp((double)B[q * p->b_rs + j * p->b_cs],
+                                              b->shift_col[j]))
+                               : 0;
+    }
+
+    /* 2. Per modulus: INT8 residues, INT32 sums of their products, the CRT term added. */
+    u128 M = 1;
+    for (int l = 0; l < item->moduli; ++l)
+        M *= (u128)tg_oz2_moduli[l];
+    memset(b->x, 0, sizeof(u128) * (size_t)(m * n));
+    for (int l = 0; l < item->moduli; ++l) {
+        const int mod = tg_oz2_moduli[l];
+        const u128 m_l = M / (u128)mod;
+        const int inv = inverse_mod((int)(m_l % (u128)mod), mod);
+        for (int64_t e = 0; e < m * k; ++e)
+            b->ra[e] = tg_oz2_residue(b->a_hat[e], mod);
+        for (int64_t e = 0; e < n * k; ++e)
+            b->rb[e] = tg_oz2_residue(b->b_hat[e], mod);
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+                const int8_t *ra = b->ra + i * k, *rb = b->rb + j * k;
+                int64_t residue = 0;
+                for (int64_t q0 = 0; q0 < k; q0 += TG_OZ2_K_CHUNK) {
+                    const int64_t q1 = q0 + TG_OZ2_K_CHUNK < k ? q0 + TG_OZ2_K_CHUNK : k;
+                    int32_t sum = 0; /* what the tensor core accumulates, exactly */
+                    for (int64_t q = q0; q < q1; ++q)
+                        sum += (int32_t)ra[q] * (int32_t)rb[q];
+                    residue = (residue + sum) % mod;
+                }
+                residue = ((residue % mod) + mod) % mod;
+                const u128 term = (u128)((residue * inv) % mod) * m_l;
+                u128 *x = &b->x[i * n + j];
+                *x += term; /* both under M < 2^127: no overflow */
+                if (*x >= M)
+                    *x -= M;
+            }
+    }
+
+    /* 3. C_hat in (-M/2, M/2], scaled back, alpha and beta, one rounding; the lines left out
+     * by FMA. */
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+            float *c = &C[i * p->ldc + j];
+            if (!b->take_row[i] || !b->take_col[j]) {
+                const float product = p->alpha * fma_element(p, A, B, i, j);
+                *c = p->beta != 0.0f ? fmaf(p->beta, *c, product) : product;
+                continue;
+            }
+            const u128 x = b->x[i * n + j];
+            const i128 c_hat = x > M / 2 ? -(i128)(M - x) : (i128)x;
+            const double value =
+                ldexp((double)c_hat, -(b->shift_row[i] + b->shift_col[j])) * (double)p->alpha;
+            *c = (float)(p->beta != 0.0f ? value + (double)p->beta * (double)*c : value);
+        }
+}
+
+int tg_oz2_gemm_emulated(const tg_problem *p, int forced_moduli, tg_oz2_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    if (tg_problem_is_empty(p))
+        return 0;
+    if (!tg_has_product(p->alpha, p->k)) { /* C = beta C; beta = 0 never reads C */
+        for (int64_t bi = 0; bi < p->batch; ++bi)
+            for (int64_t i = 0; i < p->m; ++i)
+                for (int64_t j = 0; j < p->n; ++j) {
+                    float *c = &p->C[bi * p->stride_c + i * p->ldc + j];
+                    *c = p->beta != 0.0f ? p->beta * *c : 0.0f;
+                }
+        return 0;
+    }
+    buffers b;
+    if (allocate(&b, p->m, p->n, p->k) != 0)
+        return -1;
+    for (int64_t bi = 0; bi < p->batch; ++bi) {
+        tg_oz2_plan item;
+        run_item(p, p->A + bi * p->stride_a, p->B + bi * p->stride_b, p->C + bi * p->stride_c,
+                 forced_moduli, &b, &item);
+        plan->fallback_rows += item.fallback_rows;
+        plan->fallback_cols += item.fallback_cols;
+        if (item.moduli > plan->moduli) { /* the batch item that needed the most */
+            plan->moduli = item.moduli;
+            plan->bits_a = item.bits_a, plan->bits_b = item.bits_b;
+            plan->range_a = item.range_a, plan->range_b = item.range_b;
+        }
+    }
+    release(&b);
+    return 0;
+}

@@ -1,0 +1,293 @@
+/*
+ * Ozaki scheme II on the CPU (src/ozaki/ozaki2.h): the moduli and their arithmetic, then the
+ * whole scheme (INT8 residues, INT32 sums, the CRT) against the float64 reference on the data
+ * classes the INT8 rung must pass: uniform, rows and columns scaled over 2^-60..2^60, elements
+ * spread over 2^-10..2^10 and 2^-60..2^60 within a row, cancelling sums, subnormal rows, Inf and
+ * NaN; every layout and transpose, padded leading dimensions, alpha and beta (beta = 0 over a
+ * C of NaN), batches, and a k past the INT32 chunk.  Each result must be within the project's
+ * k-scaled bound (tg_scaled_error <= 1), with moduli chosen from the data; a fixed 6 moduli
+ * must break that bound on data whose range needs more.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu.h"
+#include "internal.h"
+#include "ozaki/ozaki2.h"
+#include "testing.h"
+
+static uint64_t next(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    return *state >> 11;
+}
+
+/* Uniform in [-1, 1), full 24-bit mantissas. */
+static float uniform(uint64_t *state) { return (float)((double)next(state) / 0x1p52 * 2.0 - 1.0); }
+
+enum data {
+    kUniform,      /* [-1, 1) */
+    kScaledLines,  /* each row of op(A) times 2^u, u in [-60, 60], each column of op(B) in
+                    * [-40, 40] (so that no sum passes FLT_MAX) */
+    kSpread10,     /* each element times 2^u, u in [-10, 10] */
+    kSpread60,     /* op(A)'s elements times 2^u, u in [-60, 60] (op(B)'s in [-40, 40]): more
+                    * than 16 moduli can carry */
+    kCancelling,   /* op(A)'s row pairs x, -x against equal rows of op(B): sums near 0 */
+    kSubnormal,    /* half the rows of op(A) subnormal, the others normal */
+    kSpecial,      /* an Inf in one row of op(A), a NaN in one column of op(B) */
+};
+static const char *const kDataName[] = {"uniform", "scaled lines", "spread 2^10",
+                                        "spread 2^60", "cancelling", "subnormal", "special"};
+
+typedef struct shape {
+    tg_layout layout;
+    tg_op ta, tb;
+    int64_t m, n, k, batch;
+    float alpha, beta;
+} shape;
+
+/* Runs the scheme on one case and checks it; returns the worst scaled error (inf: a special
+ * value mismatch or a failure), and the plan in *plan. */
+static double run_case(const shape *s, enum data data, int forced, uint64_t seed,
+                       tg_oz2_plan *plan)
+{
+    const int64_t pad = 3;
+    const int row = s->layout == TG_ROW_MAJOR;
+    const int64_t lda = tg_min_ld(s->layout, s->ta, s->m, s->k) + pad;
+    const int64_t ldb = tg_min_ld(s->layout, s->tb, s->k, s->n) + pad;
+    const int64_t ldc = tg_min_ld(s->layout, TG_NO_TRANS, s->m, s->n) + pad;
+    const int64_t a_lines = (row != (s->ta == TG_TRANS)) ? s->m : s->k;
+    const int64_t b_lines = (row != (s->tb == TG_TRANS)) ? s->k : s->n;
+    const int64_t c_lines = row ? s->m : s->n;
+    const int64_t sa = a_lines * lda, sb = b_lines * ldb, sc = c_lines * ldc;
+    float *A = malloc(sizeof(float) * (size_t)(sa * s->batch));
+    float *B = malloc(sizeof(float) * (size_t)(sb * s->batch));
+    float *C = malloc(sizeof(float) * (size_t)(sc * s->batch));
+    float *C_in = malloc(sizeof(float) * (size_t)(sc * s->batch));
+    double *ref = malloc(sizeof(double) * (size_t)(s->m * s->n * s->batch));
+    double *bound = malloc(sizeof(double) * (size_t)(s->m * s->n * s->batch));
+    float *C_fma = malloc(sizeof(float) * (size_t)(sc * s->batch));
+    for (int64_t e = 0; e < sa * s->batch; ++e)
+        A[e] = uniform(&seed);
+    for (int64_t e = 0; e < sb * s->batch; ++e)
+        B[e] = uniform(&seed);
+    for (int64_t e = 0; e < sc * s->batch; ++e)
+        C_in[e] = s->beta != 0.0f ? uniform(&seed) : NAN; /* beta = 0 must not read it */
+    memcpy(C, C_in, sizeof(float) * (size_t)(sc * s->batch));
+
+    const tg_call call = {.layout = s->layout, .transa = s->ta, .transb = s->tb, .m = s->m,
+                          .n = s->n, .k = s->k, .alpha = s->alpha, .beta = s->beta, .A = A,
+                          .lda = lda, .stride_a = sa, .B = B, .ldb = ldb, .stride_b = sb, .C = C,
+                          .ldc = ldc, .stride_c = sc, .batch = s->batch, .batched = 1};
+    tg_problem p;
+    tg_normalize(&call, &p);
+    /* Shape the data along op(A)'s rows and op(B)'s columns, the lines the scheme scales. */
+    for (int64_t bi = 0; bi < s->batch; ++bi) {
+        /* the normalized operands: a column-major call swaps the caller's A and B */
+        float *a = (float *)p.A + bi * p.stride_a, *b = (float *)p.B + bi * p.stride_b;
+        for (int64_t i = 0; i < p.m; ++i) {
+            const int line_shift = (int)(next(&seed) % 121) - 60;
+            for (int64_t q = 0; q < p.k; ++q) {
+                float *x = &a[i * p.a_rs + q * p.a_cs];
+                switch (data) {
+                case kScaledLines: *x = ldexpf(*x, line_shift); break;
+                case kSpread10: *x = ldexpf(*x, (int)(next(&seed) % 21) - 10); break;
+                case kSpread60: *x = ldexpf(*x, (int)(next(&seed) % 121) - 60); break;
+                case kCancelling:
+                    if (i % 2)
+                        *x = -a[(i - 1) * p.a_rs + q * p.a_cs];
+                    break;
+                case kSubnormal:
+                    if (i % 2)
+                        *x = ldexpf(*x, -130); /* 2^-131 and below: subnormal floats */
+                    break;
+                default: break;
+                }
+            }
+        }
+        for (int64_t j = 0; j < p.n; ++j) {
+            const int line_shift = (int)(next(&seed) % 81) - 40;
+            for (int64_t q = 0; q < p.k; ++q) {
+                float *x = &b[q * p.b_rs + j * p.b_cs];
+                switch (data) {
+                case kScaledLines: *x = ldexpf(*x, line_shift); break;
+                case kSpread10: *x = ldexpf(*x, (int)(next(&seed) % 21) - 10); break;
+                case kSpread60: *x = ldexpf(*x, (int)(next(&seed) % 81) - 40); break;
+                default: break;
+                }
+            }
+        }
+        if (data == kSpecial) {
+            a[(p.m / 2) * p.a_rs + (p.k / 3) * p.a_cs] = INFINITY;
+            b[(p.k / 2) * p.b_rs + (p.n / 3) * p.b_cs] = NAN;
+        }
+    }
+
+    const int rc = tg_oz2_gemm_emulated(&p, forced, plan);
+    EXPECT(rc == 0, "emulation failed to allocate");
+    double worst = 0.0;
+    for (int64_t bi = 0; bi < s->batch; ++bi) {
+        tg_problem item = p;
+        item.A += bi * p.stride_a, item.B += bi * p.stride_b, item.C += bi * p.stride_c;
+        item.batch = 1;
+        const float *c_in = C_in + bi * sc;
+        tg_ref_gemm_f64(&item, c_in, ref, bound);
+        if (data == kSpecial) {
+            /* Special values: the classes an FMA product gives (tg_ref_sgemm, one float
+             * rounding of a float64 sum, has the same classes), and the bound elsewhere. */
+            memcpy(C_fma + bi * sc, c_in, sizeof(float) * (size_t)sc);
+            tg_problem fma = item;
+            fma.C = C_fma + bi * sc;
+            tg_ref_sgemm(&fma);
+            for (int64_t i = 0; i < p.m; ++i)
+                for (int64_t j = 0; j < p.n; ++j) {
+                    const float got = item.C[i * p.ldc + j], want = fma.C[i * p.ldc + j];
+                    if (isnan(want) || isinf(want)) {
+                        if (!(isnan(got) == isnan(want) && (isnan(want) || got == want)))
+                            worst = INFINITY;
+                        continue;
+                    }
+                    if (!isfinite(got)) {
+                        worst = INFINITY;
+                        continue;
+                    }
+                    const double err = fabs((double)got - ref[i * p.n + j]) /
+                                       ((double)(p.k + 2) * FLT_EPSILON *
+                                        fmax(bound[i * p.n + j], FLT_MIN));
+                    worst = err > worst ? err : worst;
+                }
+            continue;
+        }
+        const double e = tg_scaled_error(&item, item.C, ref, bound);
+        worst = e > worst ? e : worst;
+    }
+    /* Nothing outside C's elements changed: the padding keeps its old values. */
+    for (int64_t bi = 0; bi < s->batch; ++bi)
+        for (int64_t line = 0; line < c_lines; ++line)
+            for (int64_t e = (row ? s->n : s->m); e < ldc; ++e)
+                if (memcmp(&C[bi * sc + line * ldc + e], &C_in[bi * sc + line * ldc + e],
+                           sizeof(float)) != 0)
+                    worst = INFINITY;
+    free(A), free(B), free(C), free(C_in), free(ref), free(bound), free(C_fma);
+    return worst;
+}
+
+static void check_moduli(void)
+{
+    for (int a = 0; a < TG_OZ2_MAX_MODULI; ++a) {
+        EXPECT(tg_oz2_moduli[a] >= 2 && tg_oz2_moduli[a] <= 256, "modulus %d", tg_oz2_moduli[a]);
+        for (int b = a + 1; b < TG_OZ2_MAX_MODULI; ++b) {
+            int x = tg_oz2_moduli[a], y = tg_oz2_moduli[b];
+            while (y) {
+                const int t = x % y;
+                x = y, y = t;
+            }
+            EXPECT(x == 1, "moduli %d and %d share %d", tg_oz2_moduli[a], tg_oz2_moduli[b], x);
+        }
+    }
+    EXPECT(tg_oz2_log2_product(TG_OZ2_MAX_MODULI) < 127.0, "the product must fit 127 bits");
+    for (int m = 2; m <= 256; ++m)
+        for (int64_t x = -70000; x <= 70000; x += 37) {
+            const int r = tg_oz2_residue(x, m);
+            EXPECT(r >= -128 && r <= 127 && ((x - r) % m) == 0, "residue of %lld mod %d: %d",
+                   (long long)x, m, r);
+        }
+    /* More range or more k never needs fewer bits or moduli. */
+    for (int64_t k = 1; k <= (1 << 20); k *= 4) {
+        int last_bits = 0, last_moduli = 0;
+        for (int range = 0; range < 40; ++range) {
+            const int bits = tg_oz2_bits_for_range(range, k);
+            const int moduli = tg_oz2_moduli_needed(k, bits, bits);
+            EXPECT(bits >= last_bits && moduli >= last_moduli, "k %lld range %d", (long long)k,
+                   range);
+            last_bits = bits, last_moduli = moduli;
+        }
+        const int cap = tg_oz2_range_for_moduli(TG_OZ2_MAX_MODULI, k);
+        EXPECT(cap > 0, "k %lld: no range fits 16 moduli", (long long)k);
+        const int bits = tg_oz2_bits_for_range(cap, k);
+        EXPECT(tg_oz2_moduli_needed(k, bits, bits) <= TG_OZ2_MAX_MODULI, "k %lld", (long long)k);
+    }
+}
+
+int main(void)
+{
+    check_moduli();
+    const tg_op ops[2] = {TG_NO_TRANS, TG_TRANS};
+    uint64_t seed = 20261126;
+    int shown = 0;
+    for (int data = kUniform; data <= kSpecial; ++data)
+        for (int layout = 0; layout < 2; ++layout)
+            for (int t = 0; t < 4; ++t) {
+                const shape s = {layout ? TG_COL_MAJOR : TG_ROW_MAJOR, ops[t / 2], ops[t % 2],
+                                 37 + 5 * t, 29 + 3 * layout, 300 + 17 * t, 1 + (t == 3),
+                                 t == 1 ? -1.5f : 1.0f, t == 2 ? 0.75f : 0.0f};
+                tg_oz2_plan plan;
+                const double worst = run_case(&s, (enum data)data, 0, seed++, &plan);
+                EXPECT(worst <= 1.0, "%s, %s %c%c %lldx%lldx%lld: scaled error %g (moduli %d, "
+                       "bits %d/%d, fallback rows %lld cols %lld)", kDataName[data],
+                       layout ? "col" : "row", t / 2 ? 'T' : 'N', t % 2 ? 'T' : 'N',
+                       (long long)s.m, (long long)s.n, (long long)s.k, worst, plan.moduli,
+                       plan.bits_a, plan.bits_b, (long long)plan.fallback_rows,
+                       (long long)plan.fallback_cols);
+                if (layout == 0 && t == 0 && shown++ < 7)
+                    printf("  %-13s k %lld: %d moduli, bits %d/%d, range %d/%d, fallback "
+                           "rows %lld, cols %lld, worst scaled error %.3g\n",
+                           kDataName[data], (long long)s.k, plan.moduli, plan.bits_a,
+                           plan.bits_b, plan.range_a, plan.range_b,
+                           (long long)plan.fallback_rows, (long long)plan.fallback_cols,
+                           worst);
+                switch (data) {
+                case kUniform:
+                case kScaledLines:
+                case kCancelling:
+                    EXPECT(plan.fallback_rows == 0 && plan.fallback_cols == 0 &&
+                               plan.moduli <= 10,
+                           "%s: every line taken by at most 10 moduli (%d, %lld rows left)",
+                           kDataName[data], plan.moduli, (long long)plan.fallback_rows);
+                    break;
+                case kSpread10:
+                    EXPECT(plan.moduli > 10, "spread 2^10: %d moduli", plan.moduli);
+                    break;
+                case kSpread60: /* every row and column: the caller's m and n, either way */
+                    EXPECT(plan.fallback_rows + plan.fallback_cols == (s.m + s.n) * s.batch,
+                           "spread 2^60: all lines left (%lld rows, %lld columns)",
+                           (long long)plan.fallback_rows, (long long)plan.fallback_cols);
+                    break;
+                case kSpecial:
+                    EXPECT(plan.fallback_rows >= s.batch && plan.fallback_cols >= s.batch,
+                           "special: the Inf row and NaN column left to FMA (%lld rows, %lld "
+                           "columns)", (long long)plan.fallback_rows,
+                           (long long)plan.fallback_cols);
+                    break;
+                default: break;
+                }
+            }
+
+    /* A fixed count of 6 moduli, as a scheme with a fixed count would use, breaks the bound on
+     * data whose range needs more; the count chosen from the data does not. */
+    const shape wide = {TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 24, 20, 256, 1, 1.0f, 0.0f};
+    tg_oz2_plan plan;
+    const double fixed = run_case(&wide, kSpread10, 6, 77, &plan);
+    EXPECT(fixed > 1.0, "6 moduli on elements over 2^-10..2^10: scaled error %g (should fail)",
+           fixed);
+    const double chosen = run_case(&wide, kSpread10, 0, 77, &plan);
+    EXPECT(chosen <= 1.0, "chosen moduli (%d): scaled error %g", plan.moduli, chosen);
+    printf("  6 moduli fixed on spread 2^10: worst scaled error %.3g; %d chosen: %.3g\n", fixed,
+           plan.moduli, chosen);
+
+    /* k past one INT32 chunk: the sums are cut where INT32 could overflow. */
+    const shape long_k = {TG_ROW_MAJOR, TG_NO_TRANS, TG_TRANS, 2, 3, TG_OZ2_K_CHUNK + 4461, 1,
+                          1.0f, 0.0f};
+    const double long_worst = run_case(&long_k, kUniform, 0, 99, &plan);
+    EXPECT(long_worst <= 1.0, "k %d: scaled error %g", TG_OZ2_K_CHUNK + 4461, long_worst);
+
+    /* alpha = 0 reads neither A nor B: C = beta C, and beta = 0 writes zeros over NaN. */
+    float c[4] = {NAN, NAN, NAN, NAN};
+    tg_problem none = {.m = 2, .n = 2, .k = 5, .alpha = 0.0f, .beta = 0.0f, .A = NULL,
+                       .B = NULL, .C = c, .ldc = 2, .batch = 1};
+    EXPECT(tg_oz2_gemm_emulated(&none, 0, &plan) == 0 && c[0] == 0.0f && c[3] == 0.0f,
+           "alpha = 0, beta = 0");
+    return tg_test_result("test_ozaki2");
+}
