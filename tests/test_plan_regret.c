@@ -11,6 +11,10 @@
  *     device run;
  *   - the targets (geometric mean <= 1.05, every case <= 1.25, >= 90% of cases within 1.10),
  *     printed as met or not: raise the floor to them as the planner reaches them.
+ * Autotuning is replayed the same way: of the candidates its first call would time
+ * (tg_autotune_candidates), the fastest by the corpus's times, over the best allowed; the
+ * share within 1.02 on the held-out cases has a floor too, so a change to the candidate list
+ * that leaves the fastest entry out more often fails here.
  * A planned entry the corpus lacks fails (the corpus is stale: re-time it, bench/corpus.py
  * --refresh), as does a corpus rung this build lacks.
  *
@@ -28,6 +32,7 @@
 
 #include "cuda/registry.h"
 #include "internal.h"
+#include "plan/autotune.h"
 #include "testing.h"
 
 static const tg_device_props kH100 = {.compute_capability = 90, .sm_count = 132};
@@ -43,6 +48,10 @@ static const tg_device_props kH100 = {.compute_capability = 90, .sm_count = 132}
 #define FLOOR_GEOMEAN 1.05
 #define FLOOR_WORST 2.6
 #define FLOOR_NEAR_SHARE 0.84
+/* Autotuning's replay (corpus times): the share of held-out cases whose fastest candidate is
+ * within 1.02 of the best allowed entry, fp32 and strict. */
+#define AUTOTUNE_NEAR 1.02
+#define AUTOTUNE_FLOOR_SHARE 0.95
 
 typedef struct entry {
     int rung, slices;
@@ -242,7 +251,8 @@ int main(int argc, char **argv)
         const tg_math math = kModeOf[mode];
         tally by[kSets][kCategories + 1];
         memset(by, 0, sizeof by);
-        int nworst = 0, missing = 0;
+        int nworst = 0, missing = 0, tuned_cases = 0, tuned_near = 0;
+        double tuned_log = 0.0;
         for (int i = 0; i < count; ++i) {
             const corpus_case *c = &cases[i];
             const tg_problem p = problem_of(c);
@@ -274,6 +284,20 @@ int main(int argc, char **argv)
                 continue;
             }
             const double regret = planned->ms / best->ms;
+            if (c->held_out) { /* autotuning's replay: its fastest candidate, by these times */
+                tg_candidate cand[TG_AT_CANDIDATES];
+                const int n = tg_autotune_candidates(&kH100, math, &p, cand, TG_AT_CANDIDATES);
+                double fastest = INFINITY;
+                for (int a = 0; a < n; ++a)
+                    for (int e = 0; e < c->count; ++e)
+                        if (c->entries[e].rung == cand[a].rung &&
+                            c->entries[e].slices == cand[a].split_k &&
+                            c->entries[e].ms < fastest)
+                            fastest = c->entries[e].ms;
+                tuned_cases++;
+                tuned_near += fastest / best->ms <= AUTOTUNE_NEAR;
+                tuned_log += log(fmin(fastest, planned->ms) / best->ms);
+            }
             const double ref = math == TG_MATH_TF32 ? c->cublas_tf32_ms : c->cublas_ms;
             add(&by[c->held_out][category(c)], regret, ref / planned->ms, ref / best->ms);
             add(&by[c->held_out][kCategories], regret, ref / planned->ms, ref / best->ms);
@@ -301,6 +325,18 @@ int main(int argc, char **argv)
                    (long long)j->c->m, (long long)j->c->n, (long long)j->c->k,
                    tg_rungs[j->planned->rung]->name, j->planned->slices, j->planned->ms,
                    tg_rungs[j->best->rung]->name, j->best->slices, j->best->ms);
+        }
+        if (tuned_cases > 0) {
+            const double share = (double)tuned_near / tuned_cases;
+            printf("  %s held-out, autotuning replayed (the fastest of its %d candidates by the "
+                   "corpus's times): geometric mean %.3f, %.0f%% within %.2f\n",
+                   tg_math_name(math), TG_AT_CANDIDATES, exp(tuned_log / tuned_cases),
+                   100.0 * share, AUTOTUNE_NEAR);
+            if (math != TG_MATH_TF32)
+                EXPECT(share >= AUTOTUNE_FLOOR_SHARE,
+                       "%s held-out: autotuning's candidates within %.2f on %.0f%%, under %.0f%%",
+                       tg_math_name(math), AUTOTUNE_NEAR, 100.0 * share,
+                       100.0 * AUTOTUNE_FLOOR_SHARE);
         }
         if (math == TG_MATH_TF32)
             continue; /* reported; the targets are fp32's and strict's */
