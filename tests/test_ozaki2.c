@@ -41,6 +41,23 @@ enum data {
 static const char *const kDataName[] = {"uniform", "scaled lines", "spread 2^10",
                                         "spread 2^60", "cancelling", "subnormal", "special"};
 
+/* The scaling classes on one line of `count` floats `step` apart: the whole line times 2^u
+ * (kScaledLines), or each element (kSpread10; kSpread60 within +-widest), u uniform. */
+static void spread_line(float *x, int64_t count, int64_t step, enum data data, int widest,
+                        uint64_t *seed)
+{
+    const int line_shift = (int)(next(seed) % (uint64_t)(2 * widest + 1)) - widest;
+    for (int64_t q = 0; q < count; ++q) {
+        float *v = &x[q * step];
+        if (data == kScaledLines)
+            *v = ldexpf(*v, line_shift);
+        else if (data == kSpread10)
+            *v = ldexpf(*v, (int)(next(seed) % 21) - 10);
+        else if (data == kSpread60)
+            *v = ldexpf(*v, (int)(next(seed) % (uint64_t)(2 * widest + 1)) - widest);
+    }
+}
+
 typedef struct shape {
     tg_layout layout;
     tg_op ta, tb;
@@ -88,37 +105,17 @@ static double run_case(const shape *s, enum data data, int forced, uint64_t seed
         /* the normalized operands: a column-major call swaps the caller's A and B */
         float *a = (float *)p.A + bi * p.stride_a, *b = (float *)p.B + bi * p.stride_b;
         for (int64_t i = 0; i < p.m; ++i) {
-            const int line_shift = (int)(next(&seed) % 121) - 60;
-            for (int64_t q = 0; q < p.k; ++q) {
-                float *x = &a[i * p.a_rs + q * p.a_cs];
-                switch (data) {
-                case kScaledLines: *x = ldexpf(*x, line_shift); break;
-                case kSpread10: *x = ldexpf(*x, (int)(next(&seed) % 21) - 10); break;
-                case kSpread60: *x = ldexpf(*x, (int)(next(&seed) % 121) - 60); break;
-                case kCancelling:
-                    if (i % 2)
-                        *x = -a[(i - 1) * p.a_rs + q * p.a_cs];
-                    break;
-                case kSubnormal:
-                    if (i % 2)
-                        *x = ldexpf(*x, -130); /* 2^-131 and below: subnormal floats */
-                    break;
-                default: break;
-                }
+            float *row = a + i * p.a_rs;
+            spread_line(row, p.k, p.a_cs, data, 60, &seed);
+            for (int64_t q = 0; q < p.k && i % 2; ++q) {
+                if (data == kCancelling)
+                    row[q * p.a_cs] = -row[q * p.a_cs - p.a_rs];
+                if (data == kSubnormal) /* 2^-131 and below: subnormal floats */
+                    row[q * p.a_cs] = ldexpf(row[q * p.a_cs], -130);
             }
         }
-        for (int64_t j = 0; j < p.n; ++j) {
-            const int line_shift = (int)(next(&seed) % 81) - 40;
-            for (int64_t q = 0; q < p.k; ++q) {
-                float *x = &b[q * p.b_rs + j * p.b_cs];
-                switch (data) {
-                case kScaledLines: *x = ldexpf(*x, line_shift); break;
-                case kSpread10: *x = ldexpf(*x, (int)(next(&seed) % 21) - 10); break;
-                case kSpread60: *x = ldexpf(*x, (int)(next(&seed) % 81) - 40); break;
-                default: break;
-                }
-            }
-        }
+        for (int64_t j = 0; j < p.n; ++j)
+            spread_line(b + j * p.b_cs, p.k, p.b_rs, data, 40, &seed);
         if (data == kSpecial) {
             a[(p.m / 2) * p.a_rs + (p.k / 3) * p.a_cs] = INFINITY;
             b[(p.k / 2) * p.b_rs + (p.n / 3) * p.b_cs] = NAN;

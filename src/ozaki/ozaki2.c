@@ -139,33 +139,35 @@ static int inverse_mod(int a, int m)
     return 1; /* m == 1 only */
 }
 
+/* Marks which of `count` lines the scheme takes (no Inf or NaN, a range of at most cap); their
+ * widest range to *range, how many it leaves to *left. */
+static void take_lines(const line_info *lines, int64_t count, int cap, int *take, int *range,
+                       int64_t *left)
+{
+    for (int64_t i = 0; i < count; ++i) {
+        take[i] = !lines[i].special && line_range(&lines[i]) <= cap;
+        if (take[i] && line_range(&lines[i]) > *range)
+            *range = line_range(&lines[i]);
+        *left += !take[i];
+    }
+}
+
+/* Bits an operand can hold as a 64-bit integer: 1 to 62. */
+static int clamp_bits(int bits) { return bits < 1 ? 1 : bits > 62 ? 62 : bits; }
+
 /* Chooses bits and moduli for one batch item (see ozaki2.h) and marks the lines taken. */
 static void choose(const tg_problem *p, int forced, buffers *b, tg_oz2_plan *item)
 {
     memset(item, 0, sizeof *item);
     const int cap = forced > 0 ? 1 << 30 : tg_oz2_range_for_moduli(TG_OZ2_MAX_MODULI, p->k);
-    for (int64_t i = 0; i < p->m; ++i) {
-        b->take_row[i] = !b->rows[i].special && line_range(&b->rows[i]) <= cap;
-        if (b->take_row[i] && line_range(&b->rows[i]) > item->range_a)
-            item->range_a = line_range(&b->rows[i]);
-        item->fallback_rows += !b->take_row[i];
-    }
-    for (int64_t j = 0; j < p->n; ++j) {
-        b->take_col[j] = !b->cols[j].special && line_range(&b->cols[j]) <= cap;
-        if (b->take_col[j] && line_range(&b->cols[j]) > item->range_b)
-            item->range_b = line_range(&b->cols[j]);
-        item->fallback_cols += !b->take_col[j];
-    }
+    take_lines(b->rows, p->m, cap, b->take_row, &item->range_a, &item->fallback_rows);
+    take_lines(b->cols, p->n, cap, b->take_col, &item->range_b, &item->fallback_cols);
     if (forced > 0) {
         const int total =
             (int)floor(tg_oz2_log2_product(forced) - 1.0 - log2((double)p->k) - 1e-6);
         item->moduli = forced;
-        item->bits_a = total / 2 < 62 ? total / 2 : 62;
-        item->bits_b = total - total / 2 < 62 ? total - total / 2 : 62;
-        if (item->bits_a < 1)
-            item->bits_a = 1;
-        if (item->bits_b < 1)
-            item->bits_b = 1;
+        item->bits_a = clamp_bits(total / 2);
+        item->bits_b = clamp_bits(total - total / 2);
         return;
     }
     if (item->fallback_rows == p->m || item->fallback_cols == p->n)
@@ -173,6 +175,17 @@ static void choose(const tg_problem *p, int forced, buffers *b, tg_oz2_plan *ite
     item->bits_a = tg_oz2_bits_for_range(item->range_a, p->k);
     item->bits_b = tg_oz2_bits_for_range(item->range_b, p->k);
     item->moduli = tg_oz2_moduli_needed(p->k, item->bits_a, item->bits_b);
+}
+
+/* A line of `count` floats, `step` apart, as integers of `bits` bits (zeros when the scheme
+ * leaves it: take 0) to out; returns the power of two it was scaled by. */
+static int to_integers(const float *x, int64_t count, int64_t step, const line_info *l,
+                       int take, int bits, int64_t *out)
+{
+    const int shift = l->nonzero ? bits - l->e_max : 0;
+    for (int64_t q = 0; q < count; ++q)
+        out[q] = take ? llrint(ldexp((double)x[q * step], shift)) : 0;
+    return shift;
 }
 
 /* One batch item: A, B, C its operands. */
@@ -186,23 +199,14 @@ static void run_item(const tg_problem *p, const float *A, const float *B, float 
         scan_line(B + j * p->b_cs, k, p->b_rs, &b->cols[j]);
     choose(p, forced, b, item);
 
-    /* 1. Scaled integers: row i of op(A) times 2^(bits_a - e_max), rounded to nearest. */
-    for (int64_t i = 0; i < m; ++i) {
-        b->shift_row[i] = b->rows[i].nonzero ? item->bits_a - b->rows[i].e_max : 0;
-        for (int64_t q = 0; q < k; ++q)
-            b->a_hat[i * k + q] =
-                b->take_row[i] ? llrint(ldexp((double)A[i * p->a_rs + q * p->a_cs],
-                                              b->shift_row[i]))
-                               : 0;
-    }
-    for (int64_t j = 0; j < n; ++j) {
-        b->shift_col[j] = b->cols[j].nonzero ? item->bits_b - b->cols[j].e_max : 0;
-        for (int64_t q = 0; q < k; ++q)
-            b->b_hat[j * k + q] =
-                b->take_col[j] ? llrint(ldexp((double)B[q * p->b_rs + j * p->b_cs],
-                                              b->shift_col[j]))
-                               : 0;
-    }
+    /* 1. Scaled integers: row i of op(A) times 2^(bits_a - e_max), rounded to nearest; the
+     * columns of op(B) alike. */
+    for (int64_t i = 0; i < m; ++i)
+        b->shift_row[i] = to_integers(A + i * p->a_rs, k, p->a_cs, &b->rows[i], b->take_row[i],
+                                      item->bits_a, b->a_hat + i * k);
+    for (int64_t j = 0; j < n; ++j)
+        b->shift_col[j] = to_integers(B + j * p->b_cs, k, p->b_rs, &b->cols[j], b->take_col[j],
+                                      item->bits_b, b->b_hat + j * k);
 
     /* 2. Per modulus: INT8 residues, INT32 sums of their products, the CRT term added. */
     u128 M = 1;
