@@ -24,15 +24,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/buil
 status build "rc $? in $((SECONDS - start)) s"
 cli=$build/tilegemm
 
-regex="^(test_gpu_rungs\\.($(echo $rungs | tr ' ' '|'))|test_gpu_autotune)\$"
-timeout "$(left)" ctest --test-dir "$build" -R "$regex" -j4 --output-on-failure \
-  >"$out/ctest.log" 2>&1
-status "ctest (GPU tests)" \
-  "rc $? ($(grep -E "tests passed|tests failed" "$out/ctest.log" | tail -1))"
-for r in $rungs; do
-  timeout 120 "$cli" verify --quick --algo "$r" >"$out/verify-$r.log" 2>&1
-  status "verify --quick $r" "rc $?"
-done
+rung_tests "$rungs" test_gpu_autotune
 # name | shapes | options | rungs beside the new ones
 incumbents=tma_wgmma3xtf32,mma3xtf32,skinny128x32,skinny32x64,skinny32x32,warptile64
 cases=(

@@ -24,17 +24,7 @@ cli=$build/tilegemm
 "$cli" algos 2>&1 | grep -E "^(name|shortk)" >"$out/algos.txt"
 status "rungs in the build" "$(awk 'NR > 1 {printf "%s%s", sep, $1; sep = ","}' "$out/algos.txt")"
 
-# The GPU tests of each rung (test_gpu_rungs.<rung>: every layout, transposes, misaligned
-# pointers, odd leading dimensions, batches, beta != 0, special values), side by side.
-regex="^test_gpu_rungs\\.($(echo $rungs | tr ' ' '|'))\$"
-timeout "$(left)" ctest --test-dir "$build" -R "$regex" -j4 --output-on-failure \
-  >"$out/ctest.log" 2>&1
-status "ctest (GPU tests)" \
-  "rc $? ($(grep -E "tests passed|tests failed" "$out/ctest.log" | tail -1))"
-for r in $rungs; do
-  timeout 120 "$cli" verify --quick --algo "$r" >"$out/verify-$r.log" 2>&1
-  status "verify --quick $r" "rc $?"
-done
+rung_tests "$rungs"
 
 # name | shapes | options: row-major NN unless the options say otherwise.
 cases=(
