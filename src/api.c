@@ -724,23 +724,36 @@ static tg_status explain_tiles(tg_handle *h, const tg_problem *p, char *buf, siz
         if (dup)
             continue;
         seen_m[seen] = at.m, seen_n[seen] = at.n, ++seen;
-        tg_problem tile;
-        tg_choice c;
-        if (!tg_tile_choice(h, p, &g, firsts[i], &tile, &c))
-            return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
-                           "%s cannot run a %lldx%lldx%lld tile of this product",
-                           h->algo >= 0 ? "the forced algo" : "no CUDA rung of this build",
-                           (long long)at.m, (long long)at.n, (long long)p->k);
-        if (i == 0)
-            h->explained_rung = c.rung;
-        ADD("tile %lldx%lldx%lld: rung %s, split-K %d (the same on every GPU)\n",
-            (long long)at.m, (long long)at.n, (long long)p->k, tg_rungs[c.rung]->name,
-            c.split_k);
+        /* the first k-cut, and the last where it is shorter */
+        const int64_t last_cut = g.k_cuts - 1;
+        const int shapes = last_cut > 0 && p->k - last_cut * g.k_cut != g.k_cut ? 2 : 1;
+        for (int cut_shape = 0; cut_shape < shapes; ++cut_shape) {
+            const int64_t q = cut_shape == 0 ? 0 : last_cut;
+            tg_problem tile;
+            tg_choice c;
+            if (!tg_tile_choice(h, p, &g, firsts[i], q, &tile, &c))
+                return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                               "%s cannot run a %lldx%lldx%lld tile of this product",
+                               h->algo >= 0 ? "the forced algo" : "no CUDA rung of this build",
+                               (long long)at.m, (long long)at.n, (long long)tile.k);
+            if (i == 0 && q == 0)
+                h->explained_rung = c.rung;
+            ADD("tile %lldx%lldx%lld%s: rung %s, split-K %d (the same on every GPU)\n",
+                (long long)at.m, (long long)at.n, (long long)tile.k,
+                shapes == 1 ? "" : q == 0 ? " (k-cuts but the last)" : " (the last k-cut)",
+                tg_rungs[c.rung]->name, c.split_k);
+        }
     }
+    if (g.k_cuts > 1)
+        ADD("k-cuts: each tile's product runs over %lld cuts of k of %lld (the last %lld), each "
+            "adding into the tile, so that it starts once the first cut of its panels is in\n",
+            (long long)g.k_cuts, (long long)g.k_cut,
+            (long long)(p->k - (g.k_cuts - 1) * g.k_cut));
     ADD("staging: each GPU loads the A row-panels and B column-panels of its tiles once where "
-        "its memory holds them; pinned host memory by DMA, pageable through %d pinned bounce "
-        "buffers of %lld MiB a GPU filled by host threads; each C tile back through pinned "
-        "memory (by DMA straight into a pinned C when beta = 0)\n",
+        "its memory holds them (then visiting its tiles in growing squares); pinned host memory "
+        "by DMA, pageable through %d pinned bounce buffers of %lld MiB a GPU filled by host "
+        "threads; each C tile back through pinned memory (by DMA straight into a pinned C when "
+        "beta = 0)\n",
         TG_BOUNCE_COUNT, (long long)(TG_BOUNCE_BYTES >> 20));
 #undef ADD
     return TG_SUCCESS;

@@ -17,13 +17,17 @@ int tg_devices_of(const tg_handle *h, int *out)
 }
 
 int tg_tile_choice(const tg_handle *h, const tg_problem *p, const tg_tile_grid *g, int64_t t,
-                   tg_problem *tile, tg_choice *c)
+                   int64_t q, tg_problem *tile, tg_choice *c)
 {
     static _Alignas(256) float device_placeholder[1];
     const tg_tile at = tg_tile_at(g, t);
-    const tg_lines a = tg_lines_of(at.m, p->k, p->a_rs, p->a_cs);
-    const tg_lines b = tg_lines_of(p->k, at.n, p->b_rs, p->b_cs);
-    *tile = (tg_problem){.m = at.m, .n = at.n, .k = p->k, .alpha = p->alpha, .beta = p->beta,
+    int64_t k0, k1;
+    tg_k_cut_range(g, q, &k0, &k1);
+    const tg_lines a = tg_lines_of(at.m, k1 - k0, p->a_rs, p->a_cs);
+    const tg_lines b = tg_lines_of(k1 - k0, at.n, p->b_rs, p->b_cs);
+    /* cuts after the first add into the tile */
+    *tile = (tg_problem){.m = at.m, .n = at.n, .k = k1 - k0, .alpha = p->alpha,
+                         .beta = q == 0 ? p->beta : 1.0f,
                          .A = device_placeholder, .B = device_placeholder,
                          .C = device_placeholder, .ldc = at.n, .batch = 1};
     tg_packed_strides(&a, &tile->a_rs, &tile->a_cs);

@@ -3,6 +3,10 @@
 
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -19,11 +23,11 @@ static int64_t tile_size(int64_t extent, int64_t cap)
 
 tg_tile_grid tg_tile_grid_of(int64_t m, int64_t n, int64_t k)
 {
-    return tg_tile_grid_capped(m, n, k, TG_TILE_MAX, TG_PANEL_MAX_BYTES);
+    return tg_tile_grid_capped(m, n, k, TG_TILE_MAX, TG_PANEL_MAX_BYTES, TG_K_CUT_MAX);
 }
 
 tg_tile_grid tg_tile_grid_capped(int64_t m, int64_t n, int64_t k, int64_t tile_max,
-                                 int64_t panel_max_bytes)
+                                 int64_t panel_max_bytes, int64_t k_cut_max)
 {
     /* the panel bound, in whole TG_TILE_ALIGN steps, never below one step */
     int64_t cap = tile_max;
@@ -36,7 +40,16 @@ tg_tile_grid tg_tile_grid_capped(int64_t m, int64_t n, int64_t k, int64_t tile_m
     g.tile_n = tile_size(n, cap);
     g.rows = ceil_div(max64(m, 1), g.tile_m);
     g.cols = ceil_div(max64(n, 1), g.tile_n);
+    /* near-equal cuts, so that the last is not a sliver */
+    g.k_cut = tile_size(k, k_cut_max);
+    g.k_cuts = k > 0 ? ceil_div(k, g.k_cut) : 1;
     return g;
+}
+
+void tg_k_cut_range(const tg_tile_grid *g, int64_t q, int64_t *k0, int64_t *k1)
+{
+    *k0 = min64(g->k, q * g->k_cut);
+    *k1 = min64(g->k, *k0 + g->k_cut);
 }
 
 int64_t tg_tile_count(const tg_tile_grid *g) { return g->rows * g->cols; }
@@ -84,20 +97,49 @@ int tg_lane_plan_make(const tg_tile_grid *g, int gpus, int gpu, int64_t free_byt
     tg_lane_plan p;
     memset(&p, 0, sizeof p);
     tg_tile_share(g, gpus, gpu, &p.lo, &p.hi);
+    p.first_row = p.lo / g->cols;
     p.a_panel = g->tile_m * g->k;
     p.b_panel = g->tile_n * g->k;
     p.c_tile = g->tile_m * g->tile_n;
     const int64_t rows = tg_share_rows(g, p.lo, p.hi), cols = tg_share_cols(g, p.lo, p.hi);
-    p.a_slots = min64(rows, 2);
-    p.c_slots = min64(p.hi - p.lo, 2);
-    const int64_t fixed = (p.a_slots * p.a_panel + p.c_slots * p.c_tile) * (int64_t)sizeof(float);
-    const int64_t room = free_bytes - TG_DEVICE_RESERVE_BYTES - extra_bytes - fixed;
-    const int64_t whole = cols * p.b_panel * (int64_t)sizeof(float);
-    p.b_resident = whole <= room || cols <= 2;
+    p.c_slots = min64(p.hi - p.lo, 3);
+    const int64_t f = (int64_t)sizeof(float);
+    const int64_t room = free_bytes - TG_DEVICE_RESERVE_BYTES - extra_bytes - p.c_slots * p.c_tile * f;
+    const int64_t streamed_a = min64(rows, 2) * p.a_panel * f;
+    const int64_t whole_a = rows * p.a_panel * f, whole_b = cols * p.b_panel * f;
+    p.a_resident = whole_a + whole_b <= room;
+    p.a_slots = p.a_resident ? rows : min64(rows, 2);
+    p.b_resident = p.a_resident || streamed_a + whole_b <= room || cols <= 2;
     p.b_slots = p.b_resident ? cols : 2;
-    p.device_bytes = fixed + p.b_slots * p.b_panel * (int64_t)sizeof(float);
+    p.device_bytes = (p.c_slots * p.c_tile + p.a_slots * p.a_panel + p.b_slots * p.b_panel) * f;
     *out = p;
     return p.device_bytes <= free_bytes - extra_bytes || p.hi == p.lo;
+}
+
+void tg_share_order(const tg_tile_grid *g, const tg_lane_plan *p, int64_t *order)
+{
+    int64_t n = 0;
+    if (!p->a_resident) {
+        for (int64_t t = p->lo; t < p->hi; ++t)
+            order[n++] = t;
+        return;
+    }
+    const int64_t r0 = p->first_row, last_row = p->hi > p->lo ? (p->hi - 1) / g->cols : r0;
+    const int64_t shells = max64(last_row - r0 + 1, g->cols);
+    for (int64_t s = 0; s < shells; ++s) {
+        if (s < g->cols) /* column s above row r0 + s */
+            for (int64_t r = r0; r < r0 + s && r <= last_row; ++r) {
+                const int64_t t = r * g->cols + s;
+                if (t >= p->lo && t < p->hi)
+                    order[n++] = t;
+            }
+        if (r0 + s <= last_row) /* row r0 + s up to column s */
+            for (int64_t c = 0; c <= s && c < g->cols; ++c) {
+                const int64_t t = (r0 + s) * g->cols + c;
+                if (t >= p->lo && t < p->hi)
+                    order[n++] = t;
+            }
+    }
 }
 
 int64_t tg_chunk_count(int64_t total)
@@ -125,6 +167,32 @@ void tg_part_range(int64_t e0, int64_t e1, int parts, int part, int64_t *lo, int
     *hi = e0 + len * (part + 1) / parts;
 }
 
+/* Copies len floats with stores that bypass the cache where the CPU has them (x86's SSE2):
+ * what is written here is read next by a DMA engine (pinned staging) or by the caller much
+ * later (C), and an ordinary store first reads its line into the cache, half again as much
+ * traffic through the host's memory, which bounds pageable staging.  The caller fences. */
+static void copy_line(float *dst, const float *src, int64_t len)
+{
+#if defined(__SSE2__)
+    if (len >= 1024) {
+        for (; ((uintptr_t)dst & 15) != 0; --len)
+            *dst++ = *src++;
+        int64_t i = 0;
+        for (; i + 16 <= len; i += 16) {
+            const __m128 x0 = _mm_loadu_ps(src + i), x1 = _mm_loadu_ps(src + i + 4);
+            const __m128 x2 = _mm_loadu_ps(src + i + 8), x3 = _mm_loadu_ps(src + i + 12);
+            _mm_stream_ps(dst + i, x0);
+            _mm_stream_ps(dst + i + 4, x1);
+            _mm_stream_ps(dst + i + 8, x2);
+            _mm_stream_ps(dst + i + 12, x3);
+        }
+        memcpy(dst + i, src + i, (size_t)(len - i) * sizeof(float));
+        return;
+    }
+#endif
+    memcpy(dst, src, (size_t)len * sizeof(float));
+}
+
 /* Walks the lines that packed elements [e0, e1) cross: dst_or_src packed, the view at view. */
 static void move_range(float *packed_dst, const float *packed_src, float *view_dst,
                        const float *view_src, const tg_lines *l, int64_t e0, int64_t e1)
@@ -135,11 +203,14 @@ static void move_range(float *packed_dst, const float *packed_src, float *view_d
         const int64_t len = min64(l->length - offset, e1 - e);
         const int64_t at = line * l->pitch + offset;
         if (packed_dst)
-            memcpy(packed_dst + (e - e0), view_src + at, (size_t)len * sizeof(float));
+            copy_line(packed_dst + (e - e0), view_src + at, len);
         else
-            memcpy(view_dst + at, packed_src + (e - e0), (size_t)len * sizeof(float));
+            copy_line(view_dst + at, packed_src + (e - e0), len);
         e += len;
     }
+#if defined(__SSE2__)
+    _mm_sfence(); /* the streamed stores are seen before whoever is told the range is done */
+#endif
 }
 
 void tg_pack_range(float *dst, const float *src, const tg_lines *lines, int64_t e0, int64_t e1)

@@ -10,12 +10,21 @@
  *                     the tile's shape too, chosen in host_tiles.cu)
  *   the assignment    GPU g of G takes tiles [T*g/G, T*(g+1)/G) in row-major order: balanced,
  *                     and each GPU's tiles share A row-panels
+ *   k-cuts            a tile's product runs as products over consecutive cuts of k (of at most
+ *                     TG_K_CUT_MAX), each adding into the C tile, so that the first can start
+ *                     once the first cut of its panels has arrived rather than the whole
+ *                     panels; the cuts are a function of k alone, like the grid
+ *   the order         a GPU that holds every panel of its share visits its tiles in growing
+ *                     squares (tg_share_order), so that each panel it loads brings work for the
+ *                     ones already there and the copies stay ahead of the products; otherwise
+ *                     row by row
  *   panels            the rows of op(A) and the columns of op(B) a tile reads, and its tile of
  *                     C, each packed on the device as its lines (tg_lines_of) laid end to end
  *   pageable chunks   a panel from pageable memory travels in chunks of TG_BOUNCE_BYTES through
  *                     pinned bounce buffers; host threads fill a chunk in parts
- *   the lane's plan   which panels a GPU keeps on the device for the whole call (B's, when its
- *                     memory holds them) and which it streams through two slots
+ *   the lane's plan   which panels a GPU keeps on the device for the whole call (A's and B's,
+ *                     else B's, when its memory holds them) and which it streams through two
+ *                     slots
  */
 #ifndef TG_HOST_SPLIT_H
 #define TG_HOST_SPLIT_H
@@ -36,6 +45,9 @@ extern "C" {
 /* A tile is cut smaller where its A or B panel (tile x k floats) would pass this (never below
  * TG_TILE_ALIGN). */
 #define TG_PANEL_MAX_BYTES ((int64_t)512 << 20)
+/* A k-cut is at most this long: a 4096 x 4096 tile's cut then runs about 1.4 ms on an H100,
+ * long against its launch, while a 16384-long k starts after a quarter of its panels. */
+#define TG_K_CUT_MAX 4096
 /* One pinned bounce buffer, and how many a GPU cycles through (several copies in flight). */
 #define TG_BOUNCE_BYTES ((int64_t)16 << 20)
 #define TG_BOUNCE_COUNT 4
@@ -50,14 +62,17 @@ typedef struct tg_tile_grid {
     int64_t m, n, k;
     int64_t tile_m, tile_n; /* every tile's size but the last row's / column's */
     int64_t rows, cols;     /* tiles down and across */
+    int64_t k_cut, k_cuts;  /* every k-cut's length but the last's, and their count (>= 1) */
 } tg_tile_grid;
 
 /* The grid for an m x n x k product (m, n >= 1, k >= 0). */
 tg_tile_grid tg_tile_grid_of(int64_t m, int64_t n, int64_t k);
-/* The same rule with other bounds (tile_max a multiple of TG_TILE_ALIGN), for the tests, which
- * cut small matrices into many tiles. */
+/* The same rule with other bounds (tile_max and k_cut_max multiples of TG_TILE_ALIGN), for the
+ * tests, which cut small matrices into many tiles and short k into several cuts. */
 tg_tile_grid tg_tile_grid_capped(int64_t m, int64_t n, int64_t k, int64_t tile_max,
-                                 int64_t panel_max_bytes);
+                                 int64_t panel_max_bytes, int64_t k_cut_max);
+/* Cut q of k (0 <= q < g->k_cuts): [*k0, *k1). */
+void tg_k_cut_range(const tg_tile_grid *g, int64_t q, int64_t *k0, int64_t *k1);
 int64_t tg_tile_count(const tg_tile_grid *g);
 
 typedef struct tg_tile {
@@ -80,22 +95,34 @@ int64_t tg_share_cols(const tg_tile_grid *g, int64_t lo, int64_t hi);
 /* What one GPU holds on the device for its tiles [lo, hi).  All counts in floats. */
 typedef struct tg_lane_plan {
     int64_t lo, hi;
+    int64_t first_row;                /* the grid row of tile lo */
     int64_t a_panel, b_panel, c_tile; /* floats in one A panel, B panel, C tile */
-    int64_t a_slots;                  /* A panels held: 1 (one tile row) or 2 (the next loads
-                                       * while the last is read) */
+    int64_t a_slots;                  /* A panels held: every row's (a_resident), else 1 (one
+                                       * tile row) or 2 (the next loads while the last is read) */
+    int a_resident;                   /* 1: every A panel it reads is loaded once and kept; then
+                                       * B is kept too, and the tiles go in growing squares */
     int64_t b_slots;                  /* B panels held */
     int b_resident;                   /* 1: every B panel it reads is loaded once and kept
                                        * (b_slots of them); 0: streamed through 2 slots */
-    int64_t c_slots;                  /* C tiles on the device (and pinned on the host): 2 */
+    int64_t c_slots;                  /* C tiles on the device (and pinned on the host): up to
+                                       * 3, so that a tile's copy back and the host's part of
+                                       * finishing it overlap the next two tiles' copies in */
     int64_t device_bytes;             /* all of it */
 } tg_lane_plan;
 
 /* The plan for GPU `gpu` of `gpus` with `free_bytes` of device memory and `extra_bytes` the
- * tiles' products need besides (split-K's workspace).  B is kept whole where it fits in
- * free_bytes - TG_DEVICE_RESERVE_BYTES - extra_bytes, else streamed.  Returns 0 when even
- * streaming does not fit (the plan is still filled, streamed); 1 otherwise. */
+ * tiles' products need besides (split-K's workspace).  Within free_bytes -
+ * TG_DEVICE_RESERVE_BYTES - extra_bytes: A and B kept whole where both fit, else B where it
+ * fits, else both streamed.  Returns 0 when even streaming does not fit (the plan is still
+ * filled, streamed); 1 otherwise. */
 int tg_lane_plan_make(const tg_tile_grid *g, int gpus, int gpu, int64_t free_bytes,
                       int64_t extra_bytes, tg_lane_plan *out);
+
+/* The order in which the lane visits its tiles: order[0 .. hi - lo) gets tile numbers.  With A
+ * and B resident, growing squares from the share's first row: shell s holds the tiles whose
+ * max(row - first_row, column) is s, column s's first (they need only B's new panel), then row
+ * first_row + s's; else row-major. */
+void tg_share_order(const tg_tile_grid *g, const tg_lane_plan *p, int64_t *order);
 
 /* A panel or tile as the device holds it: `lines` packed end to end, lines.count *
  * lines.length floats.  The host side of a view (rows x cols, strides rs, cs) starting at

@@ -213,12 +213,12 @@ void tg_append_choice_reasons(const tg_choice *c, int forced, int cc, double flo
 int tg_runs_tiled(const tg_problem *p, const tg_plan *plan);
 /* The GPUs the handle's host products use, into out (TG_MAX_DEVICES); returns how many. */
 int tg_devices_of(const tg_handle *h, int *out);
-/* Tile `t`'s product as the device runs it: its shape, packed panels at aligned placeholder
- * pointers (the real ones are as aligned), and the planner's rung and split-K for it with the
- * handle's settings on the handle's GPU: a function of the tile's shape alone.  Returns 0 when
- * no rung can run it. */
+/* The product of tile `t` over k-cut `q` as the device runs it: its shape, packed panels at
+ * aligned placeholder pointers (the real ones are as aligned), and the planner's rung and
+ * split-K for it with the handle's settings on the handle's GPU: a function of the tile's and
+ * the cut's shape alone.  Returns 0 when no rung can run it. */
 int tg_tile_choice(const tg_handle *h, const tg_problem *p, const tg_tile_grid *g, int64_t t,
-                   tg_problem *tile, tg_choice *c);
+                   int64_t q, tg_problem *tile, tg_choice *c);
 /* After tg_run_validated failed: C as the CPU backend computes it, where the GPUs did not write
  * it (all of C unless a tiled call left tiles written; see tg_partial).  h may be NULL. */
 void tg_cpu_complete(tg_handle *h, const tg_call *call);

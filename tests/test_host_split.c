@@ -3,17 +3,19 @@
  *
  * Arithmetic: the grid's tiles cover m x n exactly, within their bounds, for shapes from 1 to
  * past 2^31 elements; every tile belongs to exactly one GPU for 1 to 70 GPUs, in balanced
- * contiguous shares; the rows and columns a share touches; the lanes' device plans; pageable
- * chunks and their parts.
+ * contiguous shares; the rows and columns a share touches; the k-cuts; each share's visiting
+ * order (every tile once, growing squares where the panels stay); the lanes' device plans;
+ * pageable chunks and their parts.
  *
  * The environment and tg_set_devices' checks; the BLAS fallback's CPU finishing of a C whose
  * tiles were partly written (beta applied once everywhere).
  *
  * The whole split, emulated: every orientation (both layouts, all transposes), odd shapes,
  * padded leading dimensions, beta = 0 (C poisoned with NaN, which must not come back) and
- * beta != 0, over 1, 2, 3 and 5 GPUs: each tile's A and B panels and C tile are packed in
- * chunks of odd sizes, split into parts as host threads split them, multiplied on packed
- * strides with one fixed k order, and unpacked into C.  C must be bit-identical to the direct
+ * beta != 0, over 1, 2, 3, 5 and 8 GPUs, each visiting its tiles in its plan's order: each
+ * tile's C tile and each k-cut of its A and B panels are packed in chunks of odd sizes, split
+ * into parts as host threads split them, multiplied cut after cut on packed strides with one
+ * fixed k order (the first cut with beta, the later ones adding), and unpacked into C.  C must be bit-identical to the direct
  * product and across GPU counts, each element written exactly once, nothing outside C touched.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -51,11 +53,64 @@ static void check_grid(int64_t m, int64_t n, int64_t k)
     EXPECT(panel <= TG_PANEL_MAX_BYTES || (g.tile_m <= TG_TILE_ALIGN && g.tile_n <= TG_TILE_ALIGN),
            "%lldx%lldx%lld: a panel of %lld bytes", (long long)m, (long long)n, (long long)k,
            (long long)panel);
+    /* k-cuts: consecutive, covering k, none empty (but for k = 0), aligned but the last */
+    int64_t next_k = 0, bad_cuts = 0;
+    for (int64_t q = 0; q < g.k_cuts; ++q) {
+        int64_t k0, k1;
+        tg_k_cut_range(&g, q, &k0, &k1);
+        bad_cuts += k0 != next_k || (k1 <= k0 && k > 0) || k1 - k0 > TG_K_CUT_MAX ||
+                    (q + 1 < g.k_cuts && (k1 - k0) % TG_TILE_ALIGN != 0);
+        next_k = k1;
+    }
+    EXPECT(bad_cuts == 0 && next_k == k && g.k_cuts >= 1 && g.k_cuts <= k / TG_K_CUT_MAX + 1,
+           "k %lld: %lld cuts of %lld, %lld wrong, reaching %lld", (long long)k,
+           (long long)g.k_cuts, (long long)g.k_cut, (long long)bad_cuts, (long long)next_k);
     /* the last tile of each row and column is the remainder, never empty */
     const tg_tile last = tg_tile_at(&g, tg_tile_count(&g) - 1);
     EXPECT(last.i0 + last.m == m && last.j0 + last.n == n && last.m > 0 && last.n > 0,
            "%lldx%lld: last tile at %lld,%lld of %lldx%lld", (long long)m, (long long)n,
            (long long)last.i0, (long long)last.j0, (long long)last.m, (long long)last.n);
+}
+
+/* The visiting order of GPU gpu's share, resident (growing squares) and streamed (row-major):
+ * every tile of the share once; squares: a tile comes after every tile of the share that reads
+ * only panels it reads too or ones loaded earlier, i.e. each tile needs at most the panels of
+ * its own row and column besides those already in, and row-major where streamed. */
+static void check_order(const tg_tile_grid *g, int gpus, int gpu)
+{
+    for (int resident = 0; resident < 2; ++resident) {
+        tg_lane_plan plan;
+        tg_lane_plan_make(g, gpus, gpu, resident ? (int64_t)1 << 50 : 0, 0, &plan);
+        EXPECT(plan.a_resident == resident && (!resident || plan.b_resident),
+               "%d of %d GPUs: a_resident %d with %s memory", gpu, gpus, plan.a_resident,
+               resident ? "ample" : "no");
+        const int64_t count = plan.hi - plan.lo;
+        int64_t *order = malloc((size_t)(count + 1) * sizeof(int64_t));
+        unsigned char *seen = calloc((size_t)(count + 1), 1);
+        tg_share_order(g, &plan, order);
+        int64_t wrong = 0, shell = 0, worse = 0;
+        for (int64_t i = 0; i < count; ++i) {
+            const int64_t t = order[i];
+            if (t < plan.lo || t >= plan.hi || seen[t - plan.lo]) {
+                ++wrong;
+                continue;
+            }
+            seen[t - plan.lo] = 1;
+            const tg_tile tile = tg_tile_at(g, t);
+            const int64_t rel = tile.row - plan.first_row;
+            const int64_t s = rel > tile.col ? rel : tile.col;
+            if (resident)
+                worse += s < shell; /* shells never go back */
+            else
+                worse += t != plan.lo + i;
+            shell = s;
+        }
+        EXPECT(wrong == 0 && worse == 0,
+               "%lldx%lld tiles, GPU %d of %d (%s): %lld tiles out of the share or twice, %lld "
+               "out of order", (long long)g->rows, (long long)g->cols, gpu, gpus,
+               resident ? "resident" : "streamed", (long long)wrong, (long long)worse);
+        free(order), free(seen);
+    }
 }
 
 static void check_shares(int64_t m, int64_t n, int64_t k)
@@ -87,6 +142,10 @@ static void check_shares(int64_t m, int64_t n, int64_t k)
                        (long long)tg_share_cols(&g, lo, hi), (long long)nc);
             }
         }
+        if (tiles <= 4096 && gpus % 3 == 1) {
+            for (int gpu = 0; gpu < gpus; ++gpu)
+                check_order(&g, gpus, gpu);
+        }
         EXPECT(next == tiles, "%d GPUs cover %lld of %lld tiles", gpus, (long long)next,
                (long long)tiles);
         EXPECT(largest - smallest <= 1, "%d GPUs: shares from %lld to %lld tiles", gpus,
@@ -101,19 +160,23 @@ static void check_lane_plans(void)
     EXPECT(g.rows == 4 && g.cols == 4 && g.tile_m == 4096, "16384^3: %lldx%lld tiles of %lld",
            (long long)g.rows, (long long)g.cols, (long long)g.tile_m);
     tg_lane_plan p;
-    /* an H100: B (1 GiB) is kept whole */
-    EXPECT(tg_lane_plan_make(&g, 2, 1, 79 * gib, 0, &p) == 1 && p.b_resident && p.b_slots == 4 &&
-               p.a_slots == 2 && p.c_slots == 2 && p.lo == 8 && p.hi == 16,
-           "16384^3, GPU 1 of 2: resident %d, %lld B slots, tiles [%lld, %lld)", p.b_resident,
-           (long long)p.b_slots, (long long)p.lo, (long long)p.hi);
-    EXPECT(p.device_bytes == (2 * 4096LL * 16384 + 2 * 4096LL * 4096 + 4 * 4096LL * 16384) * 4,
+    /* an H100: its rows of A and all of B (1 GiB) are kept whole */
+    EXPECT(tg_lane_plan_make(&g, 2, 1, 79 * gib, 0, &p) == 1 && p.a_resident && p.b_resident &&
+               p.b_slots == 4 && p.a_slots == 2 && p.c_slots == 3 && p.lo == 8 && p.hi == 16 &&
+               p.first_row == 2,
+           "16384^3, GPU 1 of 2: resident %d %d, %lld B slots, tiles [%lld, %lld)", p.a_resident,
+           p.b_resident, (long long)p.b_slots, (long long)p.lo, (long long)p.hi);
+    EXPECT(p.device_bytes == (2 * 4096LL * 16384 + 3 * 4096LL * 4096 + 4 * 4096LL * 16384) * 4,
            "device bytes %lld", (long long)p.device_bytes);
-    /* little memory: B streams through two slots */
+    /* one GPU: all of A and B, 2 GiB, with 3 GiB; with 2.6 GiB only B; with 2 GiB neither */
+    EXPECT(tg_lane_plan_make(&g, 1, 0, 3 * gib, 0, &p) == 1 && p.a_resident && p.a_slots == 4,
+           "3 GiB: A not kept whole");
+    EXPECT(tg_lane_plan_make(&g, 1, 0, 26 * gib / 10, 0, &p) == 1 && !p.a_resident &&
+               p.a_slots == 2 && p.b_resident,
+           "2.6 GiB: resident %d %d", p.a_resident, p.b_resident);
     EXPECT(tg_lane_plan_make(&g, 1, 0, 2 * gib, 0, &p) == 1 && !p.b_resident && p.b_slots == 2,
            "2 GiB: resident %d, %lld slots", p.b_resident, (long long)p.b_slots);
     EXPECT(p.device_bytes <= 2 * gib, "2 GiB: %lld bytes planned", (long long)p.device_bytes);
-    EXPECT(tg_lane_plan_make(&g, 1, 0, 3 * gib, 0, &p) == 1 && p.b_resident,
-           "3 GiB: B not kept whole");
     /* too little for anything */
     EXPECT(tg_lane_plan_make(&g, 1, 0, gib, 0, &p) == 0, "1 GiB: said to fit");
     /* split-K's workspace counts against the room */
@@ -282,22 +345,21 @@ static void product(int64_t m, int64_t n, int64_t k, float alpha, const float *A
 /* The split of p over `gpus` GPUs, each tile staged as host_tiles.cu stages it.  owner (the
  * layout of C) gets the tile's number + 1 where it writes. */
 static void emulate(const tg_problem *p, const tg_tile_grid *g, int gpus, float *C, float *owner,
-                    int64_t chunk, int parts)
+                    int64_t chunk, int parts, int resident)
 {
     float *a = malloc((size_t)(g->tile_m * p->k + 1) * sizeof(float));
     float *b = malloc((size_t)(g->tile_n * p->k + 1) * sizeof(float));
     float *c = malloc((size_t)(g->tile_m * g->tile_n) * sizeof(float));
     float *mark = malloc((size_t)(g->tile_m * g->tile_n) * sizeof(float));
+    int64_t *order = malloc((size_t)(tg_tile_count(g) + 1) * sizeof(int64_t));
     for (int gpu = 0; gpu < gpus; ++gpu) {
-        int64_t lo, hi;
-        tg_tile_share(g, gpus, gpu, &lo, &hi);
-        for (int64_t t = lo; t < hi; ++t) {
+        tg_lane_plan plan;
+        tg_lane_plan_make(g, gpus, gpu, resident ? (int64_t)1 << 50 : 0, 0, &plan);
+        tg_share_order(g, &plan, order);
+        for (int64_t i = 0; i < plan.hi - plan.lo; ++i) {
+            const int64_t t = order[i];
             const tg_tile tile = tg_tile_at(g, t);
             int64_t a_rs, a_cs, b_rs, b_cs, c_rs, c_cs;
-            pack(a, p->A + tile.i0 * p->a_rs, tile.m, p->k, p->a_rs, p->a_cs, chunk, parts,
-                 &a_rs, &a_cs);
-            pack(b, p->B + tile.j0 * p->b_cs, p->k, tile.n, p->b_rs, p->b_cs, chunk, parts,
-                 &b_rs, &b_cs);
             float *c_at = C + tile.i0 * p->ldc + tile.j0;
             if (p->beta != 0.0f) {
                 pack(c, c_at, tile.m, tile.n, p->ldc, 1, chunk, parts, &c_rs, &c_cs);
@@ -307,8 +369,17 @@ static void emulate(const tg_problem *p, const tg_tile_grid *g, int gpus, float 
                 for (int64_t e = 0; e < tile.m * tile.n; ++e)
                     c[e] = NAN; /* the device's C slot holds an earlier tile: never read */
             }
-            product(tile.m, tile.n, p->k, p->alpha, a, a_rs, a_cs, b, b_rs, b_cs, p->beta, c,
-                    tile.n);
+            for (int64_t q = 0; q < g->k_cuts; ++q) {
+                int64_t k0, k1;
+                tg_k_cut_range(g, q, &k0, &k1);
+                float *a_cut = a + tile.m * k0, *b_cut = b + tile.n * k0;
+                pack(a_cut, p->A + tile.i0 * p->a_rs + k0 * p->a_cs, tile.m, k1 - k0, p->a_rs,
+                     p->a_cs, chunk, parts, &a_rs, &a_cs);
+                pack(b_cut, p->B + k0 * p->b_rs + tile.j0 * p->b_cs, k1 - k0, tile.n, p->b_rs,
+                     p->b_cs, chunk, parts, &b_rs, &b_cs);
+                product(tile.m, tile.n, k1 - k0, p->alpha, a_cut, a_rs, a_cs, b_cut, b_rs, b_cs,
+                        q == 0 ? p->beta : 1.0f, c, tile.n);
+            }
             unpack(c_at, c, tile.m, tile.n, p->ldc, chunk, parts);
             for (int64_t e = 0; e < tile.m * tile.n; ++e)
                 mark[e] = (float)(t + 1);
@@ -317,7 +388,7 @@ static void emulate(const tg_problem *p, const tg_tile_grid *g, int gpus, float 
                    parts);
         }
     }
-    free(a), free(b), free(c), free(mark);
+    free(a), free(b), free(c), free(mark), free(order);
 }
 
 static void check_split(tg_layout layout, tg_op ta, tg_op tb, int64_t m, int64_t n, int64_t k,
@@ -357,17 +428,17 @@ static void check_split(tg_layout layout, tg_op ta, tg_op tb, int64_t m, int64_t
     memcpy(ref, C0, c_size * 4);
     tg_normalize(&call, &p);
     product(p.m, p.n, p.k, p.alpha, p.A, p.a_rs, p.a_cs, p.B, p.b_rs, p.b_cs, p.beta, p.C, p.ldc);
-    /* small caps: many tiles, panel-bound cuts at larger k */
-    const tg_tile_grid g = tg_tile_grid_capped(p.m, p.n, p.k, 128, 128 * 40 * 4);
-    const int gpu_counts[] = {1, 2, 3, 5};
-    for (int gi = 0; gi < 4; ++gi) {
+    /* small caps: many tiles, panel-bound cuts at larger k, k-cuts of 128 */
+    const tg_tile_grid g = tg_tile_grid_capped(p.m, p.n, p.k, 128, 128 * 40 * 4, 128);
+    const int gpu_counts[] = {1, 2, 3, 5, 8};
+    for (int gi = 0; gi < 5; ++gi) {
         const int gpus = gpu_counts[gi];
         memcpy(got, C0, c_size * 4);
         memset(owner, 0, c_size * 4);
         call.C = got;
         tg_normalize(&call, &p);
         const int64_t chunk = 37 + 91 * gi; /* chunks that cross lines anywhere */
-        emulate(&p, &g, gpus, got, owner, chunk, 1 + gi);
+        emulate(&p, &g, gpus, got, owner, chunk, 1 + gi, gi % 2 == 0);
         int wrong = 0, nan = 0, twice = 0, outside = 0;
         int64_t written = 0;
         for (size_t e = 0; e < c_size; ++e) {
@@ -474,7 +545,7 @@ static void check_cpu_complete(void)
     tg_problem p;
     tg_normalize(&call, &p);
     /* a failed tiled call that wrote tiles 0 and 2 of a 3 x 3 grid of 128 */
-    h->partial.grid = tg_tile_grid_capped(p.m, p.n, p.k, 128, (int64_t)1 << 30);
+    h->partial.grid = tg_tile_grid_capped(p.m, p.n, p.k, 128, (int64_t)1 << 30, TG_K_CUT_MAX);
     EXPECT(tg_tile_count(&h->partial.grid) == 9, "%lld tiles",
            (long long)tg_tile_count(&h->partial.grid));
     h->partial.written = calloc(9, 1);
@@ -518,7 +589,7 @@ int main(void)
         check_copiers(threads);
 
     const int64_t dims[][3] = {{1, 1, 1}, {7, 300, 5}, {300, 7, 33}, {129, 257, 1},
-                               {257, 385, 77}, {385, 129, 130}};
+                               {257, 385, 77}, {385, 129, 130}, {65, 200, 300}};
     const tg_op ops[] = {TG_NO_TRANS, TG_TRANS};
     for (int l = 0; l < 2; ++l)
         for (int ta = 0; ta < 2; ++ta)

@@ -4,21 +4,24 @@
  *
  * Each GPU of the handle's list (tg_set_devices) has a lane: three streams (copies in, the
  * products, copies out), a few events, one device allocation carved into panel slots, and
- * pinned host buffers (TG_BOUNCE_COUNT bounce buffers for pageable operands, and two C tiles).
+ * pinned host buffers (TG_BOUNCE_COUNT bounce buffers for pageable operands, and the C tiles).
  * A lane is made on first use and kept on the handle until tg_destroy.
  *
  * One call: every GPU's share of the tiles (tg_tile_share) runs on a driving thread of its own
- * (the first on the caller's), which for each tile, in row-major order,
- *   1. uploads the tile row's A panel when the row changes (into the other of two slots), the
- *      tile column's B panel unless it is already there (kept for the whole call when the
- *      GPU's memory holds every B panel it reads, else streamed through two slots), and with
- *      beta != 0 the C tile: pinned memory by one DMA copy, pageable memory through the bounce
- *      buffers, a chunk at a time, host threads filling one while the DMA engine drains another;
- *   2. queues the tile's product (the rung and split-K tg_tile_choice gives: a function of the
- *      tile's shape, so any GPU computes a tile the same way) after those copies;
- *   3. queues the C tile's copy back after the product, and then finishes the tile before it:
- *      waits for its copy and, unless it went straight into the caller's pinned C (beta = 0),
- *      scatters it from pinned memory into the caller's C with host threads.
+ * (the first on the caller's), which for each tile, in the order tg_share_order gives (growing
+ * squares where the GPU holds every panel of its share, else row-major),
+ *   1. with beta != 0, uploads the C tile;
+ *   2. for each k-cut (tg_k_cut_range), uploads that cut of the tile's A panel and B panel where
+ *      they are new (resident panels load once; streamed ones through two slots), then queues
+ *      the cut's product after them, adding into the C tile after the first (the rung and
+ *      split-K tg_tile_choice gives: a function of the tile's and cut's shape, so any GPU
+ *      computes a tile the same way).  Pinned memory goes by one DMA copy, pageable through the
+ *      bounce buffers, a chunk at a time, host threads filling one while the DMA engine drains
+ *      another;
+ *   3. queues the C tile's copy back after the last cut, and then finishes the tile queued two
+ *      before it (three C slots): waits for its copy and, unless it went straight into the
+ *      caller's pinned C (beta = 0), scatters it from pinned memory into the caller's C with
+ *      host threads.  The lag keeps the host's waits from holding back the copies in.
  * Slots are reused only after the work reading them is done (events), so copies for the next
  * tile overlap the product of this one.  Through pinned memory a tile reaches C whole or not at
  * all (the scatter is a host copy from a finished transfer), so a failure leaves whole tiles
@@ -60,7 +63,7 @@ struct lane {
     int device;
     tg_handle shadow; /* the GPU, its product stream and workspace, for tg_cuda_launch_product */
     cudaStream_t in, comp, out;
-    cudaEvent_t ev_in, comp_done, a_free[2], b_free[2], c_free[2], bounce_free[TG_BOUNCE_COUNT];
+    cudaEvent_t ev_in, comp_done, a_free[2], b_free[2], c_free[3], bounce_free[TG_BOUNCE_COUNT];
     char *dev;
     size_t dev_bytes;
     float *bounce; /* TG_BOUNCE_COUNT * TG_BOUNCE_BYTES pinned */
@@ -82,7 +85,8 @@ struct call {
     int pinned_a, pinned_b, pinned_c; /* 1: the caller's memory is pinned (DMA reads it) */
     int direct_c;                     /* C tiles go straight into the caller's C: pinned C and
                                        * beta = 0 */
-    int rung[4], slices[4];           /* by tile shape: shape_of() */
+    int rung[4][2], slices[4][2];     /* by tile shape (shape_of()) and k-cut (0: every cut but
+                                       * the last, 1: the last) */
     int64_t extra_bytes;              /* the largest workspace a tile's product needs */
     tg_copiers *copiers;
     std::atomic<int> stop;            /* a lane failed: the others stop at their next tile */
@@ -150,7 +154,8 @@ void lane_free(lane *l)
     if (l->c_host)
         (void)cudaFreeHost(l->c_host);
     cudaEvent_t *events[] = {&l->ev_in, &l->comp_done, &l->a_free[0], &l->a_free[1],
-                             &l->b_free[0], &l->b_free[1], &l->c_free[0], &l->c_free[1]};
+                             &l->b_free[0], &l->b_free[1], &l->c_free[0], &l->c_free[1],
+                             &l->c_free[2]};
     for (cudaEvent_t *e : events)
         if (*e)
             (void)cudaEventDestroy(*e);
@@ -173,7 +178,8 @@ tg_status lane_ready(lane_run *r, const tg_handle *h)
         if (!*s)
             LANE_CHECK(r, cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
     cudaEvent_t *events[] = {&l->ev_in, &l->comp_done, &l->a_free[0], &l->a_free[1],
-                             &l->b_free[0], &l->b_free[1], &l->c_free[0], &l->c_free[1]};
+                             &l->b_free[0], &l->b_free[1], &l->c_free[0], &l->c_free[1],
+                             &l->c_free[2]};
     for (cudaEvent_t *e : events)
         if (!*e)
             LANE_CHECK(r, cudaEventCreateWithFlags(e, cudaEventDisableTiming));
@@ -359,54 +365,65 @@ tg_status lane_tiles(lane_run *r)
                                     "host: pinned C tiles")) != TG_SUCCESS)
         return s;
 
-    /* Resident B: where each tile column's panel sits, once loaded (-1: not yet). */
-    int64_t *b_at = nullptr;
-    if (plan.b_resident) {
-        b_at = (int64_t *)(TG_FAULT("host: B panel table")
-                               ? nullptr
-                               : malloc((size_t)g->cols * sizeof(int64_t)));
-        if (!b_at)
-            return tg_record(&r->error, TG_ERROR_ALLOCATION, 0,
-                             "GPU %d: host: B panel table: could not allocate %lld entries",
-                             l->device, (long long)g->cols);
-        for (int64_t j = 0; j < g->cols; ++j)
-            b_at[j] = -1;
-    }
-    int64_t row = -1, b_loaded = 0, pending = -1;
-    int a_cur = 1, pending_slot = 0;
-    int64_t seq = 0;
-    for (int64_t t = plan.lo; t < plan.hi && s == TG_SUCCESS; ++t, ++seq) {
+    /* The visiting order, and where each resident panel sits once loaded (-1: not yet). */
+    const int64_t count = plan.hi - plan.lo;
+    int64_t *order = (int64_t *)(TG_FAULT("host: tile order")
+                                     ? nullptr
+                                     : malloc((size_t)(count + g->rows + g->cols) *
+                                              sizeof(int64_t)));
+    if (!order)
+        return tg_record(&r->error, TG_ERROR_ALLOCATION, 0,
+                         "GPU %d: host: tile order: could not allocate %lld entries", l->device,
+                         (long long)(count + g->rows + g->cols));
+    int64_t *const a_at = order + count, *const b_at = a_at + g->rows;
+    for (int64_t i = 0; i < g->rows + g->cols; ++i)
+        a_at[i] = -1;
+    tg_share_order(g, &plan, order);
+
+    int64_t row = -1, a_loaded = 0, b_loaded = 0;
+    int a_cur = 1;
+    /* tile seq is finished (its C waited for and scattered) after tile seq + lag is queued, so
+     * that the host's waiting never holds back the next tiles' copies in */
+    const int64_t lag = plan.c_slots - 1;
+    int64_t seq = 0, finished = 0;
+    for (; seq < count && s == TG_SUCCESS; ++seq) {
         if (c->stop.load(std::memory_order_relaxed))
             break;
+        const int64_t t = order[seq];
         const tg_tile tile = tg_tile_at(g, t);
-        if (tile.row != row) {
-            a_cur ^= 1;
-            row = tile.row;
-            float *dst = A_slots + a_cur * a_slot;
-            if ((s = wait_for(r, l->in, l->a_free[a_cur])) ||
-                (s = upload(r, dst, p->A + tile.i0 * p->a_rs, tile.m, p->k, p->a_rs, p->a_cs,
-                            c->pinned_a)))
-                break;
-        }
-        float *b_dst;
-        int b_cur = (int)(seq & 1);
-        if (plan.b_resident) {
-            if (b_at[tile.col] < 0) {
-                b_at[tile.col] = b_loaded++;
-                b_dst = B_slots + b_at[tile.col] * b_slot;
-                if ((s = upload(r, b_dst, p->B + tile.j0 * p->b_cs, p->k, tile.n, p->b_rs,
-                                p->b_cs, c->pinned_b)))
+        /* the slots of its panels, and whether they are to be loaded */
+        float *a_dst, *b_dst;
+        bool a_new = false, b_new = false;
+        if (plan.a_resident) {
+            int64_t &at = a_at[tile.row];
+            a_new = at < 0;
+            if (a_new)
+                at = a_loaded++;
+            a_dst = A_slots + at * a_slot;
+        } else {
+            a_new = tile.row != row;
+            if (a_new) {
+                a_cur ^= 1;
+                row = tile.row;
+                if ((s = wait_for(r, l->in, l->a_free[a_cur])))
                     break;
             }
-            b_dst = B_slots + b_at[tile.col] * b_slot;
+            a_dst = A_slots + a_cur * a_slot;
+        }
+        const int b_cur = (int)(seq & 1);
+        if (plan.b_resident) {
+            int64_t &at = b_at[tile.col];
+            b_new = at < 0;
+            if (b_new)
+                at = b_loaded++;
+            b_dst = B_slots + at * b_slot;
         } else {
+            b_new = true;
             b_dst = B_slots + b_cur * b_slot;
-            if ((s = wait_for(r, l->in, l->b_free[b_cur])) ||
-                (s = upload(r, b_dst, p->B + tile.j0 * p->b_cs, p->k, tile.n, p->b_rs, p->b_cs,
-                            c->pinned_b)))
+            if ((s = wait_for(r, l->in, l->b_free[b_cur])))
                 break;
         }
-        const int cs = (int)(seq & 1);
+        const int cs = (int)(seq % plan.c_slots);
         float *c_dst = C_slots + cs * c_slot;
         if (p->beta != 0.0f) {
             if ((s = wait_for(r, l->in, l->c_free[cs])) ||
@@ -414,40 +431,59 @@ tg_status lane_tiles(lane_run *r)
                             1, c->pinned_c)))
                 break;
         }
-        if (c->stop.load(std::memory_order_relaxed))
+        /* each k-cut's product after its cut of the new panels */
+        for (int64_t q = 0; q < g->k_cuts && s == TG_SUCCESS; ++q) {
+            int64_t k0, k1;
+            tg_k_cut_range(g, q, &k0, &k1);
+            if (a_new && (s = upload(r, a_dst + tile.m * k0, p->A + tile.i0 * p->a_rs + k0 * p->a_cs,
+                                     tile.m, k1 - k0, p->a_rs, p->a_cs, c->pinned_a)))
+                break;
+            if (b_new && (s = upload(r, b_dst + tile.n * k0, p->B + k0 * p->b_rs + tile.j0 * p->b_cs,
+                                     k1 - k0, tile.n, p->b_rs, p->b_cs, c->pinned_b)))
+                break;
+            if (c->stop.load(std::memory_order_relaxed))
+                break;
+            s = [&]() -> tg_status {
+                LANE_CHECK(r, cudaEventRecord(l->ev_in, l->in));
+                LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->ev_in, 0));
+                if (q == 0)
+                    LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->c_free[cs], 0));
+                /* the cut's product on packed panels, as tg_tile_choice planned it */
+                const int shape = shape_of(g, t), last = q == g->k_cuts - 1 && q > 0;
+                const tg_lines a = tg_lines_of(tile.m, k1 - k0, p->a_rs, p->a_cs);
+                const tg_lines b = tg_lines_of(k1 - k0, tile.n, p->b_rs, p->b_cs);
+                tg_problem d;
+                memset(&d, 0, sizeof d);
+                d.m = tile.m;
+                d.n = tile.n;
+                d.k = k1 - k0;
+                d.alpha = p->alpha;
+                d.beta = q == 0 ? p->beta : 1.0f;
+                d.A = a_dst + tile.m * k0;
+                tg_packed_strides(&a, &d.a_rs, &d.a_cs);
+                d.B = b_dst + tile.n * k0;
+                tg_packed_strides(&b, &d.b_rs, &d.b_cs);
+                d.C = c_dst;
+                d.ldc = tile.n;
+                d.batch = 1;
+                const tg_status launched = tg_cuda_launch_product(
+                    &l->shadow, c->rung[shape][last], c->slices[shape][last], &d);
+                if (launched != TG_SUCCESS) {
+                    r->error = l->shadow.error;
+                    char tail[sizeof r->error.message];
+                    snprintf(tail, sizeof tail, "%s", l->shadow.error.message);
+                    tg_record(&r->error, launched, 0, "GPU %d: %s", l->device, tail);
+                    return launched;
+                }
+                return TG_SUCCESS;
+            }();
+        }
+        if (s != TG_SUCCESS || c->stop.load(std::memory_order_relaxed))
             break;
+        /* C back once every cut is in; the slots free again after it */
         s = [&]() -> tg_status {
-            LANE_CHECK(r, cudaEventRecord(l->ev_in, l->in));
-            LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->ev_in, 0));
-            LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->c_free[cs], 0));
-            /* the tile's product on packed panels, as tg_tile_choice planned it */
-            tg_problem d;
-            const int shape = shape_of(g, t);
-            d.m = tile.m;
-            d.n = tile.n;
-            d.k = p->k;
-            d.alpha = p->alpha;
-            d.beta = p->beta;
-            const tg_lines a = tg_lines_of(tile.m, p->k, p->a_rs, p->a_cs);
-            const tg_lines b = tg_lines_of(p->k, tile.n, p->b_rs, p->b_cs);
-            d.A = A_slots + a_cur * a_slot;
-            tg_packed_strides(&a, &d.a_rs, &d.a_cs);
-            d.B = b_dst;
-            tg_packed_strides(&b, &d.b_rs, &d.b_cs);
-            d.stride_a = d.stride_b = d.stride_c = 0;
-            d.C = c_dst;
-            d.ldc = tile.n;
-            d.batch = 1;
-            const tg_status launched =
-                tg_cuda_launch_product(&l->shadow, c->rung[shape], c->slices[shape], &d);
-            if (launched != TG_SUCCESS) {
-                r->error = l->shadow.error;
-                char tail[sizeof r->error.message];
-                snprintf(tail, sizeof tail, "%s", l->shadow.error.message);
-                tg_record(&r->error, launched, 0, "GPU %d: %s", l->device, tail);
-                return launched;
-            }
-            LANE_CHECK(r, cudaEventRecord(l->a_free[a_cur], l->comp));
+            if (!plan.a_resident)
+                LANE_CHECK(r, cudaEventRecord(l->a_free[a_cur], l->comp));
             if (!plan.b_resident)
                 LANE_CHECK(r, cudaEventRecord(l->b_free[b_cur], l->comp));
             LANE_CHECK(r, cudaEventRecord(l->comp_done, l->comp));
@@ -476,14 +512,16 @@ tg_status lane_tiles(lane_run *r)
         }();
         if (s != TG_SUCCESS)
             break;
-        if (pending >= 0 && (s = finish_tile(r, pending, pending_slot, plan)) != TG_SUCCESS)
-            break;
-        pending = t;
-        pending_slot = cs;
+        if (seq >= lag) {
+            s = finish_tile(r, order[finished], (int)(finished % plan.c_slots), plan);
+            ++finished;
+        }
     }
-    if (s == TG_SUCCESS && pending >= 0 && !c->stop.load(std::memory_order_relaxed))
-        s = finish_tile(r, pending, pending_slot, plan);
-    free(b_at);
+    /* the tiles queued but not yet finished */
+    for (; s == TG_SUCCESS && finished < seq && !c->stop.load(std::memory_order_relaxed);
+         ++finished)
+        s = finish_tile(r, order[finished], (int)(finished % plan.c_slots), plan);
+    free(order);
     if (s == TG_SUCCESS) {
         LANE_CHECK(r, cudaStreamSynchronize(l->in));
         LANE_CHECK(r, cudaStreamSynchronize(l->comp));
@@ -576,26 +614,28 @@ tg_status tg_cuda_execute_tiles(tg_handle *h, const tg_problem *p, const tg_plan
     c.gpus = tg_devices_of(h, ids);
     const int64_t tiles = tg_tile_count(&c.grid);
 
-    /* Each tile shape's rung and split-K, the same on every GPU. */
-    for (int shape = 0; shape < 4; ++shape) {
-        tg_problem d;
-        tg_choice choice;
-        if (!tg_tile_choice(h, p, &c.grid, first_of_shape(&c.grid, shape), &d, &choice))
-            return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
-                           "%s cannot run a %lldx%lldx%lld tile of this product; C was not "
-                           "written",
-                           h->algo >= 0 ? "the forced algo" : "no CUDA rung of this build",
-                           (long long)d.m, (long long)d.n, (long long)d.k);
-        c.rung[shape] = choice.rung;
-        c.slices[shape] = choice.split_k;
-        int64_t extra = 0;
-        if (choice.split_k > 1)
-            extra += tg_split_k_workspace(&d, choice.split_k) * (int64_t)sizeof(float);
-        const tg_rung *rung = tg_rungs[choice.rung];
-        if (rung->workspace_bytes)
-            extra += (int64_t)rung->workspace_bytes(&d);
-        c.extra_bytes = std::max(c.extra_bytes, extra);
-    }
+    /* Each tile shape's and k-cut's rung and split-K, the same on every GPU. */
+    for (int shape = 0; shape < 4; ++shape)
+        for (int last = 0; last < 2; ++last) {
+            tg_problem d;
+            tg_choice choice;
+            if (!tg_tile_choice(h, p, &c.grid, first_of_shape(&c.grid, shape),
+                                last ? c.grid.k_cuts - 1 : 0, &d, &choice))
+                return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
+                               "%s cannot run a %lldx%lldx%lld tile of this product; C was not "
+                               "written",
+                               h->algo >= 0 ? "the forced algo" : "no CUDA rung of this build",
+                               (long long)d.m, (long long)d.n, (long long)d.k);
+            c.rung[shape][last] = choice.rung;
+            c.slices[shape][last] = choice.split_k;
+            int64_t extra = 0;
+            if (choice.split_k > 1)
+                extra += tg_split_k_workspace(&d, choice.split_k) * (int64_t)sizeof(float);
+            const tg_rung *rung = tg_rungs[choice.rung];
+            if (rung->workspace_bytes)
+                extra += (int64_t)rung->workspace_bytes(&d);
+            c.extra_bytes = std::max(c.extra_bytes, extra);
+        }
 
     tg_status s = is_pinned(h, p->A, p->A + (p->m - 1) * p->a_rs + (p->k - 1) * p->a_cs,
                             &c.pinned_a);
@@ -675,7 +715,7 @@ tg_status tg_cuda_execute_tiles(tg_handle *h, const tg_problem *p, const tg_plan
             failed = i;
     }
     if (failed < 0) {
-        h->last_rung = c.rung[0];
+        h->last_rung = c.rung[0][0];
         free(c.written);
         free(runs);
         return TG_SUCCESS;
