@@ -1,21 +1,31 @@
 /*
- * host_operands: products of host operands on one GPU and on all of them, in one run.
+ * host_operands: products of host operands at several GPU counts of one host, in one run.
  *
- *   host_operands [--shapes 16384x16384x16384,32768x32768x8192] [--reps 3] [--xt-reps 2]
- *                 [--no-xt] [--json FILE] [--include NAME=FILE]
+ *   host_operands [--shapes 16384x16384x16384,32768x32768x8192] [--gpus 1,2,4] [--reps 3]
+ *                 [--xt-reps 2] [--no-xt] [--json FILE] [--include NAME=FILE]
+ *
+ * --gpus lists the GPU counts to measure (default: 1 and every GPU present); a count of N runs
+ * on GPUs 0 .. N-1.  Counts above the GPUs present are skipped with a message, and 1 is always
+ * measured: it is the reference of the scaling and of the bit-identical check.
  *
  * Measures, in this order:
- *   - the pinned host-to-device bandwidth of each GPU alone and of all at once (cudaMemcpyAsync
- *     of 1 GiB, median of 5), and the bound it sets: the rate at which A and B would cross once
- *     at that bandwidth (the GPUs' products taken as free);
+ *   - the pinned host-to-device bandwidth of each GPU alone, and of the first N GPUs at once
+ *     for each count N (cudaMemcpyAsync of 1 GiB to each, median of 5), and the bound each
+ *     sets: the rate at which A and B would cross once at that bandwidth (the GPUs' products
+ *     taken as free);
  *   - for each shape, column-major NN as sgemm_ callers pass it (alpha 1, beta 0), operands of
  *     small integers (so every product is exact and a sampled check is exact too): tilegemm
- *     from pinned and from pageable memory, on 1 GPU (tg_set_devices(h, NULL, 0)) and on all
- *     (TG_ALL_DEVICES); cublasXtSgemm on the same GPUs from the same memory;
- *   - whether C is bit-identical between 1 GPU and all, pinned and pageable.
+ *     from pinned and from pageable memory at each count (tg_set_devices with GPUs 0 .. N-1),
+ *     then cublasXtSgemm on the same GPUs (cublasXtDeviceSelect) from the same memory;
+ *   - whether C is bit-identical to that of 1 GPU from pinned memory at every count, pinned
+ *     and pageable.
  * Wall-clock medians (the calls return with C written), TFLOP/s, ratios.  The JSON names the
- * GPUs, their count, the commit (TILEGEMM_COMMIT, else git) and the date; --include embeds a
- * JSON file (the LD_PRELOAD drop-in run of sgemm_drop_in) under NAME.
+ * GPUs present and their count, the counts measured, the commit (TILEGEMM_COMMIT, else git)
+ * and the date; every result row has its "gpus".  Per shape, the fields named "all" (and
+ * h2d_pinned_all_gbps) are those of the largest count measured, bits_identical_1_vs_all holds
+ * for every count, and "by_gpus" gives each count's bound, bits and ratios.  The file is
+ * rewritten after every product, so a run cut short by its deadline keeps what it finished.
+ * --include embeds a JSON file (the LD_PRELOAD drop-in run of sgemm_drop_in) under NAME.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -32,6 +42,7 @@
 
 #define MAX_SHAPES 8
 #define MAX_GPUS 64
+#define MAX_COUNTS 16
 
 static double now(void)
 {
@@ -68,17 +79,18 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+
 /* --- Bandwidth ------------------------------------------------------------------------------ */
 
-/* Pinned host -> device: GB/s of GPU `only` alone (-1: all at once, their sum). */
-static double h2d_bandwidth(int gpus, int only)
+/* Pinned host -> device: GB/s of GPUs first .. first+count-1 copying at once (their sum). */
+static double h2d_bandwidth(int first, int count)
 {
     const size_t bytes = (size_t)1 << 30;
     void *host = NULL, *dev[MAX_GPUS] = {0};
     cudaStream_t stream[MAX_GPUS] = {0};
     cuda_ok(cudaHostAlloc(&host, bytes, cudaHostAllocPortable), "cudaHostAlloc 1 GiB");
     memset(host, 1, bytes);
-    const int lo = only < 0 ? 0 : only, hi = only < 0 ? gpus : only + 1;
+    const int lo = first, hi = first + count;
     for (int g = lo; g < hi; ++g) {
         cuda_ok(cudaSetDevice(g), "cudaSetDevice");
         cuda_ok(cudaMalloc(&dev[g], bytes), "cudaMalloc 1 GiB");
@@ -103,7 +115,7 @@ static double h2d_bandwidth(int gpus, int only)
     }
     cudaFreeHost(host);
     cudaSetDevice(0);
-    return (double)bytes * (hi - lo) / median(t + 1, 5) / 1e9;
+    return (double)bytes * count / median(t + 1, 5) / 1e9;
 }
 
 /* --- Products ------------------------------------------------------------------------------- */
@@ -122,10 +134,37 @@ typedef struct row {
     const char *error;
 } row;
 
-static row rows[256];
+/* tilegemm and cublasXt, pinned and pageable, at each count of each shape */
+static row rows[MAX_SHAPES * MAX_COUNTS * 4];
 static int nrows;
 
+/* What the run has measured so far, for the JSON and the closing table. */
+static struct {
+    int present; /* GPUs found */
+    char names[MAX_GPUS][256];
+    double alone_gbps[MAX_GPUS];     /* each GPU alone */
+    int counts[MAX_COUNTS], ncounts; /* the GPU counts measured, ascending, 1 first */
+    double at_once_gbps[MAX_COUNTS]; /* GPUs 0 .. counts[i]-1 at once */
+    shape shapes[MAX_SHAPES];
+    int nshapes, done;     /* shapes asked for, shapes finished */
+    int exact[MAX_SHAPES]; /* C of 1 GPU exact on sampled elements */
+    /* C at counts[i] GPUs, pinned and pageable, bit for bit that of 1 GPU from pinned memory */
+    int identical[MAX_SHAPES][MAX_COUNTS];
+} run;
+
 static double flops_of(const shape *s) { return 2.0 * (double)s->m * (double)s->n * (double)s->k; }
+
+/* TFLOP/s if A and B crossed once at `gbps` and the products took no time. */
+static double h2d_bound(const shape *s, double gbps)
+{
+    const double bytes = 4.0 * (double)(s->m * s->k + s->k * s->n);
+    return flops_of(s) / (bytes / (gbps * 1e9)) / 1e12;
+}
+
+static void shape_name(const shape *s, char *out, size_t size)
+{
+    snprintf(out, size, "%lldx%lldx%lld", (long long)s->m, (long long)s->n, (long long)s->k);
+}
 
 static void fill(float *x, int64_t count, uint64_t seed)
 {
@@ -161,8 +200,7 @@ static row *add_row(const shape *s, const char *library, const char *memory, int
 {
     row *r = &rows[nrows++];
     memset(r, 0, sizeof *r);
-    snprintf(r->shape, sizeof r->shape, "%lldx%lldx%lld", (long long)s->m, (long long)s->n,
-             (long long)s->k);
+    shape_name(s, r->shape, sizeof r->shape);
     r->library = library;
     r->memory = memory;
     r->gpus = gpus;
@@ -180,13 +218,17 @@ static void finish_row(row *r, const shape *s)
     fflush(stdout);
 }
 
+/* tilegemm on GPUs 0 .. gpus-1 */
 static void run_tilegemm(const shape *s, const operands *o, const char *memory, int gpus,
-                         int all, int reps)
+                         int reps)
 {
-    row *r = add_row(s, "tilegemm", memory, all ? gpus : 1);
+    row *r = add_row(s, "tilegemm", memory, gpus);
+    int ids[MAX_GPUS];
+    for (int g = 0; g < gpus; ++g)
+        ids[g] = g;
     tg_handle *h = NULL;
     if (tg_create(&h) != TG_SUCCESS || tg_set_backend(h, TG_BACKEND_CUDA) != TG_SUCCESS ||
-        tg_set_devices(h, NULL, all ? TG_ALL_DEVICES : 0) != TG_SUCCESS) {
+        tg_set_devices(h, ids, gpus) != TG_SUCCESS) {
         r->error = strdup(tg_last_error(h));
         fprintf(stderr, "host_operands: tilegemm set-up: %s\n", r->error);
         tg_destroy(h);
@@ -217,16 +259,16 @@ static void run_tilegemm(const shape *s, const operands *o, const char *memory, 
     finish_row(r, s);
 }
 
-static void run_xt(const shape *s, const operands *o, const char *memory, int gpus, int all,
-                   int reps)
+/* cublasXt on GPUs 0 .. gpus-1 */
+static void run_xt(const shape *s, const operands *o, const char *memory, int gpus, int reps)
 {
-    row *r = add_row(s, "cublasXt", memory, all ? gpus : 1);
+    row *r = add_row(s, "cublasXt", memory, gpus);
     cublasXtHandle_t xt = NULL;
     int ids[MAX_GPUS];
     for (int g = 0; g < gpus; ++g)
         ids[g] = g;
     if (cublasXtCreate(&xt) != CUBLAS_STATUS_SUCCESS ||
-        cublasXtDeviceSelect(xt, all ? gpus : 1, ids) != CUBLAS_STATUS_SUCCESS) {
+        cublasXtDeviceSelect(xt, gpus, ids) != CUBLAS_STATUS_SUCCESS) {
         r->error = "cublasXtCreate or cublasXtDeviceSelect failed";
         fprintf(stderr, "host_operands: %s\n", r->error);
         if (xt)
@@ -266,6 +308,28 @@ static const row *find(const char *shape_name, const char *library, const char *
 
 static double ratio(const row *a, const row *b) { return a && b ? a->tflops / b->tflops : NAN; }
 
+/* The ratios of one shape at one count: tilegemm pinned over 1 GPU, over cublasXt (pinned, the
+ * same GPUs), and pageable over pinned. */
+typedef struct ratios {
+    double over_one, over_xt, page_over_pin;
+} ratios;
+
+static ratios ratios_at(const char *name, int gpus)
+{
+    const row *pin = find(name, "tilegemm", "pinned", gpus);
+    return (ratios){ratio(pin, find(name, "tilegemm", "pinned", 1)),
+                    ratio(pin, find(name, "cublasXt", "pinned", gpus)),
+                    ratio(find(name, "tilegemm", "pageable", gpus), pin)};
+}
+
+static int identical_at_every_count(int si)
+{
+    int same = 1;
+    for (int ci = 0; ci < run.ncounts; ++ci)
+        same &= run.identical[si][ci];
+    return same;
+}
+
 static void json_number(FILE *f, double v)
 {
     if (isfinite(v))
@@ -294,27 +358,9 @@ static void commit_of(char *out, size_t size)
     pclose(p);
 }
 
-/* Everything measured so far, as JSON: written after each shape, so a run cut short by its
- * deadline still leaves the shapes it finished. */
-typedef struct run_info {
-    const char *json, *include;
-    int gpus;
-    char (*names)[256];
-    const double *bw, *bound_one, *bound_all;
-    double bw_all;
-    const shape *shapes;
-    const int *checked, *identical;
-} run_info;
-
-static void write_json(const run_info *ri, int done)
+/* Everything measured so far, as JSON (see the top of this file). */
+static void write_json(const char *json, const char *include)
 {
-    const char *json = ri->json, *include = ri->include;
-    const int gpus = ri->gpus;
-    char (*names)[256] = ri->names;
-    const double *bw = ri->bw, *bound_one = ri->bound_one, *bound_all = ri->bound_all;
-    const double bw_all = ri->bw_all;
-    const shape *shapes = ri->shapes;
-    const int *checked = ri->checked, *identical = ri->identical;
     FILE *f = fopen(json, "w");
     if (!f)
         die("cannot write %s", json);
@@ -324,37 +370,58 @@ static void write_json(const run_info *ri, int done)
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    const int largest = run.ncounts - 1;
     fprintf(f, "{\n  \"benchmark\": \"host_operands\",\n  \"commit\": \"%s\",\n  \"date\": "
-               "\"%s\",\n  \"gpu_count\": %d,\n  \"devices\": [",
-            commit, date, gpus);
-    for (int g = 0; g < gpus; ++g)
-        fprintf(f, "%s\"%s\"", g ? ", " : "", names[g]);
+               "\"%s\",\n  \"gpu_count\": %d,\n  \"gpu_counts\": [",
+            commit, date, run.present);
+    for (int ci = 0; ci < run.ncounts; ++ci)
+        fprintf(f, "%s%d", ci ? ", " : "", run.counts[ci]);
+    fprintf(f, "],\n  \"devices\": [");
+    for (int g = 0; g < run.present; ++g)
+        fprintf(f, "%s\"%s\"", g ? ", " : "", run.names[g]);
     fprintf(f, "],\n  \"layout\": \"col\", \"trans\": \"NN\", \"alpha\": 1, \"beta\": 0,\n");
     fprintf(f, "  \"h2d_pinned_gbps\": [");
-    for (int g = 0; g < gpus; ++g)
-        fprintf(f, "%s%.2f", g ? ", " : "", bw[g]);
-    fprintf(f, "],\n  \"h2d_pinned_all_gbps\": %.2f,\n  \"shapes\": [\n", bw_all);
-    for (int si = 0; si < done; ++si) {
+    for (int g = 0; g < run.present; ++g)
+        fprintf(f, "%s%.2f", g ? ", " : "", run.alone_gbps[g]);
+    fprintf(f, "],\n  \"h2d_pinned_all_gbps\": %.2f,\n  \"h2d_pinned_at_once\": [",
+            run.at_once_gbps[largest]);
+    for (int ci = 0; ci < run.ncounts; ++ci)
+        fprintf(f, "%s{\"gpus\": %d, \"gbps\": %.2f}", ci ? ", " : "", run.counts[ci],
+                run.at_once_gbps[ci]);
+    fprintf(f, "],\n  \"shapes\": [\n");
+    for (int si = 0; si < run.done; ++si) {
+        const shape *s = &run.shapes[si];
         char name[64];
-        snprintf(name, sizeof name, "%lldx%lldx%lld", (long long)shapes[si].m,
-                 (long long)shapes[si].n, (long long)shapes[si].k);
-        const row *one = find(name, "tilegemm", "pinned", 1);
-        const row *all = find(name, "tilegemm", "pinned", gpus);
-        const row *xall = find(name, "cublasXt", "pinned", gpus);
-        const row *pall = find(name, "tilegemm", "pageable", gpus);
+        shape_name(s, name, sizeof name);
+        const ratios all = ratios_at(name, run.counts[largest]);
         fprintf(f, "    {\"shape\": \"%s\", \"h2d_bound_tflops_1_gpu\": ", name);
-        json_number(f, bound_one[si]);
+        json_number(f, h2d_bound(s, run.at_once_gbps[0]));
         fprintf(f, ", \"h2d_bound_tflops_all\": ");
-        json_number(f, bound_all[si]);
+        json_number(f, h2d_bound(s, run.at_once_gbps[largest]));
         fprintf(f, ", \"exact_on_samples\": %s, \"bits_identical_1_vs_all\": %s,\n"
                    "     \"all_over_one\": ",
-                checked[si] ? "true" : "false", identical[si] ? "true" : "false");
-        json_number(f, ratio(all, one));
+                run.exact[si] ? "true" : "false", identical_at_every_count(si) ? "true" : "false");
+        json_number(f, all.over_one);
         fprintf(f, ", \"all_over_cublasxt\": ");
-        json_number(f, ratio(all, xall));
+        json_number(f, all.over_xt);
         fprintf(f, ", \"pageable_over_pinned_all\": ");
-        json_number(f, ratio(pall, all));
-        fprintf(f, "}%s\n", si + 1 < done ? "," : "");
+        json_number(f, all.page_over_pin);
+        fprintf(f, ",\n     \"by_gpus\": [");
+        for (int ci = 0; ci < run.ncounts; ++ci) {
+            const ratios at = ratios_at(name, run.counts[ci]);
+            fprintf(f, "%s\n       {\"gpus\": %d, \"h2d_bound_tflops\": ", ci ? "," : "",
+                    run.counts[ci]);
+            json_number(f, h2d_bound(s, run.at_once_gbps[ci]));
+            fprintf(f, ", \"bits_identical_to_1_gpu\": %s, \"over_one\": ",
+                    run.identical[si][ci] ? "true" : "false");
+            json_number(f, at.over_one);
+            fprintf(f, ", \"over_cublasxt\": ");
+            json_number(f, at.over_xt);
+            fprintf(f, ", \"pageable_over_pinned\": ");
+            json_number(f, at.page_over_pin);
+            fprintf(f, "}");
+        }
+        fprintf(f, "]}%s\n", si + 1 < run.done ? "," : "");
     }
     fprintf(f, "  ],\n  \"results\": [\n");
     for (int i = 0; i < nrows; ++i) {
@@ -393,13 +460,64 @@ static void write_json(const run_info *ri, int done)
     fprintf(f, "\n}\n");
     if (fclose(f) != 0)
         die("could not finish %s", json);
-    printf("wrote %s\n", json);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    const int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* --gpus LIST into counts[]; returns how many. */
+static int parse_counts(const char *list, int *counts)
+{
+    int n = 0;
+    for (const char *at = list; *at;) {
+        char *end = NULL;
+        const long count = strtol(at, &end, 10);
+        if (end == at || count < 1 || count > MAX_GPUS || (*end && *end != ','))
+            die("--gpus: \"%s\" is not a list of GPU counts such as 1,2,4", list);
+        if (n == MAX_COUNTS)
+            die("--gpus: \"%s\" names more counts than this program keeps", list);
+        counts[n++] = (int)count;
+        at = *end ? end + 1 : end;
+    }
+    if (n == 0)
+        die("--gpus: \"%s\" is not a list of GPU counts such as 1,2,4", list);
+    return n;
+}
+
+/* The counts to measure, into run.counts: those asked for that this host has, 1 included,
+ * ascending, each once. */
+static void settle_counts(const int *asked, int nasked)
+{
+    int counts[MAX_COUNTS + 1], n = 0, has_one = 0;
+    for (int i = 0; i < nasked; ++i) {
+        if (asked[i] > run.present) {
+            printf("host_operands: %d GPUs asked for, %d present: skipped\n", asked[i],
+                   run.present);
+            continue;
+        }
+        has_one |= asked[i] == 1;
+        counts[n++] = asked[i];
+    }
+    if (!has_one) {
+        printf("host_operands: 1 GPU added, the reference of the scaling and of the bits\n");
+        counts[n++] = 1;
+    }
+    qsort(counts, (size_t)n, sizeof *counts, cmp_int);
+    run.ncounts = 0;
+    for (int i = 0; i < n; ++i)
+        if (run.ncounts == 0 || counts[i] != run.counts[run.ncounts - 1])
+            run.counts[run.ncounts++] = counts[i];
 }
 
 int main(int argc, char **argv)
 {
-    shape shapes[MAX_SHAPES] = {{16384, 16384, 16384}, {32768, 32768, 8192}};
-    int nshapes = 2, reps = 3, xt_reps = 2, xt = 1;
+    run.shapes[0] = (shape){16384, 16384, 16384};
+    run.shapes[1] = (shape){32768, 32768, 8192};
+    run.nshapes = 2;
+    int reps = 3, xt_reps = 2, xt = 1, asked[MAX_COUNTS], nasked = 0;
     const char *json = NULL, *include = NULL;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
@@ -412,20 +530,22 @@ int main(int argc, char **argv)
             die("%s needs a value (see the comment at the top of bench/host_operands.c)", a);
         ++i;
         if (!strcmp(a, "--shapes")) {
-            nshapes = 0;
-            for (const char *at = v; *at && nshapes < MAX_SHAPES;) {
+            run.nshapes = 0;
+            for (const char *at = v; *at && run.nshapes < MAX_SHAPES;) {
                 long long m, n, k;
                 int used = 0;
                 if (sscanf(at, "%lldx%lldx%lld%n", &m, &n, &k, &used) != 3 || m < 1 || n < 1 ||
                     k < 1)
                     die("--shapes: \"%s\" is not MxNxK,...", v);
-                shapes[nshapes++] = (shape){m, n, k};
+                run.shapes[run.nshapes++] = (shape){m, n, k};
                 at += used;
                 if (*at == ',')
                     ++at;
                 else if (*at)
                     die("--shapes: \"%s\" is not MxNxK,...", v);
             }
+        } else if (!strcmp(a, "--gpus")) {
+            nasked = parse_counts(v, asked);
         } else if (!strcmp(a, "--reps")) {
             reps = atoi(v);
             if (reps < 1 || reps > 15)
@@ -442,35 +562,39 @@ int main(int argc, char **argv)
             die("unknown option %s", a);
         }
     }
-    int gpus = 0;
-    if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) {
+    int present = 0;
+    if (cudaGetDeviceCount(&present) != cudaSuccess || present < 1) {
         printf("host_operands: no GPU found, nothing measured\n");
         return 77;
     }
-    gpus = gpus > MAX_GPUS ? MAX_GPUS : gpus;
-    char names[MAX_GPUS][256];
-    for (int g = 0; g < gpus; ++g) {
+    run.present = present > MAX_GPUS ? MAX_GPUS : present;
+    if (nasked == 0) {
+        asked[nasked++] = 1;
+        asked[nasked++] = run.present;
+    }
+    settle_counts(asked, nasked);
+    for (int g = 0; g < run.present; ++g) {
         struct cudaDeviceProp prop;
         cuda_ok(cudaGetDeviceProperties(&prop, g), "cudaGetDeviceProperties");
-        snprintf(names[g], sizeof names[g], "%s", prop.name);
+        snprintf(run.names[g], sizeof run.names[g], "%s", prop.name);
     }
-    double bw[MAX_GPUS];
-    for (int g = 0; g < gpus; ++g) {
-        bw[g] = h2d_bandwidth(gpus, g);
-        printf("pinned host -> GPU %d: %.1f GB/s\n", g, bw[g]);
+    for (int g = 0; g < run.present; ++g) {
+        run.alone_gbps[g] = h2d_bandwidth(g, 1);
+        printf("pinned host -> GPU %d: %.1f GB/s\n", g, run.alone_gbps[g]);
     }
-    const double bw_all = h2d_bandwidth(gpus, -1);
-    printf("pinned host -> all %d GPUs at once: %.1f GB/s\n", gpus, bw_all);
+    for (int ci = 0; ci < run.ncounts; ++ci) {
+        const int n = run.counts[ci];
+        run.at_once_gbps[ci] = n == 1 ? run.alone_gbps[0] : h2d_bandwidth(0, n);
+        if (n > 1)
+            printf("pinned host -> GPUs 0 .. %d at once: %.1f GB/s\n", n - 1,
+                   run.at_once_gbps[ci]);
+    }
+    if (json)
+        write_json(json, include);
 
-    int identical[MAX_SHAPES], checked[MAX_SHAPES];
-    double bound_one[MAX_SHAPES], bound_all[MAX_SHAPES];
-    const run_info ri = {json, include, gpus, names, bw, bound_one, bound_all, bw_all, shapes,
-                         checked, identical};
-    for (int si = 0; si < nshapes; ++si) {
-        const shape *s = &shapes[si];
+    for (int si = 0; si < run.nshapes; ++si) {
+        const shape *s = &run.shapes[si];
         const size_t a = (size_t)(s->m * s->k), b = (size_t)(s->k * s->n), c = (size_t)(s->m * s->n);
-        bound_one[si] = flops_of(s) / ((double)(a + b) * 4 / (bw[0] * 1e9)) / 1e12;
-        bound_all[si] = flops_of(s) / ((double)(a + b) * 4 / (bw_all * 1e9)) / 1e12;
         operands page = {malloc(a * 4), malloc(b * 4), malloc(c * 4)}, pin = {0};
         float *first = malloc(c * 4);
         if (!page.A || !page.B || !page.C || !first)
@@ -480,58 +604,61 @@ int main(int argc, char **argv)
         cuda_ok(cudaHostAlloc((void **)&pin.C, c * 4, cudaHostAllocPortable), "cudaHostAlloc C");
         fill(page.A, (int64_t)a, 1);
         fill(page.B, (int64_t)b, 2);
-        memset(page.C, 0, c * 4);
         memcpy(pin.A, page.A, a * 4);
         memcpy(pin.B, page.B, b * 4);
-        memset(pin.C, 0, c * 4);
-        /* tilegemm: 1 GPU then all; C of the first pinned run kept to compare */
-        run_tilegemm(s, &pin, "pinned", gpus, 0, reps);
-        memcpy(first, pin.C, c * 4);
-        checked[si] = check(s, pin.A, pin.B, pin.C, 200);
-        int same = 1;
-        if (gpus > 1) {
+        /* tilegemm, pinned then pageable, at each count; C cleared before each count, so that
+         * what is compared is what that count wrote, against 1 GPU's pinned C */
+        for (int ci = 0; ci < run.ncounts; ++ci) {
             memset(pin.C, 0, c * 4);
-            run_tilegemm(s, &pin, "pinned", gpus, 1, reps);
-            same &= memcmp(first, pin.C, c * 4) == 0;
+            run_tilegemm(s, &pin, "pinned", run.counts[ci], reps);
+            if (ci == 0) {
+                memcpy(first, pin.C, c * 4);
+                run.exact[si] = check(s, pin.A, pin.B, pin.C, 200);
+            }
+            run.identical[si][ci] = memcmp(first, pin.C, c * 4) == 0;
+            if (json)
+                write_json(json, include);
         }
-        run_tilegemm(s, &page, "pageable", gpus, 0, reps);
-        same &= memcmp(first, page.C, c * 4) == 0;
-        if (gpus > 1) {
+        for (int ci = 0; ci < run.ncounts; ++ci) {
             memset(page.C, 0, c * 4);
-            run_tilegemm(s, &page, "pageable", gpus, 1, reps);
-            same &= memcmp(first, page.C, c * 4) == 0;
+            run_tilegemm(s, &page, "pageable", run.counts[ci], reps);
+            run.identical[si][ci] &= memcmp(first, page.C, c * 4) == 0;
+            if (json)
+                write_json(json, include);
         }
-        identical[si] = same;
-        printf("  C exact on 200 samples: %s; bit-identical 1 GPU / %d GPUs, pinned / pageable: "
-               "%s\n", checked[si] ? "yes" : "NO", gpus, same ? "yes" : "NO");
-        if (xt) {
-            run_xt(s, &pin, "pinned", gpus, 0, xt_reps);
-            if (gpus > 1)
-                run_xt(s, &pin, "pinned", gpus, 1, xt_reps);
-            run_xt(s, &page, "pageable", gpus, 0, xt_reps);
-            if (gpus > 1)
-                run_xt(s, &page, "pageable", gpus, 1, xt_reps);
-        }
+        printf("  C exact on 200 samples: %s; bit-identical to 1 GPU at every count, pinned and "
+               "pageable: %s\n",
+               run.exact[si] ? "yes" : "NO", identical_at_every_count(si) ? "yes" : "NO");
+        for (int mi = 0; xt && mi < 2; ++mi)
+            for (int ci = 0; ci < run.ncounts; ++ci) {
+                run_xt(s, mi ? &page : &pin, mi ? "pageable" : "pinned", run.counts[ci],
+                       xt_reps);
+                if (json)
+                    write_json(json, include);
+            }
         free(page.A), free(page.B), free(page.C), free(first);
         cudaFreeHost(pin.A), cudaFreeHost(pin.B), cudaFreeHost(pin.C);
+        run.done = si + 1;
         if (json)
-            write_json(&ri, si + 1);
+            write_json(json, include);
     }
 
-    /* The targets, per shape: all GPUs over one, over cublasXt, pageable over pinned. */
-    printf("\n%-22s %10s %10s %10s %10s\n", "shape", "N/1 GPU", "vs Xt", "page/pin", "bits");
-    for (int si = 0; si < nshapes; ++si) {
+    /* The targets, per shape and count: over 1 GPU, over cublasXt on the same GPUs, pageable
+     * over pinned, the bound of the copies, and the bits against 1 GPU. */
+    printf("\n%-22s %5s %10s %10s %10s %12s %8s\n", "shape", "GPUs", "N/1 GPU", "vs Xt",
+           "page/pin", "bound TF/s", "bits");
+    for (int si = 0; si < run.nshapes; ++si) {
         char name[64];
-        snprintf(name, sizeof name, "%lldx%lldx%lld", (long long)shapes[si].m,
-                 (long long)shapes[si].n, (long long)shapes[si].k);
-        const row *one = find(name, "tilegemm", "pinned", 1), *all = find(name, "tilegemm", "pinned", gpus);
-        const row *xall = find(name, "cublasXt", "pinned", gpus);
-        const row *pall = find(name, "tilegemm", "pageable", gpus);
-        printf("%-22s %10.2f %10.2f %10.2f %10s\n", name, ratio(all, one), ratio(all, xall),
-               ratio(pall, all), identical[si] ? "same" : "DIFFER");
+        shape_name(&run.shapes[si], name, sizeof name);
+        for (int ci = 0; ci < run.ncounts; ++ci) {
+            const ratios at = ratios_at(name, run.counts[ci]);
+            printf("%-22s %5d %10.2f %10.2f %10.2f %12.1f %8s\n", name, run.counts[ci],
+                   at.over_one, at.over_xt, at.page_over_pin,
+                   h2d_bound(&run.shapes[si], run.at_once_gbps[ci]),
+                   run.identical[si][ci] ? "same" : "DIFFER");
+        }
     }
-
     if (json)
-        write_json(&ri, nshapes);
+        printf("wrote %s\n", json);
     return 0;
 }
