@@ -359,7 +359,7 @@ static tg_math sol_mode(const options *o, const result *r)
         return TG_MATH_TF32;
     if (strcmp(r->algo, "cublas") == 0 || strncmp(r->algo, "auto", 4) == 0)
         return o->math;
-    return r->arith == TG_ARITH_3XTF32 ? TG_MATH_FP32
+    return r->arith == TG_ARITH_3XTF32 || r->arith == TG_ARITH_INT8 ? TG_MATH_FP32
            : r->arith == TG_ARITH_TF32 ? TG_MATH_TF32
                                        : TG_MATH_STRICT_FMA;
 }

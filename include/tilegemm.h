@@ -93,7 +93,8 @@ typedef enum tg_math {
 typedef enum tg_arith {
     TG_ARITH_FFMA = 0, /* FP32 fused multiply-adds: every mode */
     TG_ARITH_3XTF32,   /* tensor cores, each input split into two TF32 parts: fp32 and tf32 */
-    TG_ARITH_TF32      /* tensor cores, inputs rounded to TF32: the tf32 mode only */
+    TG_ARITH_TF32,     /* tensor cores, inputs rounded to TF32: the tf32 mode only */
+    TG_ARITH_INT8      /* INT8 tensor cores at FP32 accuracy (Ozaki scheme II): fp32 and tf32 */
 } tg_arith;
 
 typedef struct tg_handle tg_handle;

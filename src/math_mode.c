@@ -37,6 +37,7 @@ const char *tg_arith_name(tg_arith arith)
     case TG_ARITH_FFMA: return "ffma";
     case TG_ARITH_3XTF32: return "3xtf32";
     case TG_ARITH_TF32: return "tf32";
+    case TG_ARITH_INT8: return "int8";
     }
     return "unknown";
 }

@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const int tg_oz2_moduli[TG_OZ2_MAX_MODULI] = {256, 255, 253, 251, 247, 241, 239, 233,
-                                              229, 227, 223, 217, 211, 199, 197, 193};
+const int tg_oz2_moduli[TG_OZ2_MAX_MODULI] = {TG_OZ2_MODULI};
 
 /* log2 of 1 / 0.45: the share of the error bound each operand's rounding may take. */
 #define TG_OZ2_SHARE_LOG2 1.152003093445049
@@ -155,6 +154,13 @@ static void take_lines(const line_info *lines, int64_t count, int cap, int *take
 /* Bits an operand can hold as a 64-bit integer: 1 to 62. */
 static int clamp_bits(int bits) { return bits < 1 ? 1 : bits > 62 ? 62 : bits; }
 
+void tg_oz2_forced_bits(int count, int64_t k, int *bits_a, int *bits_b)
+{
+    const int total = (int)floor(tg_oz2_log2_product(count) - 1.0 - log2((double)k) - 1e-6);
+    *bits_a = clamp_bits(total / 2);
+    *bits_b = clamp_bits(total - total / 2);
+}
+
 /* Chooses bits and moduli for one batch item (see ozaki2.h) and marks the lines taken. */
 static void choose(const tg_problem *p, int forced, buffers *b, tg_oz2_plan *item)
 {
@@ -163,11 +169,8 @@ static void choose(const tg_problem *p, int forced, buffers *b, tg_oz2_plan *ite
     take_lines(b->rows, p->m, cap, b->take_row, &item->range_a, &item->fallback_rows);
     take_lines(b->cols, p->n, cap, b->take_col, &item->range_b, &item->fallback_cols);
     if (forced > 0) {
-        const int total =
-            (int)floor(tg_oz2_log2_product(forced) - 1.0 - log2((double)p->k) - 1e-6);
         item->moduli = forced;
-        item->bits_a = clamp_bits(total / 2);
-        item->bits_b = clamp_bits(total - total / 2);
+        tg_oz2_forced_bits(forced, p->k, &item->bits_a, &item->bits_b);
         return;
     }
     if (item->fallback_rows == p->m || item->fallback_cols == p->n)

@@ -44,6 +44,7 @@ extern "C" {
 /* Sixteen pairwise coprime moduli of at most 256, largest first: their product is under
  * 2^127, so a residue set fits a signed 128-bit integer. */
 enum { TG_OZ2_MAX_MODULI = 16 };
+#define TG_OZ2_MODULI 256, 255, 253, 251, 247, 241, 239, 233, 229, 227, 223, 217, 211, 199, 197, 193
 extern const int tg_oz2_moduli[TG_OZ2_MAX_MODULI];
 
 /* Products of exact INT8 residues summed in INT32: |r_a r_b| <= 2^14, so 2^16 of them fit. */
@@ -63,6 +64,10 @@ int tg_oz2_bits_for_range(int range, int64_t k);
 /* The largest exponent range each operand may have when both get the same range and `count`
  * moduli carry the product (-1 when none fits). */
 int tg_oz2_range_for_moduli(int count, int64_t k);
+
+/* The bits of A and B when `count` moduli are forced (tests): what they allow, less k's sum,
+ * split evenly, each 1 to 62. */
+void tg_oz2_forced_bits(int count, int64_t k, int *bits_a, int *bits_b);
 
 /* Symmetric residue of x modulo m: in [-floor(m / 2), m - 1 - floor(m / 2)], an int8 for any
  * m <= 256. */

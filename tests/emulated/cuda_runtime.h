@@ -68,6 +68,9 @@ struct alignas(8) float2 {
 struct alignas(16) float4 {
     float x, y, z, w;
 };
+struct alignas(8) int2 {
+    int x, y;
+};
 struct alignas(16) int4 {
     int x, y, z, w;
 };
@@ -76,6 +79,7 @@ struct alignas(16) uint4 {
 };
 inline float2 make_float2(float x, float y) { return float2{x, y}; }
 inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+inline int2 make_int2(int x, int y) { return int2{x, y}; }
 inline int4 make_int4(int x, int y, int z, int w) { return int4{x, y, z, w}; }
 
 typedef struct CUstream_st *cudaStream_t;
@@ -100,6 +104,7 @@ template <class T> inline void __stwb(T *p, T v) { *p = v; } /* a plain store, o
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
+inline long long __double2ll_rn(double x) { return std::llrint(x); }
 inline unsigned __float_as_uint(float f)
 {
     unsigned u;

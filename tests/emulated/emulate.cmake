@@ -5,8 +5,8 @@
 #   cmake -DSRC=<repo>/src -DOVERRIDES=<dir> -DGEN=<build dir> -P emulate.cmake
 #
 # GEN mirrors SRC, so the sources' relative includes ("../../problem.h") still resolve:
-#   src/*.h, src/cuda/*.h, src/cuda/*.cuh, src/cuda/*.def, src/cuda/registry.cu and every file of
-#   src/cuda/kernels/ are copied with the rewrite below, except that a file of
+#   src/*.h, src/ozaki/*.h, src/cuda/*.h, src/cuda/*.cuh, src/cuda/*.def, src/cuda/registry.cu
+#   and every file of src/cuda/kernels/ are copied with the rewrite below, except that a file of
 #   src/cuda/kernels/ with a same-named file in OVERRIDES is replaced by that file, copied as is
 #   (a kernel header using inline PTX gets an emulated twin in overrides/); a file of OVERRIDES
 #   with no counterpart is added to GEN/cuda/kernels/.
@@ -29,7 +29,8 @@ function(tg_emulated_files src overrides gen out_inputs out_overrides out_output
     set(cd CONFIGURE_DEPENDS)
   endif()
   file(GLOB inputs LIST_DIRECTORIES false RELATIVE "${src}" ${cd}
-       "${src}/*.h" "${src}/cuda/*.h" "${src}/cuda/*.cuh" "${src}/cuda/*.def"
+       "${src}/*.h" "${src}/ozaki/*.h" "${src}/cuda/*.h" "${src}/cuda/*.cuh"
+       "${src}/cuda/*.def"
        "${src}/cuda/kernels/*")
   list(APPEND inputs cuda/registry.cu)
   file(GLOB ovr LIST_DIRECTORIES false ${cd} "${overrides}/*")

@@ -57,6 +57,24 @@ int emulated_model_check()
                (double)nearest);
         failed += !ok;
     }
+    /* The INT8 product: exact at its extremes (32 x (-128)^2 = 2^19), and a sum past INT32
+     * reported as wrapped. */
+    {
+        int8_t a[32], b[32];
+        for (int i = 0; i < 32; ++i)
+            a[i] = -128, b[i] = (int8_t)(i % 2 ? -128 : 127);
+        bool wrapped = true;
+        const int32_t got = tc_model::s8_dot(a, b, 32, -7, &wrapped);
+        const bool ok = got == -7 + 16 * 16384 - 16 * 16256 && !wrapped;
+        printf("%-4s s8: 16 x (-128)^2 + 16 x (-128 x 127) - 7 is %d, exactly\n",
+               ok ? "ok" : "FAIL", got);
+        failed += !ok;
+        for (int i = 0; i < 32; ++i)
+            b[i] = -128;
+        tc_model::s8_dot(a, b, 32, INT32_MAX - 1000, &wrapped);
+        printf("%-4s s8: a sum past INT32 is reported\n", wrapped ? "ok" : "FAIL");
+        failed += !wrapped;
+    }
     printf(failed ? "test_emulated_rungs --model-check: %d case(s) failed\n"
                   : "test_emulated_rungs --model-check: all passed\n",
            failed);

@@ -154,6 +154,20 @@ inline float block_fma(const float *a, const float *b, int n, float c)
     return float_of(sign | (uint32_t)(e + 127) << 23 | ((uint32_t)m & 0x7fffffu));
 }
 
+/*
+ * The INT8 product (wgmma .s32.s8.s8, mma .s32.s8.s8): c + sum_i a[i] b[i] over signed bytes,
+ * exact, in INT32.  The PTX ISA has the sum wrap modulo 2^32 where it leaves INT32 (no
+ * .satfinite); *wrapped says whether it did, which the twins treat as a kernel's error.
+ */
+inline int32_t s8_dot(const int8_t *a, const int8_t *b, int n, int32_t c, bool *wrapped)
+{
+    int64_t sum = c;
+    for (int i = 0; i < n; ++i)
+        sum += (int32_t)a[i] * (int32_t)b[i];
+    *wrapped = sum < INT32_MIN || sum > INT32_MAX;
+    return (int32_t)(uint32_t)(uint64_t)sum;
+}
+
 } // namespace tc_model
 
 #endif

@@ -1,0 +1,518 @@
+/*
+ * Rung 11: FP32-accurate products on the INT8 tensor cores by the Ozaki scheme II: the
+ * arithmetic of src/ozaki/ozaki2.c (see ozaki2.h for the scheme and why its bits and moduli
+ * meet the k-scaled error bound), run on the device step for step, so that its results are
+ * ozaki2.c's bit for bit.
+ *   ozaki2_int8: 7 launches a batch item, all queued without waiting for the device:
+ *     scan_lines (x2)   each row of op(A), each column of op(B): Inf/NaN, the frexp exponents
+ *                       of its largest and smallest nonzero elements
+ *     choose_plan       one block: the lines taken (no Inf/NaN, range within what 16 moduli
+ *                       carry), the widest ranges, bits and moduli from tables the host made
+ *                       with ozaki2.c's functions for this k, and the CRT's constants
+ *     to_residues (x2)  each line times 2^(bits - e_max), rounded to an integer (int64), and
+ *                       its symmetric residues modulo each chosen modulus as int8, rows of kp
+ *                       bytes (k padded with zeros to 16); 32 x 32 tiles through shared
+ *                       memory, read along whichever side is contiguous
+ *     s8gemm            int8_gemm.cuh: the INT32 products of the residues, one batch item a
+ *                       modulus, 128x256x128 blocks on wgmma; items past the chosen count leave
+ *     reconstruct       a thread an output: the CRT in 128-bit integers (sum of
+ *                       r_l inv_l mod m_l times M / m_l, reduced mod M), C_hat in (-M/2, M/2],
+ *                       2^-(s_i + t_j) alpha C_hat (+ beta C) in double, one rounding to float;
+ *                       outputs of a line left out by an FP32 FMA dot product in k order
+ * INT32 sums stay exact: int8_gemm.cuh reduces its accumulators every 2^16 of k itself.
+ * Workspace: line records, the plan, residues for all 16 moduli (16 (m + n) kp bytes) and
+ *   their products (16 m n 4 bytes, n padded to 2): 24 GiB at 16384^3; the rung's
+ *   workspace_bytes (one batch item's, reused item after item).
+ * Constraints: compute capability 9.0 and a build with sm_90a code; k at most where 16
+ *   moduli's line range passes the host's table (about 2^31); never chosen by `auto`
+ *   (in_auto = 0): only when forced (tg_set_algo, --algo ozaki2_int8).
+ * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 48, to_residues 32 and 40, scan_lines 26
+ *   and 28, choose_plan 32 (its one thread's plan on a 432-byte stack frame); no spills.
+ * Benchmark: tilegemm bench 4096 8192 16384 --algo ozaki2_int8 (cuBLAS in the same run)
+ * Measured: not yet measured.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include <algorithm>
+
+#include "../../ozaki/ozaki2.h"
+#include "../ozaki2_int8.h"
+#include "common.cuh"
+#include "int128.cuh"
+#include "int8_gemm.cuh"
+
+namespace {
+
+constexpr int kMaxModuli = TG_OZ2_MAX_MODULI;
+/* The widest line range the host's tables cover: 16 moduli carry at most about
+ * 38 + log2(k) / 2 (ozaki2.h), 54 at k = 2^31. */
+constexpr int kMaxRange = 55;
+
+/* Modulus l of ozaki2.h's list, a constant where l is. */
+__host__ __device__ constexpr int modulus_at(int l)
+{
+    struct List {
+        int m[kMaxModuli];
+    };
+    return List{{TG_OZ2_MODULI}}.m[l];
+}
+
+/* What the scheme needs to know of a row of op(A) or a column of op(B) (ozaki2.c's
+ * line_info): exponents valid where nonzero. */
+struct LineInfo {
+    int special, nonzero, e_max, e_min;
+};
+
+__device__ __forceinline__ void add_element(LineInfo &l, float v)
+{
+    if (!isfinite(v)) {
+        l.special = 1;
+        return;
+    }
+    if (v == 0.0f)
+        return;
+    int e;
+    (void)frexpf(v, &e);
+    if (!l.nonzero || e > l.e_max)
+        l.e_max = e;
+    if (!l.nonzero || e < l.e_min)
+        l.e_min = e;
+    l.nonzero = 1;
+}
+
+__device__ __forceinline__ void merge(LineInfo &l, const LineInfo &o)
+{
+    l.special |= o.special;
+    if (!o.nonzero)
+        return;
+    l.e_max = l.nonzero && l.e_max > o.e_max ? l.e_max : o.e_max;
+    l.e_min = l.nonzero && l.e_min < o.e_min ? l.e_min : o.e_min;
+    l.nonzero = 1;
+}
+
+__host__ __device__ __forceinline__ int line_range(const LineInfo &l)
+{
+    return l.nonzero ? l.e_max - l.e_min : 0;
+}
+__host__ __device__ __forceinline__ bool taken(const LineInfo &l, int cap)
+{
+    return !l.special && line_range(l) <= cap;
+}
+
+/* What the host decides from k alone (ozaki2.c's functions, evaluated on the host so that the
+ * device repeats no floating-point formula). */
+struct Choice {
+    int cap;                    /* widest range of a line taken */
+    int forced, forced_bits_a, forced_bits_b;
+    int8_t bits[kMaxRange + 1]; /* tg_oz2_bits_for_range */
+    int8_t moduli[kMaxRange + 1][kMaxRange + 1]; /* by the two ranges: tg_oz2_moduli_needed */
+};
+
+/* What the device chose for one batch item, and the CRT's constants for it. */
+struct DevicePlan {
+    int moduli, bits_a, bits_b, range_a, range_b;
+    int inverse[kMaxModuli];    /* of (M / m_l) modulo m_l */
+    tg_u128 product;            /* M, the product of the moduli chosen */
+    tg_u128 cofactor[kMaxModuli]; /* M / m_l */
+};
+
+/* ---- scan_lines ------------------------------------------------------------------------- */
+
+/* Line r's element q at X[r * line_stride + q * q_stride].  ALONG_Q: 32 threads a line walk
+ * along it (coalesced where q_stride is 1), 8 lines a block; else a thread a line (coalesced
+ * where line_stride is 1). */
+template <bool ALONG_Q>
+__global__ void __launch_bounds__(256) scan_lines(const float *X, int64_t line_stride,
+                                                  int64_t q_stride, int64_t lines, int64_t k,
+                                                  LineInfo *info)
+{
+    LineInfo l{0, 0, 0, 0};
+    if (!ALONG_Q) {
+        const int64_t r = blockIdx.x * (int64_t)256 + threadIdx.x;
+        if (r >= lines)
+            return;
+        for (int64_t q = 0; q < k; ++q)
+            add_element(l, X[r * line_stride + q * q_stride]);
+        info[r] = l;
+        return;
+    }
+    __shared__ LineInfo part[8][32];
+    const int64_t r = blockIdx.x * (int64_t)8 + threadIdx.y;
+    if (r < lines)
+        for (int64_t q = threadIdx.x; q < k; q += 32)
+            add_element(l, X[r * line_stride + q * q_stride]);
+    part[threadIdx.y][threadIdx.x] = l;
+    __syncthreads();
+    if (threadIdx.x == 0 && r < lines) {
+        for (int t = 1; t < 32; ++t)
+            merge(l, part[threadIdx.y][t]);
+        info[r] = l;
+    }
+}
+
+/* ---- choose_plan ------------------------------------------------------------------------ */
+
+/* ozaki2.c's choose() and the CRT's constants, one block of 256 threads. */
+__global__ void __launch_bounds__(256) choose_plan(const LineInfo *rows, int64_t m,
+                                                   const LineInfo *cols, int64_t n,
+                                                   const Choice choice, DevicePlan *plan)
+{
+    __shared__ int widest[2][256];
+    __shared__ int64_t left[2][256];
+    const int tid = threadIdx.x;
+    int wa = 0, wb = 0;
+    int64_t la = 0, lb = 0;
+    for (int64_t i = tid; i < m; i += 256) {
+        const bool take = taken(rows[i], choice.cap);
+        wa = take && line_range(rows[i]) > wa ? line_range(rows[i]) : wa;
+        la += !take;
+    }
+    for (int64_t j = tid; j < n; j += 256) {
+        const bool take = taken(cols[j], choice.cap);
+        wb = take && line_range(cols[j]) > wb ? line_range(cols[j]) : wb;
+        lb += !take;
+    }
+    widest[0][tid] = wa, widest[1][tid] = wb, left[0][tid] = la, left[1][tid] = lb;
+    __syncthreads();
+    for (int half = 128; half > 0; half /= 2) {
+        if (tid < half)
+            for (int x = 0; x < 2; ++x) {
+                widest[x][tid] = widest[x][tid] > widest[x][tid + half] ? widest[x][tid]
+                                                                        : widest[x][tid + half];
+                left[x][tid] += left[x][tid + half];
+            }
+        __syncthreads();
+    }
+    if (tid != 0)
+        return;
+    DevicePlan d{};
+    d.range_a = widest[0][0], d.range_b = widest[1][0];
+    if (choice.forced > 0) {
+        d.moduli = choice.forced;
+        d.bits_a = choice.forced_bits_a, d.bits_b = choice.forced_bits_b;
+    } else if (left[0][0] < m && left[1][0] < n) { /* else every output is left to FMA */
+        d.bits_a = choice.bits[d.range_a], d.bits_b = choice.bits[d.range_b];
+        d.moduli = choice.moduli[d.range_a][d.range_b];
+    }
+    d.product = 1;
+    for (int l = 0; l < d.moduli; ++l)
+        d.product *= (tg_u128)modulus_at(l);
+    for (int l = 0; l < d.moduli; ++l) {
+        const int mod = modulus_at(l);
+        tg_u128 cofactor = 1;
+        int rest = 1; /* the cofactor modulo m_l */
+        for (int o = 0; o < d.moduli; ++o)
+            if (o != l) {
+                cofactor *= (tg_u128)modulus_at(o);
+                rest = rest * (modulus_at(o) % mod) % mod;
+            }
+        d.cofactor[l] = cofactor;
+        d.inverse[l] = 1; /* the moduli are coprime: found below (mod 1 has none) */
+        for (int y = 1; y < mod; ++y)
+            if (rest * y % mod == 1) {
+                d.inverse[l] = y;
+                break;
+            }
+    }
+    *plan = d;
+}
+
+/* ---- to_residues ------------------------------------------------------------------------ */
+
+/* Lines (rows of op(A) or columns of op(B): element q of line r at X[r * line_stride +
+ * q * q_stride]) as integers of `bits` bits and their residues: residue plane l at
+ * out + l * lines * kp, line r's kp bytes from r * kp (zeros past k and for lines not taken).
+ * A block moves 32 lines x 32 of k through shared memory, read along whichever of the two is
+ * contiguous (ALONG_Q: along q); then each thread writes 4 consecutive bytes of a line per
+ * modulus. */
+template <bool ALONG_Q>
+__global__ void __launch_bounds__(256) to_residues(const float *X, int64_t line_stride,
+                                                   int64_t q_stride, int64_t lines, int64_t k,
+                                                   int64_t kp, const LineInfo *info, int cap,
+                                                   const DevicePlan *plan, bool of_a,
+                                                   int8_t *out)
+{
+    __shared__ float tile[32][33]; /* [line][q]; the pad keeps columns off one bank */
+    const int moduli = plan->moduli;
+    if (moduli == 0)
+        return; /* every output goes to FMA */
+    const int bits = of_a ? plan->bits_a : plan->bits_b;
+    const int tid = threadIdx.y * 32 + threadIdx.x;
+    const int64_t r0 = blockIdx.x * (int64_t)32;
+    const int line = tid / 8, quad = tid % 8 * 4;
+    for (int64_t q0 = blockIdx.y * (int64_t)32; q0 < kp; q0 += gridDim.y * (int64_t)32) {
+        for (int i = threadIdx.y; i < 32; i += 8) {
+            const int rr = ALONG_Q ? i : threadIdx.x, qq = ALONG_Q ? threadIdx.x : i;
+            const int64_t r = r0 + rr, q = q0 + qq;
+            tile[rr][qq] = r < lines && q < k ? X[r * line_stride + q * q_stride] : 0.0f;
+        }
+        __syncthreads();
+        const int64_t r = r0 + line, q = q0 + quad;
+        if (r < lines && q < kp) {
+            const LineInfo l = info[r];
+            const bool take = taken(l, cap);
+            const int shift = l.nonzero ? bits - l.e_max : 0;
+            long long x[4];
+#pragma unroll
+            for (int e = 0; e < 4; ++e) /* ozaki2.c's to_integers */
+                x[e] = take ? __double2ll_rn(ldexp((double)tile[line][quad + e], shift)) : 0;
+#pragma unroll
+            for (int li = 0; li < kMaxModuli; ++li) {
+                if (li >= moduli)
+                    break;
+                const int mod = modulus_at(li);
+                uint32_t packed = 0;
+#pragma unroll
+                for (int e = 0; e < 4; ++e) { /* tg_oz2_residue */
+                    int res = (int)(x[e] % mod);
+                    res += res < 0 ? mod : 0;
+                    res -= res > mod - 1 - mod / 2 ? mod : 0;
+                    packed |= (uint32_t)(uint8_t)(int8_t)res << (8 * e);
+                }
+                *reinterpret_cast<uint32_t *>(out + (li * lines + r) * kp + q) = packed;
+            }
+        }
+        __syncthreads();
+    }
+}
+
+/* ---- reconstruct ------------------------------------------------------------------------ */
+
+/* One batch item's C (p's pointers at the item): a thread an output, 32 columns x 8 rows a
+ * block, rows in steps of the grid.  products: plane l at products + l * plane, row i at
+ * i * ldp. */
+__global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const LineInfo *rows,
+                                                   const LineInfo *cols, int cap,
+                                                   const DevicePlan *plan,
+                                                   const int32_t *products, int64_t ldp,
+                                                   int64_t plane)
+{
+    const int64_t j = blockIdx.x * (int64_t)32 + threadIdx.x;
+    if (j >= p.n)
+        return;
+    const int moduli = plan->moduli;
+    const LineInfo col = cols[j];
+    const bool take_col = taken(col, cap);
+    const int shift_col = col.nonzero ? plan->bits_b - col.e_max : 0;
+    for (int64_t i = blockIdx.y * (int64_t)8 + threadIdx.y; i < p.m; i += gridDim.y * (int64_t)8) {
+        float *const c = p.C + i * p.ldc + j;
+        const LineInfo row = rows[i];
+        if (!take_col || !taken(row, cap)) { /* ozaki2.c's fma_element, alpha, beta */
+            float acc = 0.0f;
+            for (int64_t q = 0; q < p.k; ++q)
+                acc = __fmaf_rn(p.A[i * p.a_rs + q * p.a_cs], p.B[q * p.b_rs + j * p.b_cs], acc);
+            const float product = __fmul_rn(p.alpha, acc);
+            *c = p.beta != 0.0f ? __fmaf_rn(p.beta, *c, product) : product;
+            continue;
+        }
+        const tg_u128 big_m = plan->product;
+        tg_u128 x = 0;
+#pragma unroll
+        for (int l = 0; l < kMaxModuli; ++l) {
+            if (l >= moduli)
+                break;
+            const int mod = modulus_at(l);
+            int r = products[l * plane + i * ldp + j] % mod;
+            r += r < 0 ? mod : 0;
+            x += (tg_u128)(r * plan->inverse[l] % mod) * plan->cofactor[l];
+            if (x >= big_m)
+                x -= big_m;
+        }
+        const tg_i128 c_hat = x > big_m / 2 ? -(tg_i128)(big_m - x) : (tg_i128)x;
+        const int shift_row = row.nonzero ? plan->bits_a - row.e_max : 0;
+        const double value =
+            ldexp(i128_to_double(c_hat), -(shift_row + shift_col)) * (double)p.alpha;
+        /* beta C is exact in double: a fused or separate add rounds the same */
+        *c = (float)(p.beta != 0.0f ? value + (double)p.beta * (double)*c : value);
+    }
+}
+
+/* ---- the launch ------------------------------------------------------------------------- */
+
+int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+/* Where each part lies in the workspace, 256-byte aligned. */
+struct Workspace {
+    int64_t kp, ldp;
+    size_t rows, cols, plan, residues_a, residues_b, products, bytes;
+
+    explicit Workspace(const tg_problem &p) : kp(round_up(p.k, 16)), ldp(round_up(p.n, 2))
+    {
+        size_t at = 0;
+        const auto take = [&at](size_t bytes) {
+            const size_t here = at;
+            at += (bytes + 255) / 256 * 256;
+            return here;
+        };
+        rows = take(sizeof(LineInfo) * (size_t)p.m);
+        cols = take(sizeof(LineInfo) * (size_t)p.n);
+        plan = take(sizeof(DevicePlan));
+        residues_a = take((size_t)(kMaxModuli * p.m * kp));
+        residues_b = take((size_t)(kMaxModuli * p.n * kp));
+        products = take(sizeof(int32_t) * (size_t)(kMaxModuli * p.m * ldp));
+        bytes = at;
+    }
+};
+
+/* The host's tables for k (forced: that many moduli), kept for the last k this thread
+ * asked: building them calls ozaki2.c's functions a few thousand times. */
+const Choice &choice_for(int64_t k, int forced)
+{
+    thread_local Choice cached;
+    thread_local int64_t cached_k = -1;
+    thread_local int cached_forced = -1;
+    if (k == cached_k && forced == cached_forced)
+        return cached;
+    Choice &c = cached;
+    c = Choice{};
+    c.forced = forced;
+    if (forced > 0) {
+        c.cap = 1 << 30;
+        tg_oz2_forced_bits(forced, k, &c.forced_bits_a, &c.forced_bits_b);
+    } else {
+        c.cap = tg_oz2_range_for_moduli(kMaxModuli, k);
+        for (int r = 0; r <= c.cap && r <= kMaxRange; ++r)
+            c.bits[r] = (int8_t)tg_oz2_bits_for_range(r, k);
+        for (int ra = 0; ra <= c.cap && ra <= kMaxRange; ++ra)
+            for (int rb = 0; rb <= c.cap && rb <= kMaxRange; ++rb)
+                c.moduli[ra][rb] = (int8_t)tg_oz2_moduli_needed(k, c.bits[ra], c.bits[rb]);
+    }
+    cached_k = k, cached_forced = forced;
+    return c;
+}
+
+/* scan_lines for lines of X (element q of line r at X[r * line_stride + q * q_stride]). */
+cudaError_t launch_scan(const float *X, int64_t line_stride, int64_t q_stride, int64_t lines,
+                        int64_t k, LineInfo *info, cudaStream_t stream)
+{
+    if (q_stride == 1 || line_stride != 1)
+        scan_lines<true><<<ceil_div(lines, 8), dim3(32, 8), 0, stream>>>(X, line_stride,
+                                                                         q_stride, lines, k, info);
+    else
+        scan_lines<false><<<ceil_div(lines, 256), 256, 0, stream>>>(X, line_stride, q_stride,
+                                                                     lines, k, info);
+    return cudaGetLastError();
+}
+
+cudaError_t launch_residues(const float *X, int64_t line_stride, int64_t q_stride, int64_t lines,
+                            int64_t k, int64_t kp, const LineInfo *info, int cap,
+                            const DevicePlan *plan, bool of_a, int8_t *out, cudaStream_t stream)
+{
+    const dim3 grid(ceil_div(lines, 32), std::min(ceil_div(kp, 32), 65535u));
+    if (q_stride == 1 || line_stride != 1)
+        to_residues<true><<<grid, dim3(32, 8), 0, stream>>>(X, line_stride, q_stride, lines, k,
+                                                            kp, info, cap, plan, of_a, out);
+    else
+        to_residues<false><<<grid, dim3(32, 8), 0, stream>>>(X, line_stride, q_stride, lines, k,
+                                                             kp, info, cap, plan, of_a, out);
+    return cudaGetLastError();
+}
+
+/* One batch item (p's pointers at it). */
+cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const Choice &choice,
+                     cudaStream_t stream)
+{
+    LineInfo *const rows = reinterpret_cast<LineInfo *>(base + w.rows);
+    LineInfo *const cols = reinterpret_cast<LineInfo *>(base + w.cols);
+    DevicePlan *const plan = reinterpret_cast<DevicePlan *>(base + w.plan);
+    int8_t *const res_a = reinterpret_cast<int8_t *>(base + w.residues_a);
+    int8_t *const res_b = reinterpret_cast<int8_t *>(base + w.residues_b);
+    int32_t *const products = reinterpret_cast<int32_t *>(base + w.products);
+    cudaError_t e;
+    if ((e = launch_scan(p.A, p.a_rs, p.a_cs, p.m, p.k, rows, stream)) != cudaSuccess ||
+        (e = launch_scan(p.B, p.b_cs, p.b_rs, p.n, p.k, cols, stream)) != cudaSuccess)
+        return e;
+    choose_plan<<<1, 256, 0, stream>>>(rows, p.m, cols, p.n, choice, plan);
+    if ((e = cudaGetLastError()) != cudaSuccess ||
+        (e = launch_residues(p.A, p.a_rs, p.a_cs, p.m, p.k, w.kp, rows, choice.cap, plan, true,
+                             res_a, stream)) != cudaSuccess ||
+        (e = launch_residues(p.B, p.b_cs, p.b_rs, p.n, p.k, w.kp, cols, choice.cap, plan, false,
+                             res_b, stream)) != cudaSuccess ||
+        (e = int8_gemm::launch(res_a, res_b, products, p.m, p.n, w.kp, kMaxModuli,
+                               &plan->moduli, tg_oz2_moduli, w.ldp, p.m * w.ldp, stream)) !=
+            cudaSuccess)
+        return e;
+    const dim3 grid(ceil_div(p.n, 32), std::min(ceil_div(p.m, 8), 65535u));
+    reconstruct<<<grid, dim3(32, 8), 0, stream>>>(p, rows, cols, choice.cap, plan, products,
+                                                  w.ldp, p.m * w.ldp);
+    return cudaGetLastError();
+}
+
+int run(const tg_problem *p, void *stream, void *workspace, int forced)
+{
+    const Workspace w(*p);
+    const Choice &choice = choice_for(p->k, forced);
+    for (int64_t z = 0; z < p->batch; ++z) {
+        tg_problem item = *p;
+        item.A = p->A + z * p->stride_a;
+        item.B = p->B + z * p->stride_b;
+        item.C = p->C + z * p->stride_c;
+        item.batch = 1;
+        const cudaError_t e =
+            run_item(item, w, static_cast<char *>(workspace), choice, (cudaStream_t)stream);
+        if (e != cudaSuccess)
+            return (int)e;
+    }
+    return (int)cudaSuccess;
+}
+
+size_t workspace_bytes(const tg_problem *p) { return Workspace(*p).bytes; }
+
+/* Residues written and read, products written and read: with all 16 moduli, the most. */
+double staged_bytes(const tg_problem *p)
+{
+    const Workspace w(*p);
+    return 2.0 * (double)p->batch * (double)(w.bytes - w.residues_a);
+}
+
+int launch_with_workspace(const tg_problem *p, void *stream, void *workspace)
+{
+    return run(p, stream, workspace, 0);
+}
+
+/* The registry's plain launch is never called for a rung with workspace. */
+int launch_needs_workspace(const tg_problem *, void *) { return (int)cudaErrorInvalidValue; }
+
+const char *ozaki2_unsupported(const tg_problem *p)
+{
+#ifdef TG_BUILD_SM90A
+    if (const char *why = int8_gemm::unsupported(p->m, p->n, round_up(p->k, 16)))
+        return why;
+    if (choice_for(p->k, 0).cap > kMaxRange)
+        return "k is too large for the scheme's tables of line ranges";
+    return nullptr;
+#else
+    (void)p;
+    return "this build has no sm_90a code (configure with TG_CUDA_ARCH including 90a)";
+#endif
+}
+
+} // namespace
+
+extern "C" size_t tg_oz2_int8_workspace(const tg_problem *p) { return workspace_bytes(p); }
+
+extern "C" int tg_oz2_int8_run(const tg_problem *p, void *stream, void *workspace,
+                               int forced_moduli)
+{
+    return run(p, stream, workspace, forced_moduli);
+}
+
+extern "C" int tg_int8_gemm_run(const int8_t *a, const int8_t *b, int32_t *c, int64_t m,
+                                int64_t n, int64_t kp, int items, const int *active, int64_t ldc,
+                                void *stream)
+{
+    return (int)int8_gemm::launch(a, b, c, m, n, kp, items, active, tg_oz2_moduli, ldc, m * ldc,
+                                  (cudaStream_t)stream);
+}
+
+extern "C" const tg_rung tg_rung_ozaki2_int8 = {.name = "ozaki2_int8", .level = 11,
+    .summary = "FP32 accuracy on the INT8 tensor cores (Ozaki scheme II): lines scaled by "
+               "powers of two to integers, their residues modulo up to 16 moduli as int8, "
+               "INT32 products by TMA + wgmma (128x256x128 block, 4 stages), the CRT in 128-bit "
+               "integers, one rounding; lines with Inf, NaN or too wide a range by FP32 FMA; "
+               "only when forced",
+    .block_rows = int8_gemm::kBM, .block_cols = int8_gemm::kBN, .in_auto = 0,
+    .arith = TG_ARITH_INT8, .min_cc = 90, .launch = launch_needs_workspace,
+    .unsupported = ozaki2_unsupported, .workspace_bytes = workspace_bytes,
+    .staged_bytes = staged_bytes, .launch_with_workspace = launch_with_workspace};
