@@ -7,6 +7,11 @@
                                      README's summary is not what the JSON gives (no plots drawn)
     python3 bench/plot.py FILE.json [MORE.json ...] [--out PNG]
                                      print one table of these files; draw them with --out
+    python3 bench/plot.py --scaling DIR [--out PNG]
+                                     print the scaling tables of the multi-GPU runs in DIR
+                                     (examples/torch_tp_train.py's and bench/host_operands'
+                                     JSON, as a device run leaves them or as
+                                     bench/results/multi-gpu/ keeps them); draw them with --out
 
 The README's table sits between `<!-- summary:begin -->` and `<!-- summary:end -->`.  Of each
 device's files the newest date's are the current results; older ones are listed as earlier
@@ -520,6 +525,206 @@ def cpu_section():
     return "\n".join(lines)
 
 
+# --- Past one GPU: scaling with the GPU count ---------------------------------------------
+
+MULTI_GPU = RESULTS / "multi-gpu"
+TORCH_MODES = {"tp": "tensor parallel", "fsdp": "FSDP2"}
+TORCH_LIBRARIES = ("tilegemm", "torch")
+HOST_SERIES = (("tilegemm", "pinned"), ("tilegemm", "pageable"), ("cublasXt", "pinned"))
+
+
+def scaling_files(folder):
+    """The multi-GPU records in a folder: examples/torch_tp_train.py's (a file holds one
+    record, one mode at one GPU count, or a list of them) and bench/host_operands' (a file a
+    run, each row with its GPU count).  Other JSON files are left alone."""
+    torch_records, host_runs = [], []
+    for path in sorted(Path(folder).glob("*.json")):
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        for record in data if isinstance(data, list) else [data]:
+            if not isinstance(record, dict):
+                continue
+            if record.get("example") == "torch_tp_train":
+                torch_records.append(dict(record, _path=str(path)))
+            elif record.get("benchmark") == "host_operands":
+                host_runs.append(dict(record, _path=str(path)))
+    return torch_records, host_runs
+
+
+def newest_torch_runs(records):
+    """Per mode, its newest run (records of one commit and one model), the newest record of
+    each GPU count in it: {mode: {gpus: record}}."""
+    groups = {}
+    for r in records:
+        c = r.get("config", {})
+        key = (r["mode"], r.get("commit"), c.get("width"), c.get("hidden"), c.get("batch"))
+        groups.setdefault(key, []).append(r)
+    chosen = {}
+    for (mode, *_), group in groups.items():
+        if mode not in chosen or max(r["date"] for r in group) > max(r["date"] for r in
+                                                                    chosen[mode]):
+            chosen[mode] = group
+    modes = [m for m in TORCH_MODES if m in chosen] + sorted(set(chosen) - set(TORCH_MODES))
+    return {m: {r["gpus"]: r for r in sorted(chosen[m], key=lambda r: r["date"])} for m in modes}
+
+
+def newest_host_run(runs):
+    return max(runs, key=lambda r: r.get("date", "")) if runs else None
+
+
+def step_ms(record, library):
+    return record["runs"][library]["step_ms"]
+
+
+def shape_text(name):
+    m, n, k = name.split("x")
+    return f"{m}³" if m == n == k else name
+
+
+def torch_scaling_table(runs):
+    """Step times per mode and GPU count, tilegemm's speedup over torch, and each library's
+    scaling: its step at 1 GPU over its step at N, where the run has 1 GPU."""
+    lines = ["| mode | GPUs | torch ms | tilegemm ms | speedup | torch scaling | "
+             "tilegemm scaling | largest loss difference |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for mode, by_gpus in runs.items():
+        one = by_gpus.get(1)
+        for gpus in sorted(by_gpus):
+            r = by_gpus[gpus]
+            cells = [f"{step_ms(r, 'torch'):.2f}", f"{step_ms(r, 'tilegemm'):.2f}",
+                     f"{step_ms(r, 'torch') / step_ms(r, 'tilegemm'):.2f}x"]
+            cells += [f"{step_ms(one, lib) / step_ms(r, lib):.2f}x" if one else "-"
+                      for lib in ("torch", "tilegemm")]
+            cells.append(f"{r['max_loss_diff']:.1e}")
+            lines.append(f"| {TORCH_MODES.get(mode, mode)} | {gpus} | " + " | ".join(cells)
+                         + " |")
+    return "\n".join(lines) + "\n"
+
+
+def host_series(run):
+    """{shape: {(library, memory): {gpus: TFLOP/s}}} of a host_operands run's rows that ran, in
+    the order the run measured the shapes."""
+    series = {}
+    for r in run["results"]:
+        if number(r.get("tflops")) and r["tflops"] > 0:
+            by_gpus = series.setdefault(r["shape"], {}).setdefault((r["library"], r["memory"]), {})
+            by_gpus[r["gpus"]] = r["tflops"]
+    return series
+
+
+def copy_bounds(shape, gpu_count):
+    """{gpus: TFLOP/s} the pinned copies allow a shape entry: each count's, or, in files that
+    measured 1 GPU and all, those two."""
+    if "by_gpus" in shape:
+        return {b["gpus"]: b["h2d_bound_tflops"] for b in shape["by_gpus"]}
+    return {1: shape["h2d_bound_tflops_1_gpu"], gpu_count: shape["h2d_bound_tflops_all"]}
+
+
+def host_scaling_table(run):
+    """TFLOP/s per shape and GPU count: tilegemm from pinned memory and its scaling over 1 GPU,
+    from pageable memory, cublasXt from pinned memory, and the copy bound."""
+    bounds = {s["shape"]: copy_bounds(s, run.get("gpu_count")) for s in run.get("shapes", [])}
+    lines = ["| shape | GPUs | tilegemm pinned | / 1 GPU | tilegemm pageable | cublasXt pinned "
+             "| copy bound |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for shape, series in host_series(run).items():
+        pinned = series.get(HOST_SERIES[0], {})
+        for gpus in sorted({g for by_gpus in series.values() for g in by_gpus}):
+            cells = [f"{pinned[gpus]:.1f}" if gpus in pinned else "-",
+                     f"{pinned[gpus] / pinned[1]:.2f}x" if gpus in pinned and 1 in pinned
+                     else "-"]
+            for key in HOST_SERIES[1:]:
+                value = series.get(key, {}).get(gpus)
+                cells.append(f"{value:.1f}" if value is not None else "-")
+            bound = bounds.get(shape, {}).get(gpus)
+            cells.append(f"{bound:.0f}" if number(bound) else "-")
+            lines.append(f"| {shape_text(shape)} | {gpus} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def scaling_plot(runs, host, out):
+    """Steps per second of examples/torch_tp_train.py and TFLOP/s of host-operand products,
+    against the GPU count."""
+    plt = pyplot()
+    if not plt:
+        return
+    fig, (steps, rates) = plt.subplots(1, 2, figsize=(11.0, 4.6))
+    counts = {1}
+    for i, (mode, by_gpus) in enumerate(runs.items()):
+        gpus = sorted(by_gpus)
+        counts.update(gpus)
+        for library, style, marker in zip(TORCH_LIBRARIES, ("-", "--"), "os"):
+            steps.plot(gpus, [1e3 / step_ms(by_gpus[g], library) for g in gpus], style,
+                       marker=marker, color=f"C{i}",
+                       label=f"{library}, {TORCH_MODES.get(mode, mode)}")
+    tflops = []
+    for i, (shape, series) in enumerate(host_series(host).items() if host else []):
+        for (library, memory), style, marker in zip(HOST_SERIES, ("-", "--", ":"), "os^"):
+            by_gpus = series.get((library, memory), {})
+            gpus = sorted(by_gpus)
+            counts.update(gpus)
+            tflops += by_gpus.values()
+            rates.plot(gpus, [by_gpus[g] for g in gpus], style, marker=marker,
+                       color=f"C{i + 2}", label=f"{library} {memory}, {shape_text(shape)}")
+    for ax in (steps, rates):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted(counts), [str(c) for c in sorted(counts)])
+        ax.minorticks_off()
+        ax.set_xlim(min(counts) / 1.25, max(counts) * 1.25)
+        ax.set_xlabel("GPUs")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    steps.set_ylim(bottom=0)
+    steps.set_ylabel("steps per second")
+    steps.set_title("examples/torch_tp_train.py (TP: one batch split; FSDP2: a batch a GPU)",
+                    fontsize=8)
+    rates.set_yscale("log")
+    if tflops:  # plain numbers on the log scale, from under the slowest to over the fastest
+        ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000)
+                 if min(tflops) / 2 <= t <= max(tflops) * 2]
+        rates.set_yticks(ticks, [str(t) for t in ticks])
+        rates.minorticks_off()
+    rates.set_ylabel("TFLOP/s")
+    rates.set_title("products of host operands (bench/host_operands)", fontsize=8)
+    save(fig, plt, out)
+
+
+def scaling_section(folder, plots, img):
+    """docs/results.md's section on the multi-GPU runs: the newest of each kind in `folder`."""
+    torch_records, host_runs = scaling_files(folder)
+    runs, host = newest_torch_runs(torch_records), newest_host_run(host_runs)
+    if not runs and not host:
+        return []
+    name = "multi-gpu-scaling.png"
+    out = ["## Past one GPU: scaling with the GPU count", "",
+           f"The newest runs in `{os.path.relpath(folder, ROOT)}/` (its README says how each was "
+           "made), at each GPU count they measured.", "",
+           f"![steps per second and TFLOP/s against the GPU count]({img}/{name})", ""]
+    if runs:
+        some = next(iter(next(iter(runs.values())).values()))
+        c = some["config"]
+        files = [r for by_gpus in runs.values() for r in by_gpus.values()]
+        out += [f"**tilegemm.torch under torch.distributed** (`examples/torch_tp_train.py` on "
+                f"{some['devices'][0]}, MLP {c['width']} -> {c['hidden']} -> {c['width']}, batch "
+                f"{c['batch']} (FSDP2: {c['batch']} on each GPU), {c['steps']} steps, TF32 off; "
+                + ", ".join(f"`{source_name(r)}`" for r in files) + "): the median step of the "
+                "slowest rank, and each library's scaling, its step at 1 GPU over its step at N.  "
+                "Tensor parallel splits one batch over the GPUs (ideal scaling: N); FSDP2 gives "
+                "each GPU a batch of its own (ideal: 1, with N times the rows).", "",
+                torch_scaling_table(runs)]
+    if host:
+        same = all(s.get("bits_identical_1_vs_all") for s in host.get("shapes", []))
+        out += [f"**Products of host operands** (`bench/host_operands` on {host['devices'][0]}, "
+                f"commit {host.get('commit')}, `{source_name(host)}`): TFLOP/s of column-major "
+                "NN products from host memory, wall-clock medians with C written back; copy "
+                "bound: the rate at which A and B would cross once at the pinned bandwidth of "
+                "those GPUs copying at once.  C bit-identical to 1 GPU's at every count, from "
+                f"pinned and pageable memory: {'yes' if same else '**no**'}.", "",
+                host_scaling_table(host)]
+    if plots:
+        scaling_plot(runs, host, IMG / name)
+    return out
+
+
 def results_page(files, plots):
     """docs/results.md, and its plots when `plots` is set."""
     current, earlier = current_and_earlier(files)
@@ -564,6 +769,7 @@ def results_page(files, plots):
     out += ["## The CPU backend beside OpenBLAS", "",
             "`bench/cpu_vs_openblas` (run by `scripts/run.sh` where OpenBLAS is installed).", "",
             cpu_section()]
+    out += scaling_section(MULTI_GPU, plots, img)
     if earlier:
         out += ["## Earlier runs", "", "Kept for reference; the sections above use the newest."
                 "", ""]
@@ -586,7 +792,23 @@ def main(argv=None):
     ap.add_argument("--out", help="with files: draw them into this PNG")
     ap.add_argument("--check", action="store_true",
                     help="only compare docs/results.md and the README's summary with the JSON")
+    ap.add_argument("--scaling", metavar="DIR",
+                    help="print the scaling tables of the multi-GPU runs in DIR instead")
     args = ap.parse_args(argv)
+
+    if args.scaling:
+        torch_records, host_runs = scaling_files(args.scaling)
+        runs, host = newest_torch_runs(torch_records), newest_host_run(host_runs)
+        if runs:
+            print(torch_scaling_table(runs))
+        if host:
+            print(host_scaling_table(host))
+        if not runs and not host:
+            print(f"plot.py: no examples/torch_tp_train.py or host_operands JSON in {args.scaling}")
+            return 1
+        if args.out:
+            scaling_plot(runs, host, Path(args.out))
+        return 0
 
     if args.json:
         files = load(args.json)
