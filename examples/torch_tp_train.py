@@ -5,14 +5,20 @@ its products routed to tilegemm (`with tilegemm.torch.enabled():`, math "fp32").
 run's step time and loss, and how far apart the loss curves are.
 
   tensor parallel (default)  the first Linear ColwiseParallel, the second RowwiseParallel
-                             (parallelize_module on a 1-D mesh of every GPU); every rank sees
+                             (parallelize_module on a 1-D mesh of every rank); every rank sees
                              the same batch of --batch rows
   --fsdp                     FSDP2: fully_shard on each Linear and on the model; each rank
                              trains on its own batch of --batch rows (the logged loss is the
                              mean over ranks)
 
+Any number of ranks runs, one included: a mesh of one GPU takes the same code path (DTensor
+placements, collectives over one rank), so its step is the reference that 2, 4 or 8 GPUs are
+measured against.  Tensor parallel splits the same work over more GPUs; FSDP2 adds a batch a
+GPU.
+
     torchrun --nproc-per-node 2 examples/torch_tp_train.py --json tp.json
     torchrun --nproc-per-node 2 examples/torch_tp_train.py --fsdp --json fsdp.json
+    torchrun --nproc-per-node 1 examples/torch_tp_train.py --json tp-1.json   # the reference
     torchrun --nproc-per-node 2 examples/torch_tp_train.py --width 512 --hidden 2048 \\
         --batch 256 --steps 10          # a small run
 
@@ -141,7 +147,7 @@ def main():
     mesh = init_device_mesh(opts.device, (world,))
     mode = "fsdp" if opts.fsdp else "tp"
     if rank == 0:
-        print(f"{mode}: {world} ranks ({opts.device}), MLP {opts.width} -> {opts.hidden} -> {opts.width}, "
+        print(f"{mode}: {world} rank{'s' if world > 1 else ''} ({opts.device}), MLP {opts.width} -> {opts.hidden} -> {opts.width}, "
               f"batch {opts.batch}{' a rank' if opts.fsdp else ''}, {opts.steps} steps",
               flush=True)
 
