@@ -4,6 +4,7 @@
 #   build    the build folder (${BUILD_DIR:-build-device})
 #   deadline seconds after the script's start (DEADLINE, else the default); left() says how
 #            many remain
+#   gpu_counts  the GPU counts of a scaling run (below)
 #   status   a line of the summary (logs/summary.txt), printed as it is written
 # GPU tests must not skip there (TILEGEMM_REQUIRE_GPU), and CUDA's tools are on the PATH.
 device_setup() {
@@ -18,6 +19,15 @@ device_setup() {
   export TILEGEMM_REQUIRE_GPU=1 PATH=$PATH:/usr/local/cuda/bin
 }
 left() { echo $((deadline - SECONDS)); }
+# The GPU counts a scaling run measures: GPU_COUNTS (e.g. 1,2,4), else 1, 2, 4, ... below the
+# GPUs present and that number (1,2,4 on 4 GPUs, 1,2,4,6 on 6); empty without a GPU.
+gpu_counts() {
+  local gpus n list=
+  gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+  for ((n = 1; n < gpus; n *= 2)); do list+="$n,"; done
+  ((gpus > 0)) && list+=$gpus
+  echo "${GPU_COUNTS:-$list}"
+}
 status() { printf "%-${status_width}s %s\n" "$1" "$2" | tee -a "$summary"; }
 # The GPU tests of the rungs named in $1 (test_gpu_rungs.<rung>: every layout, transposes,
 # misaligned pointers, odd leading dimensions, batches, beta != 0, special values) and of the
