@@ -750,10 +750,11 @@ static tg_status explain_tiles(tg_handle *h, const tg_problem *p, char *buf, siz
             (long long)g.k_cuts, (long long)g.k_cut,
             (long long)(p->k - (g.k_cuts - 1) * g.k_cut));
     ADD("staging: each GPU loads the A row-panels and B column-panels of its tiles once where "
-        "its memory holds them (then visiting its tiles in growing squares); pinned host memory "
-        "by DMA, pageable through %d pinned bounce buffers of %lld MiB a GPU filled by host "
-        "threads; each C tile back through pinned memory (by DMA straight into a pinned C when "
-        "beta = 0)\n",
+        "its memory holds them (then visiting its tiles in growing squares; GPUs that each keep "
+        "all of B and can read each other's memory load only the B panels they own and copy the "
+        "rest from their owners); pinned host memory by DMA, pageable through %d pinned bounce "
+        "buffers of %lld MiB a GPU filled by host threads; each C tile back through pinned "
+        "memory (by DMA straight into a pinned C when beta = 0)\n",
         TG_BOUNCE_COUNT, (long long)(TG_BOUNCE_BYTES >> 20));
 #undef ADD
     return TG_SUCCESS;

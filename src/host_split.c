@@ -98,13 +98,15 @@ int tg_lane_plan_make(const tg_tile_grid *g, int gpus, int gpu, int64_t free_byt
     memset(&p, 0, sizeof p);
     tg_tile_share(g, gpus, gpu, &p.lo, &p.hi);
     p.first_row = p.lo / g->cols;
+    p.first_col = (gpu * g->cols + gpus - 1) / gpus % g->cols; /* the first col it owns */
     p.a_panel = g->tile_m * g->k;
     p.b_panel = g->tile_n * g->k;
     p.c_tile = g->tile_m * g->tile_n;
     const int64_t rows = tg_share_rows(g, p.lo, p.hi), cols = tg_share_cols(g, p.lo, p.hi);
     p.c_slots = min64(p.hi - p.lo, 3);
     const int64_t f = (int64_t)sizeof(float);
-    const int64_t room = free_bytes - TG_DEVICE_RESERVE_BYTES - extra_bytes - p.c_slots * p.c_tile * f;
+    const int64_t room =
+        free_bytes - TG_DEVICE_RESERVE_BYTES - extra_bytes - p.c_slots * p.c_tile * f;
     const int64_t streamed_a = min64(rows, 2) * p.a_panel * f;
     const int64_t whole_a = rows * p.a_panel * f, whole_b = cols * p.b_panel * f;
     p.a_resident = whole_a + whole_b <= room;
@@ -126,20 +128,27 @@ void tg_share_order(const tg_tile_grid *g, const tg_lane_plan *p, int64_t *order
     }
     const int64_t r0 = p->first_row, last_row = p->hi > p->lo ? (p->hi - 1) / g->cols : r0;
     const int64_t shells = max64(last_row - r0 + 1, g->cols);
+#define TILE_AT(row, c) ((row) * g->cols + ((c) + p->first_col) % g->cols)
     for (int64_t s = 0; s < shells; ++s) {
         if (s < g->cols) /* column s above row r0 + s */
             for (int64_t r = r0; r < r0 + s && r <= last_row; ++r) {
-                const int64_t t = r * g->cols + s;
+                const int64_t t = TILE_AT(r, s);
                 if (t >= p->lo && t < p->hi)
                     order[n++] = t;
             }
         if (r0 + s <= last_row) /* row r0 + s up to column s */
             for (int64_t c = 0; c <= s && c < g->cols; ++c) {
-                const int64_t t = (r0 + s) * g->cols + c;
+                const int64_t t = TILE_AT(r0 + s, c);
                 if (t >= p->lo && t < p->hi)
                     order[n++] = t;
             }
     }
+#undef TILE_AT
+}
+
+int tg_b_owner(const tg_tile_grid *g, int gpus, int64_t col)
+{
+    return (int)(col * gpus / g->cols);
 }
 
 int64_t tg_chunk_count(int64_t total)

@@ -15,8 +15,9 @@
  * beta != 0, over 1, 2, 3, 5 and 8 GPUs, each visiting its tiles in its plan's order: each
  * tile's C tile and each k-cut of its A and B panels are packed in chunks of odd sizes, split
  * into parts as host threads split them, multiplied cut after cut on packed strides with one
- * fixed k order (the first cut with beta, the later ones adding), and unpacked into C.  C must be bit-identical to the direct
- * product and across GPU counts, each element written exactly once, nothing outside C touched.
+ * fixed k order (the first cut with beta, the later ones adding), and unpacked into C.  C must
+ * be bit-identical to the direct product and across GPU counts, each element written exactly
+ * once, nothing outside C touched.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -72,6 +73,22 @@ static void check_grid(int64_t m, int64_t n, int64_t k)
            (long long)last.i0, (long long)last.j0, (long long)last.m, (long long)last.n);
 }
 
+/* B's owners: contiguous blocks of columns, every GPU's first own column where its squares
+ * start. */
+static void check_owners(const tg_tile_grid *g, int gpus)
+{
+    int bad = 0;
+    for (int64_t col = 0; col < g->cols; ++col) {
+        const int owner = tg_b_owner(g, gpus, col);
+        bad += owner < 0 || owner >= gpus || (col > 0 && owner < tg_b_owner(g, gpus, col - 1));
+        tg_lane_plan plan;
+        tg_lane_plan_make(g, gpus, owner, 0, 0, &plan);
+        bad += (col == 0 || tg_b_owner(g, gpus, col - 1) != owner) && plan.first_col != col;
+    }
+    EXPECT(bad == 0, "%lld columns over %d GPUs: %d wrong owners or first columns",
+           (long long)g->cols, gpus, bad);
+}
+
 /* The visiting order of GPU gpu's share, resident (growing squares) and streamed (row-major):
  * every tile of the share once; squares: a tile comes after every tile of the share that reads
  * only panels it reads too or ones loaded earlier, i.e. each tile needs at most the panels of
@@ -98,7 +115,8 @@ static void check_order(const tg_tile_grid *g, int gpus, int gpu)
             seen[t - plan.lo] = 1;
             const tg_tile tile = tg_tile_at(g, t);
             const int64_t rel = tile.row - plan.first_row;
-            const int64_t s = rel > tile.col ? rel : tile.col;
+            const int64_t col = (tile.col - plan.first_col + g->cols) % g->cols;
+            const int64_t s = rel > col ? rel : col;
             if (resident)
                 worse += s < shell; /* shells never go back */
             else
@@ -145,6 +163,7 @@ static void check_shares(int64_t m, int64_t n, int64_t k)
         if (tiles <= 4096 && gpus % 3 == 1) {
             for (int gpu = 0; gpu < gpus; ++gpu)
                 check_order(&g, gpus, gpu);
+            check_owners(&g, gpus);
         }
         EXPECT(next == tiles, "%d GPUs cover %lld of %lld tiles", gpus, (long long)next,
                (long long)tiles);

@@ -22,6 +22,10 @@
  *      before it (three C slots): waits for its copy and, unless it went straight into the
  *      caller's pinned C (beta = 0), scatters it from pinned memory into the caller's C with
  *      host threads.  The lag keeps the host's waits from holding back the copies in.
+ * Where every GPU keeps all of B and can read the others' memory, the GPUs share B: each loads
+ * from the host only the column panels it owns (tg_b_owner; its squares start at its first) and
+ * copies the others, cut by cut, from their owners' memory over the GPUs' links once the owner
+ * has queued them, so B crosses the host's links once, not once per GPU.
  * Slots are reused only after the work reading them is done (events), so copies for the next
  * tile overlap the product of this one.  Through pinned memory a tile reaches C whole or not at
  * all (the scatter is a host copy from a finished transfer), so a failure leaves whole tiles
@@ -91,12 +95,26 @@ struct call {
     tg_copiers *copiers;
     std::atomic<int> stop;            /* a lane failed: the others stop at their next tile */
     unsigned char *written;           /* one a tile */
+    int ids[TG_MAX_GPUS];             /* the lanes' GPUs */
+    /* Shared B (share_b): every GPU loads from the host only the B panels it owns
+     * (tg_b_owner) and copies the others from their owners' memory, one k-cut at a time, after
+     * the owner's event for that cut.  Under lock: published (by column, the cuts its owner has
+     * queued and recorded) and b_base (each lane's B slots, column j's panel in slot j). */
+    int share_b;
+    pthread_mutex_t lock;
+    pthread_cond_t published_cv;      /* a cut was published, or stop was raised */
+    int64_t *published;
+    cudaEvent_t *b_ready;             /* by column and k-cut, on the owner's GPU */
+    float *b_base[TG_MAX_GPUS];
 };
 
 struct lane_run {
     call *c;
     lane *l;
     int index;       /* among the call's GPUs */
+    tg_lane_plan plan; /* made before the lanes start, so that they agree on sharing B */
+    int64_t room;    /* the device memory the plan had */
+    int fits;        /* the plan fits in it */
     tg_status status;
     tg_error error;  /* the lane's own error, before the call's message wraps it */
     int64_t written; /* tiles this lane wrote to C */
@@ -305,6 +323,71 @@ tg_status finish_tile(lane_run *r, int64_t t, int slot, const tg_lane_plan &plan
     return TG_SUCCESS;
 }
 
+/* Shared B: cut q of column col's panel (slot base dst), loaded from the host by its owner, this
+ * lane; then the cut's event recorded and published to the others. */
+tg_status load_own_b_cut(lane_run *r, float *dst, int64_t col, int64_t q)
+{
+    call *c = r->c;
+    const tg_problem *p = c->p;
+    const tg_tile_grid *g = &c->grid;
+    const tg_tile tile = tg_tile_at(g, col); /* row 0's tile of that column: its j0 and n */
+    int64_t k0, k1;
+    tg_k_cut_range(g, q, &k0, &k1);
+    const tg_status s = upload(r, dst + tile.n * k0, p->B + k0 * p->b_rs + tile.j0 * p->b_cs,
+                               k1 - k0, tile.n, p->b_rs, p->b_cs, c->pinned_b);
+    if (s != TG_SUCCESS)
+        return s;
+    LANE_CHECK(r, cudaEventRecord(c->b_ready[col * g->k_cuts + q], r->l->in));
+    pthread_mutex_lock(&c->lock);
+    c->published[col] = q + 1;
+    pthread_cond_broadcast(&c->published_cv);
+    pthread_mutex_unlock(&c->lock);
+    return TG_SUCCESS;
+}
+
+/* Shared B: every column this lane owns and has not loaded yet, whole, before it waits on
+ * another lane's: a lane that waits has published all it owns, so no two wait on each other. */
+tg_status load_own_b_rest(lane_run *r, float *B_slots, int64_t b_slot, int64_t *b_at)
+{
+    const tg_tile_grid *g = &r->c->grid;
+    for (int64_t col = 0; col < g->cols; ++col) {
+        if (tg_b_owner(g, r->c->gpus, col) != r->index || b_at[col] >= 0)
+            continue;
+        b_at[col] = col;
+        for (int64_t q = 0; q < g->k_cuts; ++q) {
+            const tg_status s = load_own_b_cut(r, B_slots + col * b_slot, col, q);
+            if (s != TG_SUCCESS)
+                return s;
+        }
+    }
+    return TG_SUCCESS;
+}
+
+/* Shared B: cut q of column col's panel copied into dst (slot base) from its owner's GPU, after
+ * the owner's copy in of it.  Returns with nothing queued when another lane failed first. */
+tg_status copy_peer_b_cut(lane_run *r, float *dst, int64_t col, int64_t q, int64_t b_slot)
+{
+    call *c = r->c;
+    const tg_tile_grid *g = &c->grid;
+    const int owner = tg_b_owner(g, c->gpus, col);
+    const tg_tile tile = tg_tile_at(g, col);
+    int64_t k0, k1;
+    tg_k_cut_range(g, q, &k0, &k1);
+    pthread_mutex_lock(&c->lock);
+    while (c->published[col] <= q && !c->stop.load())
+        pthread_cond_wait(&c->published_cv, &c->lock);
+    const bool ready = c->published[col] > q;
+    const float *from = ready ? c->b_base[owner] + col * b_slot + tile.n * k0 : nullptr;
+    const cudaEvent_t event = ready ? c->b_ready[col * g->k_cuts + q] : nullptr;
+    pthread_mutex_unlock(&c->lock);
+    if (!ready)
+        return TG_SUCCESS;
+    LANE_CHECK(r, cudaStreamWaitEvent(r->l->in, event, 0));
+    LANE_CHECK(r, cudaMemcpyPeerAsync(dst + tile.n * k0, r->l->device, from, c->ids[owner],
+                                      (size_t)(tile.n * (k1 - k0)) * sizeof(float), r->l->in));
+    return TG_SUCCESS;
+}
+
 /* The lane's share of the tiles, with its GPU current. */
 tg_status lane_tiles(lane_run *r)
 {
@@ -316,17 +399,13 @@ tg_status lane_tiles(lane_run *r)
     if (s != TG_SUCCESS)
         return s;
 
-    /* Device memory: what the lane holds already counts as free. */
-    size_t free_bytes = 0, total_bytes = 0;
-    LANE_CHECK(r, cudaMemGetInfo(&free_bytes, &total_bytes));
-    tg_lane_plan plan;
-    const int64_t room = (int64_t)free_bytes + (int64_t)l->dev_bytes;
-    if (!tg_lane_plan_make(g, c->gpus, r->index, room, c->extra_bytes, &plan))
+    const tg_lane_plan &plan = r->plan;
+    if (!r->fits)
         return tg_record(&r->error, TG_ERROR_ALLOCATION, 0,
                          "GPU %d: device: panels of tiled host products: %lld MiB needed "
                          "(tiles of %lldx%lld, k = %lld), %lld MiB free",
                          l->device, (long long)(plan.device_bytes >> 20), (long long)g->tile_m,
-                         (long long)g->tile_n, (long long)g->k, (long long)(room >> 20));
+                         (long long)g->tile_n, (long long)g->k, (long long)(r->room >> 20));
     if (plan.hi == plan.lo)
         return TG_SUCCESS;
     const int64_t a_slot = aligned(plan.a_panel), b_slot = aligned(plan.b_panel);
@@ -364,6 +443,17 @@ tg_status lane_tiles(lane_run *r)
                                     (size_t)(plan.c_slots * c_slot * (int64_t)sizeof(float)),
                                     "host: pinned C tiles")) != TG_SUCCESS)
         return s;
+
+    if (c->share_b) {
+        for (int64_t col = 0; col < g->cols; ++col)
+            if (tg_b_owner(g, c->gpus, col) == r->index)
+                for (int64_t q = 0; q < g->k_cuts; ++q)
+                    LANE_CHECK(r, cudaEventCreateWithFlags(&c->b_ready[col * g->k_cuts + q],
+                                                           cudaEventDisableTiming));
+        pthread_mutex_lock(&c->lock);
+        c->b_base[r->index] = B_slots;
+        pthread_mutex_unlock(&c->lock);
+    }
 
     /* The visiting order, and where each resident panel sits once loaded (-1: not yet). */
     const int64_t count = plan.hi - plan.lo;
@@ -411,12 +501,15 @@ tg_status lane_tiles(lane_run *r)
             a_dst = A_slots + a_cur * a_slot;
         }
         const int b_cur = (int)(seq & 1);
+        const bool b_peer = c->share_b && tg_b_owner(g, c->gpus, tile.col) != r->index;
         if (plan.b_resident) {
             int64_t &at = b_at[tile.col];
             b_new = at < 0;
             if (b_new)
-                at = b_loaded++;
+                at = c->share_b ? tile.col : b_loaded++;
             b_dst = B_slots + at * b_slot;
+            if (b_new && b_peer && (s = load_own_b_rest(r, B_slots, b_slot, b_at)))
+                break;
         } else {
             b_new = true;
             b_dst = B_slots + b_cur * b_slot;
@@ -435,11 +528,17 @@ tg_status lane_tiles(lane_run *r)
         for (int64_t q = 0; q < g->k_cuts && s == TG_SUCCESS; ++q) {
             int64_t k0, k1;
             tg_k_cut_range(g, q, &k0, &k1);
-            if (a_new && (s = upload(r, a_dst + tile.m * k0, p->A + tile.i0 * p->a_rs + k0 * p->a_cs,
-                                     tile.m, k1 - k0, p->a_rs, p->a_cs, c->pinned_a)))
+            if (a_new &&
+                (s = upload(r, a_dst + tile.m * k0, p->A + tile.i0 * p->a_rs + k0 * p->a_cs,
+                            tile.m, k1 - k0, p->a_rs, p->a_cs, c->pinned_a)))
                 break;
-            if (b_new && (s = upload(r, b_dst + tile.n * k0, p->B + k0 * p->b_rs + tile.j0 * p->b_cs,
-                                     k1 - k0, tile.n, p->b_rs, p->b_cs, c->pinned_b)))
+            if (b_new && c->share_b)
+                s = b_peer ? copy_peer_b_cut(r, b_dst, tile.col, q, b_slot)
+                           : load_own_b_cut(r, b_dst, tile.col, q);
+            else if (b_new)
+                s = upload(r, b_dst + tile.n * k0, p->B + k0 * p->b_rs + tile.j0 * p->b_cs,
+                           k1 - k0, tile.n, p->b_rs, p->b_cs, c->pinned_b);
+            if (s != TG_SUCCESS)
                 break;
             if (c->stop.load(std::memory_order_relaxed))
                 break;
@@ -542,8 +641,12 @@ void run_lane(lane_run *r)
     } else {
         r->status = lane_tiles(r);
         if (r->status != TG_SUCCESS) {
-            /* stop the others, and let no copy of this lane read host memory after return */
+            /* stop the others (waking any that wait for a shared panel), and let no copy of this
+             * lane read host memory after return */
             r->c->stop.store(1);
+            pthread_mutex_lock(&r->c->lock);
+            pthread_cond_broadcast(&r->c->published_cv);
+            pthread_mutex_unlock(&r->c->lock);
             for (cudaStream_t s : {r->l->in, r->l->comp, r->l->out})
                 if (s)
                     (void)cudaStreamSynchronize(s);
@@ -596,6 +699,81 @@ int copy_threads(int gpus)
     return (int)std::max<long>(0, std::min<long>(spare, 16L * gpus));
 }
 
+/* Each lane's plan, from its GPU's free memory (what the lane holds already counts as free),
+ * and whether the lanes share B: every lane keeps all of B and reads every column of it, and
+ * every GPU can reach every other's memory (peer access is then enabled, for the process, as
+ * a copy engine needs it to read a peer's memory directly). */
+tg_status plan_lanes(tg_handle *h, call *c, lane_run *runs)
+{
+    int before = -1;
+    cudaError_t e = cudaGetDevice(&before);
+    c->share_b = c->gpus > 1;
+    for (int i = 0; i < c->gpus && e == cudaSuccess; ++i) {
+        size_t free_bytes = 0, total_bytes = 0;
+        if ((e = cudaSetDevice(c->ids[i])) != cudaSuccess ||
+            (e = TG_FAULT("CUDA: cudaMemGetInfo") ? cudaErrorUnknown
+                                                  : cudaMemGetInfo(&free_bytes, &total_bytes)) !=
+                cudaSuccess)
+            break;
+        lane_run &r = runs[i];
+        r.room = (int64_t)free_bytes + (int64_t)r.l->dev_bytes;
+        r.fits = tg_lane_plan_make(&c->grid, c->gpus, i, r.room, c->extra_bytes, &r.plan);
+        c->share_b = c->share_b && r.fits && r.plan.b_resident &&
+                     tg_share_cols(&c->grid, r.plan.lo, r.plan.hi) == c->grid.cols;
+    }
+    for (int i = 0; i < c->gpus && c->share_b && e == cudaSuccess; ++i)
+        for (int j = 0; j < c->gpus && c->share_b; ++j) {
+            if (i == j)
+                continue;
+            int can = 0;
+            if (cudaDeviceCanAccessPeer(&can, c->ids[i], c->ids[j]) != cudaSuccess || !can) {
+                c->share_b = 0;
+                continue;
+            }
+            const cudaError_t enabled = cudaSetDevice(c->ids[i]) == cudaSuccess
+                                            ? cudaDeviceEnablePeerAccess(c->ids[j], 0)
+                                            : cudaErrorInvalidDevice;
+            if (enabled != cudaSuccess && enabled != cudaErrorPeerAccessAlreadyEnabled)
+                c->share_b = 0; /* then each GPU loads all of B itself, as without peers */
+        }
+    (void)cudaGetLastError(); /* "already enabled" and refused peers are not the call's errors */
+    if (before >= 0)
+        (void)cudaSetDevice(before);
+    if (e != cudaSuccess)
+        return tg_fail(h, TG_ERROR_CUDA, 0,
+                       "planning tiled host products: %s; C was not written",
+                       cudaGetErrorString(e));
+    if (!c->share_b)
+        return TG_SUCCESS;
+    const int64_t cuts = c->grid.cols * c->grid.k_cuts;
+    c->published = (int64_t *)(TG_FAULT("host: shared B table")
+                                   ? nullptr
+                                   : calloc((size_t)c->grid.cols, sizeof(int64_t)));
+    c->b_ready = (cudaEvent_t *)(c->published ? calloc((size_t)cuts, sizeof(cudaEvent_t))
+                                              : nullptr);
+    if (!c->b_ready)
+        return tg_fail(h, TG_ERROR_ALLOCATION, 0,
+                       "host: shared B table: could not allocate %lld entries; C was not "
+                       "written",
+                       (long long)cuts);
+    return TG_SUCCESS;
+}
+
+/* What sharing B left: the owners' events (destroyed once every lane has queued its waits) and
+ * the tables. */
+void release_sharing(call *c)
+{
+    if (c->b_ready)
+        for (int64_t i = 0; i < c->grid.cols * c->grid.k_cuts; ++i)
+            if (c->b_ready[i])
+                (void)cudaEventDestroy(c->b_ready[i]);
+    (void)cudaGetLastError();
+    free(c->b_ready);
+    free(c->published);
+    c->b_ready = nullptr;
+    c->published = nullptr;
+}
+
 } // namespace
 
 extern "C" {
@@ -610,8 +788,13 @@ tg_status tg_cuda_execute_tiles(tg_handle *h, const tg_problem *p, const tg_plan
     c.copiers = nullptr;
     c.stop.store(0);
     c.extra_bytes = 0;
+    c.share_b = 0;
+    c.published = nullptr;
+    c.b_ready = nullptr;
     int ids[TG_MAX_DEVICES];
     c.gpus = tg_devices_of(h, ids);
+    for (int i = 0; i < c.gpus; ++i)
+        c.ids[i] = ids[i];
     const int64_t tiles = tg_tile_count(&c.grid);
 
     /* Each tile shape's and k-cut's rung and split-K, the same on every GPU. */
@@ -685,6 +868,14 @@ tg_status tg_cuda_execute_tiles(tg_handle *h, const tg_problem *p, const tg_plan
         runs[i].l = l;
         runs[i].index = i;
     }
+    if ((s = plan_lanes(h, &c, runs)) != TG_SUCCESS) {
+        release_sharing(&c);
+        free(runs);
+        free(c.written);
+        return s;
+    }
+    pthread_mutex_init(&c.lock, nullptr);
+    pthread_cond_init(&c.published_cv, nullptr);
     /* Host threads where the host copies enough to be worth them: C back, pageable panels. */
     const double host_bytes = (double)p->m * (double)p->n * 4.0 *
                                   ((c.direct_c ? 0.0 : 1.0) + (p->beta != 0.0f && !c.pinned_c)) +
@@ -705,6 +896,9 @@ tg_status tg_cuda_execute_tiles(tg_handle *h, const tg_problem *p, const tg_plan
             run_lane(&runs[i]);
     }
     tg_copiers_stop(c.copiers);
+    release_sharing(&c);
+    pthread_cond_destroy(&c.published_cv);
+    pthread_mutex_destroy(&c.lock);
 
     int64_t written = 0, torn = 0;
     int failed = -1;
