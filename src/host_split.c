@@ -97,8 +97,9 @@ int tg_lane_plan_make(const tg_tile_grid *g, int gpus, int gpu, int64_t free_byt
     tg_lane_plan p;
     memset(&p, 0, sizeof p);
     tg_tile_share(g, gpus, gpu, &p.lo, &p.hi);
+    p.gpu = gpu;
+    p.gpus = gpus;
     p.first_row = p.lo / g->cols;
-    p.first_col = (gpu * g->cols + gpus - 1) / gpus % g->cols; /* the first col it owns */
     p.a_panel = g->tile_m * g->k;
     p.b_panel = g->tile_n * g->k;
     p.c_tile = g->tile_m * g->tile_n;
@@ -118,7 +119,8 @@ int tg_lane_plan_make(const tg_tile_grid *g, int gpus, int gpu, int64_t free_byt
     return p.device_bytes <= free_bytes - extra_bytes || p.hi == p.lo;
 }
 
-void tg_share_order(const tg_tile_grid *g, const tg_lane_plan *p, int64_t *order)
+void tg_share_order(const tg_tile_grid *g, const tg_lane_plan *p, int64_t *order,
+                    int64_t *columns)
 {
     int64_t n = 0;
     if (!p->a_resident) {
@@ -126,24 +128,41 @@ void tg_share_order(const tg_tile_grid *g, const tg_lane_plan *p, int64_t *order
             order[n++] = t;
         return;
     }
+    tg_column_order(g, p->gpus, p->gpu, columns);
     const int64_t r0 = p->first_row, last_row = p->hi > p->lo ? (p->hi - 1) / g->cols : r0;
     const int64_t shells = max64(last_row - r0 + 1, g->cols);
-#define TILE_AT(row, c) ((row) * g->cols + ((c) + p->first_col) % g->cols)
     for (int64_t s = 0; s < shells; ++s) {
         if (s < g->cols) /* column s above row r0 + s */
             for (int64_t r = r0; r < r0 + s && r <= last_row; ++r) {
-                const int64_t t = TILE_AT(r, s);
+                const int64_t t = r * g->cols + columns[s];
                 if (t >= p->lo && t < p->hi)
                     order[n++] = t;
             }
         if (r0 + s <= last_row) /* row r0 + s up to column s */
             for (int64_t c = 0; c <= s && c < g->cols; ++c) {
-                const int64_t t = TILE_AT(r0 + s, c);
+                const int64_t t = (r0 + s) * g->cols + columns[c];
                 if (t >= p->lo && t < p->hi)
                     order[n++] = t;
             }
     }
-#undef TILE_AT
+}
+
+/* The first column owner o owns (its block ends where o + 1's starts). */
+static int64_t first_owned(const tg_tile_grid *g, int gpus, int64_t o)
+{
+    return (o * g->cols + gpus - 1) / gpus;
+}
+
+void tg_column_order(const tg_tile_grid *g, int gpus, int gpu, int64_t *columns)
+{
+    int64_t n = 0;
+    for (int64_t rank = 0; n < g->cols; ++rank)
+        for (int64_t i = 0; i < gpus; ++i) {
+            const int64_t owner = (gpu + i) % gpus;
+            const int64_t col = first_owned(g, gpus, owner) + rank;
+            if (col < first_owned(g, gpus, owner + 1))
+                columns[n++] = col;
+        }
 }
 
 int tg_b_owner(const tg_tile_grid *g, int gpus, int64_t col)

@@ -95,10 +95,8 @@ int64_t tg_share_cols(const tg_tile_grid *g, int64_t lo, int64_t hi);
 /* What one GPU holds on the device for its tiles [lo, hi).  All counts in floats. */
 typedef struct tg_lane_plan {
     int64_t lo, hi;
+    int gpu, gpus;                    /* which GPU of how many */
     int64_t first_row;                /* the grid row of tile lo */
-    int64_t first_col;                /* the column its squares start from: its first own B
-                                       * panel's (tg_b_owner), so that shared panels are loaded
-                                       * by their owners before the other GPUs want them */
     int64_t a_panel, b_panel, c_tile; /* floats in one A panel, B panel, C tile */
     int64_t a_slots;                  /* A panels held: every row's (a_resident), else 1 (one
                                        * tile row) or 2 (the next loads while the last is read) */
@@ -122,11 +120,18 @@ int tg_lane_plan_make(const tg_tile_grid *g, int gpus, int gpu, int64_t free_byt
                       int64_t extra_bytes, tg_lane_plan *out);
 
 /* The order in which the lane visits its tiles: order[0 .. hi - lo) gets tile numbers.  With A
- * and B resident, growing squares from the share's first row and first_col: with c the column
- * counted from first_col (cyclically), shell s holds the tiles whose max(row - first_row, c) is
- * s, column c = s's first (they need only B's new panel), then row first_row + s's; else
- * row-major. */
-void tg_share_order(const tg_tile_grid *g, const tg_lane_plan *p, int64_t *order);
+ * and B resident, growing squares from the share's first row over the columns in the order
+ * tg_column_order gives: with c a column's place in it, shell s holds the tiles whose
+ * max(row - first_row, c) is s, column c = s's first (they need only B's new panel), then row
+ * first_row + s's; else row-major.  columns: scratch of g->cols entries. */
+void tg_share_order(const tg_tile_grid *g, const tg_lane_plan *p, int64_t *order,
+                    int64_t *columns);
+
+/* GPU gpu's order of the tile columns, into columns[0 .. g->cols): where GPUs share B, each
+ * owner's first column, its own first, then each owner's second, and so on, so that it works
+ * on a panel a peer has loaded while its own next one comes in, and each GPU loads the columns
+ * it owns before those it waits for from the others. */
+void tg_column_order(const tg_tile_grid *g, int gpus, int gpu, int64_t *columns);
 
 /* Where GPUs share B panels (each loads from the host only the columns it owns and copies the
  * rest from their owners' memory): the GPU of `gpus` that owns tile column col, in contiguous

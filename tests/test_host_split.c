@@ -73,19 +73,41 @@ static void check_grid(int64_t m, int64_t n, int64_t k)
            (long long)last.i0, (long long)last.j0, (long long)last.m, (long long)last.n);
 }
 
-/* B's owners: contiguous blocks of columns, every GPU's first own column where its squares
- * start. */
+/* B's owners: contiguous blocks of columns; each GPU's column order a permutation that starts
+ * with its own first column and takes every owner's columns in their order, its own before
+ * any other's of the same rank. */
 static void check_owners(const tg_tile_grid *g, int gpus)
 {
     int bad = 0;
     for (int64_t col = 0; col < g->cols; ++col) {
         const int owner = tg_b_owner(g, gpus, col);
         bad += owner < 0 || owner >= gpus || (col > 0 && owner < tg_b_owner(g, gpus, col - 1));
-        tg_lane_plan plan;
-        tg_lane_plan_make(g, gpus, owner, 0, 0, &plan);
-        bad += (col == 0 || tg_b_owner(g, gpus, col - 1) != owner) && plan.first_col != col;
     }
-    EXPECT(bad == 0, "%lld columns over %d GPUs: %d wrong owners or first columns",
+    int64_t *columns = malloc((size_t)g->cols * sizeof(int64_t));
+    int64_t *place = malloc((size_t)g->cols * sizeof(int64_t));
+    for (int gpu = 0; gpu < gpus && gpu < 8; ++gpu) {
+        for (int64_t col = 0; col < g->cols; ++col)
+            place[col] = -1;
+        tg_column_order(g, gpus, gpu, columns);
+        for (int64_t i = 0; i < g->cols; ++i) {
+            const int64_t col = columns[i];
+            if (col < 0 || col >= g->cols || place[col] >= 0) {
+                ++bad;
+                continue;
+            }
+            place[col] = i;
+        }
+        for (int64_t col = 1; col < g->cols; ++col) /* an owner's columns in order */
+            if (tg_b_owner(g, gpus, col) == tg_b_owner(g, gpus, col - 1))
+                bad += place[col] < place[col - 1];
+        if (tg_b_owner(g, gpus, columns[0]) == gpu) /* it starts with its own, where it has */
+            bad += columns[0] > 0 && tg_b_owner(g, gpus, columns[0] - 1) == gpu;
+        else
+            for (int64_t col = 0; col < g->cols; ++col)
+                bad += tg_b_owner(g, gpus, col) == gpu;
+    }
+    free(columns), free(place);
+    EXPECT(bad == 0, "%lld columns over %d GPUs: %d wrong owners or column orders",
            (long long)g->cols, gpus, bad);
 }
 
@@ -104,7 +126,12 @@ static void check_order(const tg_tile_grid *g, int gpus, int gpu)
         const int64_t count = plan.hi - plan.lo;
         int64_t *order = malloc((size_t)(count + 1) * sizeof(int64_t));
         unsigned char *seen = calloc((size_t)(count + 1), 1);
-        tg_share_order(g, &plan, order);
+        int64_t *columns = malloc((size_t)g->cols * sizeof(int64_t));
+        int64_t *place = malloc((size_t)g->cols * sizeof(int64_t));
+        tg_share_order(g, &plan, order, columns);
+        tg_column_order(g, gpus, gpu, columns);
+        for (int64_t i = 0; i < g->cols; ++i)
+            place[columns[i]] = i;
         int64_t wrong = 0, shell = 0, worse = 0;
         for (int64_t i = 0; i < count; ++i) {
             const int64_t t = order[i];
@@ -115,7 +142,7 @@ static void check_order(const tg_tile_grid *g, int gpus, int gpu)
             seen[t - plan.lo] = 1;
             const tg_tile tile = tg_tile_at(g, t);
             const int64_t rel = tile.row - plan.first_row;
-            const int64_t col = (tile.col - plan.first_col + g->cols) % g->cols;
+            const int64_t col = place[tile.col];
             const int64_t s = rel > col ? rel : col;
             if (resident)
                 worse += s < shell; /* shells never go back */
@@ -127,7 +154,7 @@ static void check_order(const tg_tile_grid *g, int gpus, int gpu)
                "%lldx%lld tiles, GPU %d of %d (%s): %lld tiles out of the share or twice, %lld "
                "out of order", (long long)g->rows, (long long)g->cols, gpu, gpus,
                resident ? "resident" : "streamed", (long long)wrong, (long long)worse);
-        free(order), free(seen);
+        free(order), free(seen), free(columns), free(place);
     }
 }
 
@@ -371,10 +398,11 @@ static void emulate(const tg_problem *p, const tg_tile_grid *g, int gpus, float 
     float *c = malloc((size_t)(g->tile_m * g->tile_n) * sizeof(float));
     float *mark = malloc((size_t)(g->tile_m * g->tile_n) * sizeof(float));
     int64_t *order = malloc((size_t)(tg_tile_count(g) + 1) * sizeof(int64_t));
+    int64_t *columns = malloc((size_t)g->cols * sizeof(int64_t));
     for (int gpu = 0; gpu < gpus; ++gpu) {
         tg_lane_plan plan;
         tg_lane_plan_make(g, gpus, gpu, resident ? (int64_t)1 << 50 : 0, 0, &plan);
-        tg_share_order(g, &plan, order);
+        tg_share_order(g, &plan, order, columns);
         for (int64_t i = 0; i < plan.hi - plan.lo; ++i) {
             const int64_t t = order[i];
             const tg_tile tile = tg_tile_at(g, t);
@@ -407,7 +435,7 @@ static void emulate(const tg_problem *p, const tg_tile_grid *g, int gpus, float 
                    parts);
         }
     }
-    free(a), free(b), free(c), free(mark), free(order);
+    free(a), free(b), free(c), free(mark), free(order), free(columns);
 }
 
 static void check_split(tg_layout layout, tg_op ta, tg_op tb, int64_t m, int64_t n, int64_t k,

@@ -2,9 +2,10 @@
  * Products of host operands, tiled over one GPU or several (the arithmetic is
  * host_split.h, the host threads host_copy.h).
  *
- * Each GPU of the handle's list (tg_set_devices) has a lane: three streams (copies in, the
- * products, copies out), a few events, one device allocation carved into panel slots, and
- * pinned host buffers (TG_BOUNCE_COUNT bounce buffers for pageable operands, and the C tiles).
+ * Each GPU of the handle's list (tg_set_devices) has a lane: four streams (copies in, the
+ * products, copies out, copies from peers), a few events, one device allocation carved into
+ * panel slots, and pinned host buffers (TG_BOUNCE_COUNT bounce buffers for pageable operands,
+ * and the C tiles).
  * A lane is made on first use and kept on the handle until tg_destroy.
  *
  * One call: every GPU's share of the tiles (tg_tile_share) runs on a driving thread of its own
@@ -66,8 +67,9 @@ int64_t aligned(int64_t floats) { return (floats + kSlotAlign - 1) / kSlotAlign 
 struct lane {
     int device;
     tg_handle shadow; /* the GPU, its product stream and workspace, for tg_cuda_launch_product */
-    cudaStream_t in, comp, out;
-    cudaEvent_t ev_in, comp_done, a_free[2], b_free[2], c_free[3], bounce_free[TG_BOUNCE_COUNT];
+    cudaStream_t in, comp, out, peer; /* peer: B panels copied from other GPUs (shared B) */
+    cudaEvent_t ev_in, ev_peer, comp_done, a_free[2], b_free[2], c_free[3],
+        bounce_free[TG_BOUNCE_COUNT];
     char *dev;
     size_t dev_bytes;
     float *bounce; /* TG_BOUNCE_COUNT * TG_BOUNCE_BYTES pinned */
@@ -161,7 +163,7 @@ tg_status wait_for(lane_run *r, cudaStream_t stream, cudaEvent_t event)
 /* Frees one lane; the lane's GPU must be current. */
 void lane_free(lane *l)
 {
-    for (cudaStream_t s : {l->in, l->comp, l->out})
+    for (cudaStream_t s : {l->in, l->comp, l->out, l->peer})
         if (s)
             (void)cudaStreamSynchronize(s);
     tg_cuda_release(&l->shadow); /* its workspace and event; its stream is l->comp, ours */
@@ -171,16 +173,16 @@ void lane_free(lane *l)
         (void)cudaFreeHost(l->bounce);
     if (l->c_host)
         (void)cudaFreeHost(l->c_host);
-    cudaEvent_t *events[] = {&l->ev_in, &l->comp_done, &l->a_free[0], &l->a_free[1],
-                             &l->b_free[0], &l->b_free[1], &l->c_free[0], &l->c_free[1],
-                             &l->c_free[2]};
+    cudaEvent_t *events[] = {&l->ev_in, &l->ev_peer, &l->comp_done, &l->a_free[0],
+                             &l->a_free[1], &l->b_free[0], &l->b_free[1], &l->c_free[0],
+                             &l->c_free[1], &l->c_free[2]};
     for (cudaEvent_t *e : events)
         if (*e)
             (void)cudaEventDestroy(*e);
     for (cudaEvent_t e : l->bounce_free)
         if (e)
             (void)cudaEventDestroy(e);
-    for (cudaStream_t s : {l->in, l->comp, l->out})
+    for (cudaStream_t s : {l->in, l->comp, l->out, l->peer})
         if (s)
             (void)cudaStreamDestroy(s);
     (void)cudaGetLastError();
@@ -192,12 +194,12 @@ void lane_free(lane *l)
 tg_status lane_ready(lane_run *r, const tg_handle *h)
 {
     lane *l = r->l;
-    for (cudaStream_t *s : {&l->in, &l->comp, &l->out})
+    for (cudaStream_t *s : {&l->in, &l->comp, &l->out, &l->peer})
         if (!*s)
             LANE_CHECK(r, cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
-    cudaEvent_t *events[] = {&l->ev_in, &l->comp_done, &l->a_free[0], &l->a_free[1],
-                             &l->b_free[0], &l->b_free[1], &l->c_free[0], &l->c_free[1],
-                             &l->c_free[2]};
+    cudaEvent_t *events[] = {&l->ev_in, &l->ev_peer, &l->comp_done, &l->a_free[0],
+                             &l->a_free[1], &l->b_free[0], &l->b_free[1], &l->c_free[0],
+                             &l->c_free[1], &l->c_free[2]};
     for (cudaEvent_t *e : events)
         if (!*e)
             LANE_CHECK(r, cudaEventCreateWithFlags(e, cudaEventDisableTiming));
@@ -363,9 +365,11 @@ tg_status load_own_b_rest(lane_run *r, float *B_slots, int64_t b_slot, int64_t *
     return TG_SUCCESS;
 }
 
-/* Shared B: cut q of column col's panel copied into dst (slot base) from its owner's GPU, after
- * the owner's copy in of it.  Returns with nothing queued when another lane failed first. */
-tg_status copy_peer_b_cut(lane_run *r, float *dst, int64_t col, int64_t q, int64_t b_slot)
+/* Shared B: cut q of column col's panel copied into its slot from its owner's GPU, on the peer
+ * stream after the owner's copy in of it.  A lane about to wait for an owner first loads every
+ * column it owns itself.  Returns with nothing queued when another lane failed first. */
+tg_status copy_peer_b_cut(lane_run *r, float *B_slots, int64_t b_slot, int64_t *b_at,
+                          int64_t col, int64_t q)
 {
     call *c = r->c;
     const tg_tile_grid *g = &c->grid;
@@ -373,6 +377,14 @@ tg_status copy_peer_b_cut(lane_run *r, float *dst, int64_t col, int64_t q, int64
     const tg_tile tile = tg_tile_at(g, col);
     int64_t k0, k1;
     tg_k_cut_range(g, q, &k0, &k1);
+    pthread_mutex_lock(&c->lock);
+    const bool waits = c->published[col] <= q;
+    pthread_mutex_unlock(&c->lock);
+    if (waits) {
+        const tg_status s = load_own_b_rest(r, B_slots, b_slot, b_at);
+        if (s != TG_SUCCESS)
+            return s;
+    }
     pthread_mutex_lock(&c->lock);
     while (c->published[col] <= q && !c->stop.load())
         pthread_cond_wait(&c->published_cv, &c->lock);
@@ -382,9 +394,10 @@ tg_status copy_peer_b_cut(lane_run *r, float *dst, int64_t col, int64_t q, int64
     pthread_mutex_unlock(&c->lock);
     if (!ready)
         return TG_SUCCESS;
-    LANE_CHECK(r, cudaStreamWaitEvent(r->l->in, event, 0));
-    LANE_CHECK(r, cudaMemcpyPeerAsync(dst + tile.n * k0, r->l->device, from, c->ids[owner],
-                                      (size_t)(tile.n * (k1 - k0)) * sizeof(float), r->l->in));
+    LANE_CHECK(r, cudaStreamWaitEvent(r->l->peer, event, 0));
+    LANE_CHECK(r, cudaMemcpyPeerAsync(B_slots + col * b_slot + tile.n * k0, r->l->device, from,
+                                      c->ids[owner], (size_t)(tile.n * (k1 - k0)) * sizeof(float),
+                                      r->l->peer));
     return TG_SUCCESS;
 }
 
@@ -457,18 +470,19 @@ tg_status lane_tiles(lane_run *r)
 
     /* The visiting order, and where each resident panel sits once loaded (-1: not yet). */
     const int64_t count = plan.hi - plan.lo;
+    const int64_t entries = count + g->rows + 2 * g->cols;
     int64_t *order = (int64_t *)(TG_FAULT("host: tile order")
                                      ? nullptr
-                                     : malloc((size_t)(count + g->rows + g->cols) *
-                                              sizeof(int64_t)));
+                                     : malloc((size_t)entries * sizeof(int64_t)));
     if (!order)
         return tg_record(&r->error, TG_ERROR_ALLOCATION, 0,
                          "GPU %d: host: tile order: could not allocate %lld entries", l->device,
-                         (long long)(count + g->rows + g->cols));
+                         (long long)entries);
     int64_t *const a_at = order + count, *const b_at = a_at + g->rows;
+    int64_t *const columns = b_at + g->cols;
     for (int64_t i = 0; i < g->rows + g->cols; ++i)
         a_at[i] = -1;
-    tg_share_order(g, &plan, order);
+    tg_share_order(g, &plan, order, columns);
 
     int64_t row = -1, a_loaded = 0, b_loaded = 0;
     int a_cur = 1;
@@ -508,8 +522,6 @@ tg_status lane_tiles(lane_run *r)
             if (b_new)
                 at = c->share_b ? tile.col : b_loaded++;
             b_dst = B_slots + at * b_slot;
-            if (b_new && b_peer && (s = load_own_b_rest(r, B_slots, b_slot, b_at)))
-                break;
         } else {
             b_new = true;
             b_dst = B_slots + b_cur * b_slot;
@@ -533,7 +545,7 @@ tg_status lane_tiles(lane_run *r)
                             tile.m, k1 - k0, p->a_rs, p->a_cs, c->pinned_a)))
                 break;
             if (b_new && c->share_b)
-                s = b_peer ? copy_peer_b_cut(r, b_dst, tile.col, q, b_slot)
+                s = b_peer ? copy_peer_b_cut(r, B_slots, b_slot, b_at, tile.col, q)
                            : load_own_b_cut(r, b_dst, tile.col, q);
             else if (b_new)
                 s = upload(r, b_dst + tile.n * k0, p->B + k0 * p->b_rs + tile.j0 * p->b_cs,
@@ -545,6 +557,10 @@ tg_status lane_tiles(lane_run *r)
             s = [&]() -> tg_status {
                 LANE_CHECK(r, cudaEventRecord(l->ev_in, l->in));
                 LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->ev_in, 0));
+                if (b_new && b_peer) {
+                    LANE_CHECK(r, cudaEventRecord(l->ev_peer, l->peer));
+                    LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->ev_peer, 0));
+                }
                 if (q == 0)
                     LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->c_free[cs], 0));
                 /* the cut's product on packed panels, as tg_tile_choice planned it */
@@ -625,6 +641,7 @@ tg_status lane_tiles(lane_run *r)
         LANE_CHECK(r, cudaStreamSynchronize(l->in));
         LANE_CHECK(r, cudaStreamSynchronize(l->comp));
         LANE_CHECK(r, cudaStreamSynchronize(l->out));
+        LANE_CHECK(r, cudaStreamSynchronize(l->peer));
     }
     return s;
 }
@@ -647,7 +664,7 @@ void run_lane(lane_run *r)
             pthread_mutex_lock(&r->c->lock);
             pthread_cond_broadcast(&r->c->published_cv);
             pthread_mutex_unlock(&r->c->lock);
-            for (cudaStream_t s : {r->l->in, r->l->comp, r->l->out})
+            for (cudaStream_t s : {r->l->in, r->l->comp, r->l->out, r->l->peer})
                 if (s)
                     (void)cudaStreamSynchronize(s);
             (void)cudaGetLastError();
@@ -705,15 +722,20 @@ int copy_threads(int gpus)
  * a copy engine needs it to read a peer's memory directly). */
 tg_status plan_lanes(tg_handle *h, call *c, lane_run *runs)
 {
-    int before = -1;
+    int before = -1, failed_gpu = -1;
+    const char *failed = "cudaGetDevice";
     cudaError_t e = cudaGetDevice(&before);
     c->share_b = c->gpus > 1;
     for (int i = 0; i < c->gpus && e == cudaSuccess; ++i) {
         size_t free_bytes = 0, total_bytes = 0;
-        if ((e = cudaSetDevice(c->ids[i])) != cudaSuccess ||
-            (e = TG_FAULT("CUDA: cudaMemGetInfo") ? cudaErrorUnknown
-                                                  : cudaMemGetInfo(&free_bytes, &total_bytes)) !=
-                cudaSuccess)
+        failed_gpu = c->ids[i];
+        failed = "cudaSetDevice";
+        if ((e = cudaSetDevice(c->ids[i])) != cudaSuccess)
+            break;
+        failed = "cudaMemGetInfo";
+        if ((e = TG_FAULT("CUDA: cudaMemGetInfo") ? cudaErrorUnknown
+                                                   : cudaMemGetInfo(&free_bytes, &total_bytes)) !=
+            cudaSuccess)
             break;
         lane_run &r = runs[i];
         r.room = (int64_t)free_bytes + (int64_t)r.l->dev_bytes;
@@ -741,8 +763,9 @@ tg_status plan_lanes(tg_handle *h, call *c, lane_run *runs)
         (void)cudaSetDevice(before);
     if (e != cudaSuccess)
         return tg_fail(h, TG_ERROR_CUDA, 0,
-                       "planning tiled host products: %s; C was not written",
-                       cudaGetErrorString(e));
+                       "planning tiled host products: %s on GPU %d failed: %s (%s); C was not "
+                       "written",
+                       failed, failed_gpu, cudaGetErrorName(e), cudaGetErrorString(e));
     if (!c->share_b)
         return TG_SUCCESS;
     const int64_t cuts = c->grid.cols * c->grid.k_cuts;
