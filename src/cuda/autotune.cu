@@ -12,11 +12,6 @@
  * L2 in all, as the project's benchmark times it: timed on one set, every run after the first
  * finds its operands in the L2, which favours the rungs that read them most (on the H100 such
  * timings agreed with the benchmark's fastest rung within 2% on 2 of 7 calls under 20 us).
- *
- * A candidate of under kShortMs is timed as the benchmark times it, each launch between an event
- * pair of its own and the median of up to kMaxTimedCalls launches adding up to kShortTotalMs:
- * the mean over a run of back-to-back launches carries the occasional slow launch, which at a
- * few microseconds outweighs the rungs' differences.
  */
 #include <cuda_runtime.h>
 
@@ -50,11 +45,6 @@ constexpr int kSamples = 5;
 constexpr int kMaxLaunchesPerSample = 32;
 /* At most this many sets of the operands (a call of a few kilobytes would want thousands). */
 constexpr int kMaxSets = 4096;
-/* Candidates under this are timed launch by launch, as many as add up to kShortTotalMs. */
-constexpr double kShortMs = 0.05;
-constexpr double kShortTotalMs = 2.0;
-constexpr int kMinTimedCalls = 11;
-constexpr int kMaxTimedCalls = 100;
 
 /* Elements an operand spans from its first to its last element, batch included. */
 size_t span(int64_t rows, int64_t cols, int64_t rs, int64_t cs, int64_t stride, int64_t batch)
@@ -68,7 +58,6 @@ struct scratch {
     size_t stride[3] = {0, 0, 0}; /* elements from one set of an operand to the next */
     int sets = 1;
     cudaEvent_t start = nullptr, stop = nullptr;
-    std::vector<cudaEvent_t> call_events; /* pairs, for the short candidates; made when needed */
     ~scratch()
     {
         /* Frees wait for the work queued on them; teardown cannot report, only clean up. */
@@ -79,8 +68,6 @@ struct scratch {
             (void)cudaEventDestroy(start);
         if (stop)
             (void)cudaEventDestroy(stop);
-        for (cudaEvent_t e : call_events)
-            (void)cudaEventDestroy(e);
         (void)cudaGetLastError();
     }
 };
@@ -131,68 +118,23 @@ tg_problem on_set(const tg_problem &d, const scratch &s, int set)
     return r;
 }
 
-/* Milliseconds of a short candidate: the median of `calls` launches, each between its own pair
- * of events, walking through the sets from *next on. */
-tg_status time_calls(tg_handle *h, scratch &s, const tg_candidate &c, const tg_problem &d,
-                     int calls, int *next, double *ms)
-{
-    cudaStream_t stream = (cudaStream_t)h->stream;
-    while ((int)s.call_events.size() < 2 * calls) {
-        cudaEvent_t e = nullptr;
-        TG_AT_CHECK(h, cudaEventCreate(&e));
-        s.call_events.push_back(e);
-    }
-    for (int i = 0; i < calls; ++i) {
-        TG_AT_CHECK(h, cudaEventRecord(s.call_events[2 * i], stream));
-        tg_problem on = on_set(d, s, *next);
-        *next = (*next + 1) % s.sets;
-        const tg_status st = tg_cuda_launch_product(h, c.rung, c.split_k, &on);
-        if (st != TG_SUCCESS)
-            return st;
-        TG_AT_CHECK(h, cudaEventRecord(s.call_events[2 * i + 1], stream));
-    }
-    TG_AT_CHECK(h, cudaEventSynchronize(s.call_events[2 * calls - 1]));
-    std::vector<double> times((size_t)calls);
-    for (int i = 0; i < calls; ++i) {
-        float elapsed = 0.0f;
-        TG_AT_CHECK(h, cudaEventElapsedTime(&elapsed, s.call_events[2 * i],
-                                            s.call_events[2 * i + 1]));
-        times[(size_t)i] = elapsed;
-    }
-    std::sort(times.begin(), times.end());
-    *ms = times[(size_t)calls / 2];
-    return TG_SUCCESS;
-}
-
 /* Milliseconds of one run of candidate c on d (set 0 of the scratch s): the median of the
- * samples, each a run of launches that walks through the sets from *next on; a short candidate
- * by time_calls. */
-tg_status time_one(tg_handle *h, scratch &s, const tg_candidate &c, const tg_problem &d,
+ * samples, each a run of launches that walks through the sets from *next on. */
+tg_status time_one(tg_handle *h, const scratch &s, const tg_candidate &c, const tg_problem &d,
                    int *next, double *ms)
 {
     cudaStream_t stream = (cudaStream_t)h->stream;
-    /* A run that loads the kernels (lazily loaded modules take a millisecond or more the first
-     * time), then one that sizes the samples. */
+    /* A first run: warms up, and sizes the samples. */
+    TG_AT_CHECK(h, cudaEventRecord(s.start, stream));
     tg_problem on = on_set(d, s, *next);
     *next = (*next + 1) % s.sets;
     tg_status st = tg_cuda_launch_product(h, c.rung, c.split_k, &on);
     if (st != TG_SUCCESS)
         return st;
-    TG_AT_CHECK(h, cudaEventRecord(s.start, stream));
-    on = on_set(d, s, *next);
-    *next = (*next + 1) % s.sets;
-    if ((st = tg_cuda_launch_product(h, c.rung, c.split_k, &on)) != TG_SUCCESS)
-        return st;
     TG_AT_CHECK(h, cudaEventRecord(s.stop, stream));
     TG_AT_CHECK(h, cudaEventSynchronize(s.stop));
     float first = 0.0f;
     TG_AT_CHECK(h, cudaEventElapsedTime(&first, s.start, s.stop));
-    if (first < kShortMs) {
-        const int calls = std::max(kMinTimedCalls,
-                                   std::min(kMaxTimedCalls, (int)(kShortTotalMs /
-                                                                  std::max(first, 1e-3f))));
-        return time_calls(h, s, c, d, calls, next, ms);
-    }
     const int launches =
         std::max(1, std::min(kMaxLaunchesPerSample, (int)(kSampleMs / std::max(first, 1e-3f))));
     const int samples = first > 50.0f ? 1 : first > 10.0f ? 3 : kSamples;
