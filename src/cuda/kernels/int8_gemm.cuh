@@ -29,7 +29,7 @@
  * Registers  168 a thread at entry (__launch_bounds__(384, 1)), no spills, no stack (ptxas -v,
  *            nvcc 13.0); 8 IGMMA.64x128x32.S8.S8 a stage, the next stage's issued before the
  *            previous one's are waited for (WARPGROUP.DEPBAR.LE 1).
- * Measured   not yet measured.
+ * Measured   inside ozaki2_int8 only (k11_ozaki2.cu's header); not timed alone yet.
  */
 #ifndef TG_KERNELS_INT8_GEMM_CUH
 #define TG_KERNELS_INT8_GEMM_CUH
