@@ -163,7 +163,9 @@ TG_API tg_backend tg_get_backend(const tg_handle *handle);
  *
  * The handle keeps each GPU's buffers (device panels, pinned bounce buffers) between calls,
  * until tg_destroy.  TILEGEMM_HOST_THREADS sets the host copy threads (default: the cores
- * online less one per GPU, at most 16 a GPU). */
+ * online less one per GPU, at most 16 a GPU).  With TILEGEMM_HOST_TIMELINE set, each GPU
+ * writes to stderr when its share is done when each of its tiles' copies in, product and copy
+ * back ended, in ms from its start. */
 #define TG_MAX_DEVICES 64
 #define TG_ALL_DEVICES (-1)
 TG_API tg_status tg_set_devices(tg_handle *handle, const int *devices, int count);

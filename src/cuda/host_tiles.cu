@@ -49,6 +49,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <vector>
 
 #include "../host_copy.h"
 #include "../host_split.h"
@@ -325,6 +327,18 @@ tg_status finish_tile(lane_run *r, int64_t t, int slot, const tg_lane_plan &plan
     return TG_SUCCESS;
 }
 
+/* TILEGEMM_HOST_TIMELINE set: each tile's copies in, product and copy back, timed by events and
+ * written to stderr when the lane ends, to see where a call's time goes (the start, waits). */
+struct timeline {
+    std::vector<cudaEvent_t> events; /* the lane's start, then three a tile */
+    ~timeline()
+    {
+        for (cudaEvent_t e : events)
+            if (e)
+                (void)cudaEventDestroy(e);
+    }
+};
+
 /* Shared B: cut q of column col's panel (slot base dst), loaded from the host by its owner, this
  * lane; then the cut's event recorded and published to the others. */
 tg_status load_own_b_cut(lane_run *r, float *dst, int64_t col, int64_t q)
@@ -478,6 +492,7 @@ tg_status lane_tiles(lane_run *r)
         return tg_record(&r->error, TG_ERROR_ALLOCATION, 0,
                          "GPU %d: host: tile order: could not allocate %lld entries", l->device,
                          (long long)entries);
+    const std::unique_ptr<int64_t, decltype(&free)> order_owner(order, &free);
     int64_t *const a_at = order + count, *const b_at = a_at + g->rows;
     int64_t *const columns = b_at + g->cols;
     for (int64_t i = 0; i < g->rows + g->cols; ++i)
@@ -490,6 +505,13 @@ tg_status lane_tiles(lane_run *r)
      * that the host's waiting never holds back the next tiles' copies in */
     const int64_t lag = plan.c_slots - 1;
     int64_t seq = 0, finished = 0;
+    timeline times;
+    if (getenv("TILEGEMM_HOST_TIMELINE")) {
+        times.events.assign((size_t)(1 + 3 * count), nullptr);
+        for (cudaEvent_t &e : times.events)
+            LANE_CHECK(r, cudaEventCreate(&e));
+        LANE_CHECK(r, cudaEventRecord(times.events[0], l->in));
+    }
     for (; seq < count && s == TG_SUCCESS; ++seq) {
         if (c->stop.load(std::memory_order_relaxed))
             break;
@@ -595,6 +617,8 @@ tg_status lane_tiles(lane_run *r)
         }
         if (s != TG_SUCCESS || c->stop.load(std::memory_order_relaxed))
             break;
+        if (!times.events.empty())
+            LANE_CHECK(r, cudaEventRecord(times.events[(size_t)(1 + 3 * seq)], l->in));
         /* C back once every cut is in; the slots free again after it */
         s = [&]() -> tg_status {
             if (!plan.a_resident)
@@ -602,6 +626,8 @@ tg_status lane_tiles(lane_run *r)
             if (!plan.b_resident)
                 LANE_CHECK(r, cudaEventRecord(l->b_free[b_cur], l->comp));
             LANE_CHECK(r, cudaEventRecord(l->comp_done, l->comp));
+            if (!times.events.empty())
+                LANE_CHECK(r, cudaEventRecord(times.events[(size_t)(2 + 3 * seq)], l->comp));
             LANE_CHECK(r, cudaStreamWaitEvent(l->out, l->comp_done, 0));
             if (c->direct_c) {
                 const tg_lines lines = tg_lines_of(tile.m, tile.n, p->ldc, 1);
@@ -623,6 +649,8 @@ tg_status lane_tiles(lane_run *r)
                                               cudaMemcpyDeviceToHost, l->out));
             }
             LANE_CHECK(r, cudaEventRecord(l->c_free[cs], l->out));
+            if (!times.events.empty())
+                LANE_CHECK(r, cudaEventRecord(times.events[(size_t)(3 + 3 * seq)], l->out));
             return TG_SUCCESS;
         }();
         if (s != TG_SUCCESS)
@@ -636,12 +664,21 @@ tg_status lane_tiles(lane_run *r)
     for (; s == TG_SUCCESS && finished < seq && !c->stop.load(std::memory_order_relaxed);
          ++finished)
         s = finish_tile(r, order[finished], (int)(finished % plan.c_slots), plan);
-    free(order);
     if (s == TG_SUCCESS) {
         LANE_CHECK(r, cudaStreamSynchronize(l->in));
         LANE_CHECK(r, cudaStreamSynchronize(l->comp));
         LANE_CHECK(r, cudaStreamSynchronize(l->out));
         LANE_CHECK(r, cudaStreamSynchronize(l->peer));
+        for (int64_t i = 0; i < seq && !times.events.empty(); ++i) {
+            float ms[3] = {0.0f, 0.0f, 0.0f};
+            for (int j = 0; j < 3; ++j)
+                LANE_CHECK(r, cudaEventElapsedTime(&ms[j], times.events[0],
+                                                   times.events[(size_t)(1 + j + 3 * i)]));
+            const tg_tile tile = tg_tile_at(g, order[i]);
+            fprintf(stderr, "tilegemm timeline: GPU %d tile %lld (%lld,%lld): in %.2f ms, "
+                    "product %.2f ms, back %.2f ms\n", l->device, (long long)i,
+                    (long long)tile.row, (long long)tile.col, ms[0], ms[1], ms[2]);
+        }
     }
     return s;
 }
