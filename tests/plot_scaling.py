@@ -3,8 +3,8 @@
 
     python3 tests/plot_scaling.py
         exit 0 when it does, 1 (saying what) when not:
-        - bench/results/multi-gpu/ as committed: the 2-GPU torch runs (one record a file) and
-          the host-operand run of 1 GPU and 2, with the figures its README gives;
+        - bench/results/multi-gpu/ as committed: the newest torch and host-operand runs load,
+          and their tables give the figures of their own files;
         - records as a run at several GPU counts leaves them, written to a scratch folder:
           torch records one a file and a list in one file, host-operand rows at 1, 2 and 4
           GPUs with each count's bound; an older run of another commit is passed over, the
@@ -41,22 +41,34 @@ def rows_of(table):
 
 
 def committed():
+    """The committed records load as the newest run of each kind, and the tables say what the
+    files hold (checked against the files themselves, so a new run committed keeps it true)."""
     records, hosts = plot.scaling_files(plot.MULTI_GPU)
     runs, host = plot.newest_torch_runs(records), plot.newest_host_run(hosts)
-    counts = {m: sorted(by_gpus) for m, by_gpus in runs.items()}
-    expect(counts == {"tp": [2], "fsdp": [2]},
-           f"the committed torch runs are tp and fsdp at 2 GPUs (got {counts})")
-    expect(rows_of(plot.torch_scaling_table(runs))[0][:7] ==
-           ["tensor parallel", "2", "116.36", "57.86", "2.01x", "-", "-"],
-           "the tensor-parallel row of the committed 2-GPU run")
+    expect(set(runs) == {"tp", "fsdp"} and all(runs.values()),
+           f"the committed torch runs hold tensor parallel and FSDP2 (got {sorted(runs)})")
+    for row in rows_of(plot.torch_scaling_table(runs)):
+        mode = "tp" if row[0] == "tensor parallel" else "fsdp"
+        r = runs[mode][int(row[1])]
+        expect(row[2:4] == [f"{r['runs']['torch']['step_ms']:.2f}",
+                            f"{r['runs']['tilegemm']['step_ms']:.2f}"],
+               f"the {row[0]} row at {row[1]} GPUs gives its record's step times (got {row})")
+        one = runs[mode].get(1)
+        expect((row[6] == "-") == (one is None),
+               f"the {row[0]} row at {row[1]} GPUs: a scaling exactly where a 1-GPU run is")
     table = rows_of(plot.host_scaling_table(host))
-    expect([r[:4] for r in table] == [["16384³", "1", "86.8", "1.00x"],
-                                      ["16384³", "2", "138.9", "1.60x"],
-                                      ["32768x32768x8192", "1", "97.9", "1.00x"],
-                                      ["32768x32768x8192", "2", "174.9", "1.79x"]],
-           f"the committed host-operand rows at 1 and 2 GPUs (got {table})")
-    expect([r[6] for r in table] == ["217", "405", "434", "810"],
-           "the committed file's bounds, of 1 GPU and of all (2)")
+    pinned = {(r["shape"], r["gpus"]): r["tflops"] for r in host["results"]
+              if r["library"] == "tilegemm" and r["memory"] == "pinned"}
+    shown = 0
+    for row in table:
+        shape = next((s for s, g in pinned if plot.shape_text(s) == row[0]), None)
+        rate = pinned.get((shape, int(row[1])))
+        one = pinned.get((shape, 1))
+        expect(rate is not None and row[2] == f"{rate:.1f}" and
+               row[3] == f"{rate / one:.2f}x", f"the host-operand row {row} gives its file's rate")
+        shown += 1
+    expect(shown == len(pinned), f"every pinned tilegemm rate of the newest host run is shown "
+                                 f"({shown} of {len(pinned)})")
 
 
 def torch_record(template, mode, gpus, torch_ms, tilegemm_ms, commit, date):
@@ -158,7 +170,7 @@ def main():
         several_counts(Path(scratch))
     if failures:
         return 1
-    print("plot_scaling: the committed 2-GPU records and records at 1, 2 and 4 GPUs load")
+    print("plot_scaling: the committed records and records at 1, 2 and 4 GPUs load")
     return 0
 
 
