@@ -116,19 +116,16 @@ __device__ __forceinline__ void fence_async_shared()
 #endif
 }
 
-/* The 64 accumulator operands of an m64n128 product, and their place in the instruction. */
-#define TG_WGMMA_D64_OPERANDS                                                                    \
-    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),          \
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),               \
-        "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]),            \
-        "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),            \
-        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),            \
-        "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),            \
-        "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]),            \
-        "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),            \
-        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]),            \
-        "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]),            \
-        "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+/* A 64-register accumulator as asm operands, each with constraint c ("+f" FP32, "+r" INT32),
+ * and its register list, %0 .. %63: every m64n128 wgmma's (wgmma_s8.cuh's too). */
+#define TG_WGMMA_D64_OPERANDS(c)                                                                   \
+    c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]), c(d[9]),      \
+        c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]),  \
+        c(d[19]), c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]),  \
+        c(d[28]), c(d[29]), c(d[30]), c(d[31]), c(d[32]), c(d[33]), c(d[34]), c(d[35]), c(d[36]),  \
+        c(d[37]), c(d[38]), c(d[39]), c(d[40]), c(d[41]), c(d[42]), c(d[43]), c(d[44]), c(d[45]),  \
+        c(d[46]), c(d[47]), c(d[48]), c(d[49]), c(d[50]), c(d[51]), c(d[52]), c(d[53]), c(d[54]),  \
+        c(d[55]), c(d[56]), c(d[57]), c(d[58]), c(d[59]), c(d[60]), c(d[61]), c(d[62]), c(d[63])
 #define TG_WGMMA_D64_REGISTERS                                                                   \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                    \
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "           \
@@ -142,7 +139,7 @@ __device__ __forceinline__ void wgmma_64x128x8_ss(float (&d)[64], uint64_t a, ui
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " TG_WGMMA_D64_REGISTERS
                  ", %64, %65, p, 1, 1;\n}\n"
-                 : TG_WGMMA_D64_OPERANDS
+                 : TG_WGMMA_D64_OPERANDS("+f")
                  : "l"(a), "l"(b), "r"((int)accumulate)
                  : "memory");
 #else
@@ -158,7 +155,7 @@ __device__ __forceinline__ void wgmma_64x128x8_rs(float (&d)[64], const uint32_t
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " TG_WGMMA_D64_REGISTERS
                  ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-                 : TG_WGMMA_D64_OPERANDS
+                 : TG_WGMMA_D64_OPERANDS("+f")
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"((int)accumulate)
                  : "memory");
 #else
@@ -167,8 +164,6 @@ __device__ __forceinline__ void wgmma_64x128x8_rs(float (&d)[64], const uint32_t
 #endif
 }
 
-#undef TG_WGMMA_D64_OPERANDS
-#undef TG_WGMMA_D64_REGISTERS
 #undef TG_WGMMA_UNAVAILABLE
 
 #endif
