@@ -46,36 +46,13 @@ int tg_oz2_range_for_moduli(int count, int64_t k)
     return best;
 }
 
-/* What the scheme needs to know of a row of op(A) or a column of op(B). */
-typedef struct line_info {
-    int special;   /* an Inf or NaN */
-    int nonzero;   /* a nonzero finite element */
-    int e_max, e_min; /* frexp exponents of the largest and smallest nonzero elements */
-} line_info;
-
-static void scan_line(const float *x, int64_t count, int64_t step, line_info *out)
+static void scan_line(const float *x, int64_t count, int64_t step, tg_oz2_line *out)
 {
-    line_info l = {0, 0, 0, 0};
-    for (int64_t q = 0; q < count; ++q) {
-        const float v = x[q * step];
-        if (!isfinite(v)) {
-            l.special = 1;
-            continue;
-        }
-        if (v == 0.0f)
-            continue;
-        int e;
-        (void)frexpf(v, &e);
-        if (!l.nonzero || e > l.e_max)
-            l.e_max = e;
-        if (!l.nonzero || e < l.e_min)
-            l.e_min = e;
-        l.nonzero = 1;
-    }
+    tg_oz2_line l = {0, 0, 0, 0};
+    for (int64_t q = 0; q < count; ++q)
+        tg_oz2_line_add(&l, x[q * step]);
     *out = l;
 }
-
-static int line_range(const line_info *l) { return l->nonzero ? l->e_max - l->e_min : 0; }
 
 /* The scheme's own FP32 FMA product for the outputs it leaves: k order, one fmaf a term. */
 static float fma_element(const tg_problem *p, const float *A, const float *B, int64_t i,
@@ -92,7 +69,7 @@ typedef __int128 i128;
 
 /* The buffers of one batch item's product, freed together. */
 typedef struct buffers {
-    line_info *rows, *cols;
+    tg_oz2_line *rows, *cols;
     int *take_row, *take_col, *shift_row, *shift_col;
     int64_t *a_hat, *b_hat; /* m x k, k x n */
     int8_t *ra, *rb;        /* residues of one modulus: m x k, n x k (k-contiguous) */
@@ -140,13 +117,13 @@ static int inverse_mod(int a, int m)
 
 /* Marks which of `count` lines the scheme takes (no Inf or NaN, a range of at most cap); their
  * widest range to *range, how many it leaves to *left. */
-static void take_lines(const line_info *lines, int64_t count, int cap, int *take, int *range,
+static void take_lines(const tg_oz2_line *lines, int64_t count, int cap, int *take, int *range,
                        int64_t *left)
 {
     for (int64_t i = 0; i < count; ++i) {
-        take[i] = !lines[i].special && line_range(&lines[i]) <= cap;
-        if (take[i] && line_range(&lines[i]) > *range)
-            *range = line_range(&lines[i]);
+        take[i] = !lines[i].special && tg_oz2_line_range(&lines[i]) <= cap;
+        if (take[i] && tg_oz2_line_range(&lines[i]) > *range)
+            *range = tg_oz2_line_range(&lines[i]);
         *left += !take[i];
     }
 }
@@ -182,7 +159,7 @@ static void choose(const tg_problem *p, int forced, buffers *b, tg_oz2_plan *ite
 
 /* A line of `count` floats, `step` apart, as integers of `bits` bits (zeros when the scheme
  * leaves it: take 0) to out; returns the power of two it was scaled by. */
-static int to_integers(const float *x, int64_t count, int64_t step, const line_info *l,
+static int to_integers(const float *x, int64_t count, int64_t step, const tg_oz2_line *l,
                        int take, int bits, int64_t *out)
 {
     const int shift = l->nonzero ? bits - l->e_max : 0;

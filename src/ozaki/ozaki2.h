@@ -33,6 +33,7 @@
 #ifndef TG_OZAKI2_H
 #define TG_OZAKI2_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "../problem.h"
@@ -40,6 +41,43 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Callable from the INT8 rung's kernels (k11_ozaki2.cu) as from ozaki2.c. */
+#ifdef __CUDACC__
+#define TG_OZ2_HOST_DEVICE __host__ __device__
+#else
+#define TG_OZ2_HOST_DEVICE
+#endif
+
+/* What the scheme needs to know of a row of op(A) or a column of op(B), element by element. */
+typedef struct tg_oz2_line {
+    int special;      /* an Inf or NaN */
+    int nonzero;      /* a nonzero finite element */
+    int e_max, e_min; /* frexp exponents of the largest and smallest nonzero elements */
+} tg_oz2_line;
+
+static inline TG_OZ2_HOST_DEVICE void tg_oz2_line_add(tg_oz2_line *l, float v)
+{
+    if (!isfinite(v)) {
+        l->special = 1;
+        return;
+    }
+    if (v == 0.0f)
+        return;
+    int e;
+    (void)frexpf(v, &e);
+    if (!l->nonzero || e > l->e_max)
+        l->e_max = e;
+    if (!l->nonzero || e < l->e_min)
+        l->e_min = e;
+    l->nonzero = 1;
+}
+
+/* The line's exponent range, which sets its bits (0 for a line of zeros). */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_line_range(const tg_oz2_line *l)
+{
+    return l->nonzero ? l->e_max - l->e_min : 0;
+}
 
 /* Sixteen pairwise coprime moduli of at most 256, largest first: their product is under
  * 2^127, so a residue set fits a signed 128-bit integer. */

@@ -62,30 +62,8 @@ __host__ __device__ constexpr int modulus_at(int l)
     return List{{TG_OZ2_MODULI}}.m[l];
 }
 
-/* What the scheme needs to know of a row of op(A) or a column of op(B) (ozaki2.c's
- * line_info): exponents valid where nonzero. */
-struct LineInfo {
-    int special, nonzero, e_max, e_min;
-};
-
-__device__ __forceinline__ void add_element(LineInfo &l, float v)
-{
-    if (!isfinite(v)) {
-        l.special = 1;
-        return;
-    }
-    if (v == 0.0f)
-        return;
-    int e;
-    (void)frexpf(v, &e);
-    if (!l.nonzero || e > l.e_max)
-        l.e_max = e;
-    if (!l.nonzero || e < l.e_min)
-        l.e_min = e;
-    l.nonzero = 1;
-}
-
-__device__ __forceinline__ void merge(LineInfo &l, const LineInfo &o)
+/* Two parts of one line's scan, as one. */
+__device__ __forceinline__ void merge(tg_oz2_line &l, const tg_oz2_line &o)
 {
     l.special |= o.special;
     if (!o.nonzero)
@@ -95,13 +73,9 @@ __device__ __forceinline__ void merge(LineInfo &l, const LineInfo &o)
     l.nonzero = 1;
 }
 
-__host__ __device__ __forceinline__ int line_range(const LineInfo &l)
+__host__ __device__ __forceinline__ bool taken(const tg_oz2_line &l, int cap)
 {
-    return l.nonzero ? l.e_max - l.e_min : 0;
-}
-__host__ __device__ __forceinline__ bool taken(const LineInfo &l, int cap)
-{
-    return !l.special && line_range(l) <= cap;
+    return !l.special && tg_oz2_line_range(&l) <= cap;
 }
 
 /* What the host decides from k alone (ozaki2.c's functions, evaluated on the host so that the
@@ -129,23 +103,23 @@ struct DevicePlan {
 template <bool ALONG_Q>
 __global__ void __launch_bounds__(256) scan_lines(const float *X, int64_t line_stride,
                                                   int64_t q_stride, int64_t lines, int64_t k,
-                                                  LineInfo *info)
+                                                  tg_oz2_line *info)
 {
-    LineInfo l{0, 0, 0, 0};
+    tg_oz2_line l{0, 0, 0, 0};
     if (!ALONG_Q) {
         const int64_t r = blockIdx.x * (int64_t)256 + threadIdx.x;
         if (r >= lines)
             return;
         for (int64_t q = 0; q < k; ++q)
-            add_element(l, X[r * line_stride + q * q_stride]);
+            tg_oz2_line_add(&l, X[r * line_stride + q * q_stride]);
         info[r] = l;
         return;
     }
-    __shared__ LineInfo part[8][32];
+    __shared__ tg_oz2_line part[8][32];
     const int64_t r = blockIdx.x * (int64_t)8 + threadIdx.y;
     if (r < lines)
         for (int64_t q = threadIdx.x; q < k; q += 32)
-            add_element(l, X[r * line_stride + q * q_stride]);
+            tg_oz2_line_add(&l, X[r * line_stride + q * q_stride]);
     part[threadIdx.y][threadIdx.x] = l;
     __syncthreads();
     if (threadIdx.x == 0 && r < lines) {
@@ -158,8 +132,8 @@ __global__ void __launch_bounds__(256) scan_lines(const float *X, int64_t line_s
 /* ---- choose_plan ------------------------------------------------------------------------ */
 
 /* ozaki2.c's choose() and the CRT's constants, one block of 256 threads. */
-__global__ void __launch_bounds__(256) choose_plan(const LineInfo *rows, int64_t m,
-                                                   const LineInfo *cols, int64_t n,
+__global__ void __launch_bounds__(256) choose_plan(const tg_oz2_line *rows, int64_t m,
+                                                   const tg_oz2_line *cols, int64_t n,
                                                    const Choice choice, DevicePlan *plan)
 {
     __shared__ int widest[2][256];
@@ -169,12 +143,12 @@ __global__ void __launch_bounds__(256) choose_plan(const LineInfo *rows, int64_t
     int64_t la = 0, lb = 0;
     for (int64_t i = tid; i < m; i += 256) {
         const bool take = taken(rows[i], choice.cap);
-        wa = take && line_range(rows[i]) > wa ? line_range(rows[i]) : wa;
+        wa = take && tg_oz2_line_range(&rows[i]) > wa ? tg_oz2_line_range(&rows[i]) : wa;
         la += !take;
     }
     for (int64_t j = tid; j < n; j += 256) {
         const bool take = taken(cols[j], choice.cap);
-        wb = take && line_range(cols[j]) > wb ? line_range(cols[j]) : wb;
+        wb = take && tg_oz2_line_range(&cols[j]) > wb ? tg_oz2_line_range(&cols[j]) : wb;
         lb += !take;
     }
     widest[0][tid] = wa, widest[1][tid] = wb, left[0][tid] = la, left[1][tid] = lb;
@@ -233,7 +207,7 @@ __global__ void __launch_bounds__(256) choose_plan(const LineInfo *rows, int64_t
 template <bool ALONG_Q>
 __global__ void __launch_bounds__(256) to_residues(const float *X, int64_t line_stride,
                                                    int64_t q_stride, int64_t lines, int64_t k,
-                                                   int64_t kp, const LineInfo *info, int cap,
+                                                   int64_t kp, const tg_oz2_line *info, int cap,
                                                    const DevicePlan *plan, bool of_a,
                                                    int8_t *out)
 {
@@ -254,7 +228,7 @@ __global__ void __launch_bounds__(256) to_residues(const float *X, int64_t line_
         __syncthreads();
         const int64_t r = r0 + line, q = q0 + quad;
         if (r < lines && q < kp) {
-            const LineInfo l = info[r];
+            const tg_oz2_line l = info[r];
             const bool take = taken(l, cap);
             const int shift = l.nonzero ? bits - l.e_max : 0;
             long long x[4];
@@ -286,8 +260,8 @@ __global__ void __launch_bounds__(256) to_residues(const float *X, int64_t line_
 /* One batch item's C (p's pointers at the item): a thread an output, 32 columns x 8 rows a
  * block, rows in steps of the grid.  products: plane l at products + l * plane, row i at
  * i * ldp. */
-__global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const LineInfo *rows,
-                                                   const LineInfo *cols, int cap,
+__global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_oz2_line *rows,
+                                                   const tg_oz2_line *cols, int cap,
                                                    const DevicePlan *plan,
                                                    const int32_t *products, int64_t ldp,
                                                    int64_t plane)
@@ -296,12 +270,12 @@ __global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const Lin
     if (j >= p.n)
         return;
     const int moduli = plan->moduli;
-    const LineInfo col = cols[j];
+    const tg_oz2_line col = cols[j];
     const bool take_col = taken(col, cap);
     const int shift_col = col.nonzero ? plan->bits_b - col.e_max : 0;
     for (int64_t i = blockIdx.y * (int64_t)8 + threadIdx.y; i < p.m; i += gridDim.y * (int64_t)8) {
         float *const c = p.C + i * p.ldc + j;
-        const LineInfo row = rows[i];
+        const tg_oz2_line row = rows[i];
         if (!take_col || !taken(row, cap)) { /* ozaki2.c's fma_element, alpha, beta */
             float acc = 0.0f;
             for (int64_t q = 0; q < p.k; ++q)
@@ -349,8 +323,8 @@ struct Workspace {
             at += (bytes + 255) / 256 * 256;
             return here;
         };
-        rows = take(sizeof(LineInfo) * (size_t)p.m);
-        cols = take(sizeof(LineInfo) * (size_t)p.n);
+        rows = take(sizeof(tg_oz2_line) * (size_t)p.m);
+        cols = take(sizeof(tg_oz2_line) * (size_t)p.n);
         plan = take(sizeof(DevicePlan));
         residues_a = take((size_t)(kMaxModuli * p.m * kp));
         residues_b = take((size_t)(kMaxModuli * p.n * kp));
@@ -388,7 +362,7 @@ const Choice &choice_for(int64_t k, int forced)
 
 /* scan_lines for lines of X (element q of line r at X[r * line_stride + q * q_stride]). */
 cudaError_t launch_scan(const float *X, int64_t line_stride, int64_t q_stride, int64_t lines,
-                        int64_t k, LineInfo *info, cudaStream_t stream)
+                        int64_t k, tg_oz2_line *info, cudaStream_t stream)
 {
     if (q_stride == 1 || line_stride != 1)
         scan_lines<true><<<ceil_div(lines, 8), dim3(32, 8), 0, stream>>>(X, line_stride,
@@ -400,7 +374,7 @@ cudaError_t launch_scan(const float *X, int64_t line_stride, int64_t q_stride, i
 }
 
 cudaError_t launch_residues(const float *X, int64_t line_stride, int64_t q_stride, int64_t lines,
-                            int64_t k, int64_t kp, const LineInfo *info, int cap,
+                            int64_t k, int64_t kp, const tg_oz2_line *info, int cap,
                             const DevicePlan *plan, bool of_a, int8_t *out, cudaStream_t stream)
 {
     const dim3 grid(ceil_div(lines, 32), std::min(ceil_div(kp, 32), 65535u));
@@ -417,8 +391,8 @@ cudaError_t launch_residues(const float *X, int64_t line_stride, int64_t q_strid
 cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const Choice &choice,
                      cudaStream_t stream)
 {
-    LineInfo *const rows = reinterpret_cast<LineInfo *>(base + w.rows);
-    LineInfo *const cols = reinterpret_cast<LineInfo *>(base + w.cols);
+    tg_oz2_line *const rows = reinterpret_cast<tg_oz2_line *>(base + w.rows);
+    tg_oz2_line *const cols = reinterpret_cast<tg_oz2_line *>(base + w.cols);
     DevicePlan *const plan = reinterpret_cast<DevicePlan *>(base + w.plan);
     int8_t *const res_a = reinterpret_cast<int8_t *>(base + w.residues_a);
     int8_t *const res_b = reinterpret_cast<int8_t *>(base + w.residues_b);
