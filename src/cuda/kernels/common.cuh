@@ -15,6 +15,9 @@
 #include "../../problem.h"
 #include "../registry.h"
 
+/* Why a rung of Hopper's own instructions (wgmma, TMA) cannot run in a build without them. */
+#define TG_NO_SM90A_CODE "this build has no sm_90a code (configure with TG_CUDA_ARCH including 90a)"
+
 /* A product turned so that its short side is n: where `turn`, C^T = op(B)^T op(A)^T, so op(A)
  * and op(B) swap places and transpose (their strides swap) and C is written transposed.
  * C(i, j) of the turned problem is C[i * c_rs + j * c_cs].  For the kernels that keep a whole

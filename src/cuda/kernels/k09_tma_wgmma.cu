@@ -689,7 +689,7 @@ const char *tma_wgmma_unsupported(const tg_problem *p)
     return nullptr;
 #else
     (void)p;
-    return "this build has no sm_90a code (configure with TG_CUDA_ARCH including 90a)";
+    return TG_NO_SM90A_CODE;
 #endif
 }
 
