@@ -15,6 +15,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "../src/cpu/cpu.h"
+#include "testing.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -297,9 +298,7 @@ int main(int argc, char **argv)
 {
     uint64_t seed = (uint64_t)time(NULL);
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
-            seed = strtoull(argv[++i], NULL, 10);
-        } else {
+        if (!tg_test_seed_arg(argc, argv, &i, 10, &seed)) {
             fprintf(stderr, "usage: test_cpu_paths [--seed N]\n");
             return 2;
         }

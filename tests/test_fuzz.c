@@ -434,10 +434,10 @@ int main(int argc, char **argv)
     if (env && *env)
         calls = atoll(env);
     for (int i = 1; i < argc; ++i) {
+        if (tg_test_seed_arg(argc, argv, &i, 10, &seed))
+            continue;
         if (!strcmp(argv[i], "--calls") && i + 1 < argc)
             calls = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--one") && i + 1 < argc)
             one = argv[++i];
         else

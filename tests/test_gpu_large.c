@@ -16,12 +16,13 @@
 #include "testing.h"
 #include "tilegemm.h"
 
+static uint64_t g_state = 12345; /* --seed sets it in every build; only a CUDA build draws on it */
+
 #ifdef TG_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
 enum { kM = 65664, kN = 32896, kK = 32 };
 
-static uint64_t g_state = 12345;
 static long long g_checked;
 
 static uint64_t next_random(void) /* splitmix64 */
@@ -117,12 +118,9 @@ int main(int argc, char **argv)
     const char *only = NULL;
     int samples = 4096;
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
-#ifdef TG_HAVE_CUDA
-            g_state = strtoull(argv[i + 1], NULL, 10);
-#endif
-            ++i;
-        } else if (!strcmp(argv[i], "--algo") && i + 1 < argc) {
+        if (tg_test_seed_arg(argc, argv, &i, 10, &g_state))
+            continue;
+        if (!strcmp(argv[i], "--algo") && i + 1 < argc) {
             only = argv[++i];
         } else if (!strcmp(argv[i], "--samples") && i + 1 < argc) {
             samples = atoi(argv[++i]);

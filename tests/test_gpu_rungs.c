@@ -174,9 +174,9 @@ int main(int argc, char **argv)
 {
     const char *only = NULL;
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-            g_seed = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--algo") && i + 1 < argc)
+        if (tg_test_seed_arg(argc, argv, &i, 10, &g_seed))
+            continue;
+        if (!strcmp(argv[i], "--algo") && i + 1 < argc)
             only = argv[++i];
         else if (!strcmp(argv[i], "--list")) {
             for (const char *const *a = tg_algos(); *a; ++a)

@@ -93,9 +93,7 @@ int main(int argc, char **argv)
 {
     uint64_t seed = 0x5eedull;
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 0);
-        else
+        if (!tg_test_seed_arg(argc, argv, &i, 0, &seed))
             return fprintf(stderr, "usage: test_gpu_split_k [--seed N]\n"), 2;
     }
     const int need = tg_test_need_gpu("test_gpu_split_k");

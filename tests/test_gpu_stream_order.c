@@ -169,9 +169,9 @@ int main(int argc, char **argv)
     uint64_t seed = 1;
     const char *only = NULL;
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--case") && i + 1 < argc)
+        if (tg_test_seed_arg(argc, argv, &i, 10, &seed))
+            continue;
+        if (!strcmp(argv[i], "--case") && i + 1 < argc)
             only = argv[++i];
         else
             return fprintf(stderr, "usage: test_gpu_stream_order [--seed N] [--case NAME]\n"), 2;

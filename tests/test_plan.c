@@ -133,9 +133,7 @@ int main(int argc, char **argv)
 {
     uint64_t seed = 0x706c616eull;
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 0);
-        else
+        if (!tg_test_seed_arg(argc, argv, &i, 0, &seed))
             return fprintf(stderr, "usage: test_plan [--seed N]\n"), 2;
     }
     if (tg_rung_count == 0) {

@@ -2,6 +2,7 @@
 #ifndef TG_TESTING_H
 #define TG_TESTING_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,18 @@ static inline int tg_test_result(const char *name)
     else
         printf("%s: all passed\n", name);
     return tg_test_failures ? 1 : 0;
+}
+
+/* The tests' one seed option: 1 when argv[*i] is "--seed N", which it reads into *seed, leaving *i
+ * on N; 0 for anything else, for the test's own options or its usage line.  base is strtoull's:
+ * 0 where the test prints its seed in hex, so that the 0x... it prints reads back; 10 where it
+ * prints it in decimal. */
+static inline int tg_test_seed_arg(int argc, char **argv, int *i, int base, uint64_t *seed)
+{
+    if (strcmp(argv[*i], "--seed") || *i + 1 >= argc)
+        return 0;
+    *seed = strtoull(argv[++*i], NULL, base);
+    return 1;
 }
 
 /* CTest's SKIP_RETURN_CODE: the test could not run here, which is not a pass. */
