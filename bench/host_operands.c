@@ -23,7 +23,9 @@
  * GPUs present and their count, the counts measured, the commit (TILEGEMM_COMMIT, else git)
  * and the date; every result row has its "gpus".  Per shape, the fields named "all" (and
  * h2d_pinned_all_gbps) are those of the largest count measured, bits_identical_1_vs_all holds
- * for every count, and "by_gpus" gives each count's bound, bits and ratios.  The file is
+ * for every count, and "by_gpus" gives each count's bound, bits and ratios (the ratios only
+ * there; older files also hold the largest count's as all_over_one, all_over_cublasxt and
+ * pageable_over_pinned_all, which no reader uses).  The file is
  * rewritten after every product, so a run cut short by its deadline keeps what it finished.
  * --include embeds a JSON file (the LD_PRELOAD drop-in run of sgemm_drop_in) under NAME.
  */
@@ -393,20 +395,13 @@ static void write_json(const char *json, const char *include)
         const shape *s = &run.shapes[si];
         char name[64];
         shape_name(s, name, sizeof name);
-        const ratios all = ratios_at(name, run.counts[largest]);
         fprintf(f, "    {\"shape\": \"%s\", \"h2d_bound_tflops_1_gpu\": ", name);
         json_number(f, h2d_bound(s, run.at_once_gbps[0]));
         fprintf(f, ", \"h2d_bound_tflops_all\": ");
         json_number(f, h2d_bound(s, run.at_once_gbps[largest]));
         fprintf(f, ", \"exact_on_samples\": %s, \"bits_identical_1_vs_all\": %s,\n"
-                   "     \"all_over_one\": ",
+                   "     \"by_gpus\": [",
                 run.exact[si] ? "true" : "false", identical_at_every_count(si) ? "true" : "false");
-        json_number(f, all.over_one);
-        fprintf(f, ", \"all_over_cublasxt\": ");
-        json_number(f, all.over_xt);
-        fprintf(f, ", \"pageable_over_pinned_all\": ");
-        json_number(f, all.page_over_pin);
-        fprintf(f, ",\n     \"by_gpus\": [");
         for (int ci = 0; ci < run.ncounts; ++ci) {
             const ratios at = ratios_at(name, run.counts[ci]);
             fprintf(f, "%s\n       {\"gpus\": %d, \"h2d_bound_tflops\": ", ci ? "," : "",
