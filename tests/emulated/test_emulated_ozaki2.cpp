@@ -11,7 +11,7 @@
  *      NaN): odd m, n, k, every transpose, k past the chunk, batches, beta = 0 over NaN and
  *      beta != 0, moduli chosen (uniform, lines scaled over 2^-60..2^60, elements spread over
  *      2^-10..2^10, cancelling, subnormal) and forced (2, 5, 16), lines with Inf or NaN and
- *      lines too wide for 16 moduli (left to FMA).
+ *      lines too wide for 16 moduli (left to FMA); C in panels of columns.
  * Usage: test_emulated_ozaki2 [--quick]; exit status 0 when all pass.
  */
 #include <cinttypes>
@@ -295,6 +295,9 @@ int main(int argc, char **argv)
         {13, 9, 45, false, false, 1.0f, 0.0f, 1, kUniform, 2},
         {13, 9, 45, true, true, 1.0f, -0.5f, 1, kSpread, 5},
         {13, 9, 45, false, true, 1.0f, 0.0f, 1, kWideLines, 16},
+        /* C in panels of 256 columns (the emulated build's product budget): lines of the
+         * second panel left to FMA, beta, a batch */
+        {5, 300, 20, false, true, 1.0f, 0.5f, 2, kSpecialLines, 0},
     };
     if (!quick) {
         cases.push_back({130, 260, 17, false, false, 1.0f, 0.0f, 1, kUniform, 0});

@@ -20,8 +20,9 @@
  *                       2^-(s_i + t_j) alpha C_hat (+ beta C) in double, one rounding to float;
  *                       outputs of a line left out by an FP32 FMA dot product in k order
  * INT32 sums stay exact: int8_gemm.cuh reduces its accumulators every 2^16 of k itself.
- * Workspace: line records, the plan, residues for all 16 moduli (16 (m + n) kp bytes) and
- *   their products (16 m n 4 bytes, n padded to 2): 24 GiB at 16384^3; the rung's
+ * Workspace: line records, the plan, residues for all 16 moduli of A (16 m kp bytes) and of
+ *   one panel of B's columns, and the panel's products (16 m panel 4 bytes, at most
+ *   kProductBudget, 2 GiB: C goes panel by panel): 6.5 GiB at 16384^3; the rung's
  *   workspace_bytes (one batch item's, reused item after item).
  * Constraints: compute capability 9.0 and a build with sm_90a code; k at most where 16
  *   moduli's line range passes the host's table (about 2^31); never chosen by `auto`
@@ -32,8 +33,9 @@
  * Measured: H100 80GB HBM3, 561505d (bench/results/ozaki/): 41.2, 70.8 and 82.0 TFLOP/s at
  *   4096^3, 8192^3 and 16384^3 on uniform data, 0.80x, 1.37x and 1.53x cuBLAS FP32 in the same
  *   run (auto's 3xTF32 rung: 120, 119, 117); test_gpu_ozaki2 bit for bit with ozaki2.c on every
- *   case.  The INT32 products of every modulus are written out and read back (24 GiB at
- *   16384^3): residues written from the product's epilogue are the next step.
+ *   case (then with the products of all of C at once).  The INT32 products of every modulus
+ *   are written out and read back (1 GiB a modulus at 16384^3): residues written from the
+ *   product's epilogue are the next step.
  */
 #include <math.h>
 #include <stdint.h>
@@ -311,11 +313,25 @@ __global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
 /* Where each part lies in the workspace, 256-byte aligned. */
+/* The INT32 products of all moduli take 64 bytes an output: C goes in panels of columns whose
+ * products fit this, so that a large C needs no more than this (at 65536 x 32768 all at once
+ * they would take 138 GB), and 256-column panels at the least.  (The emulated build sets 1:
+ * panels of 256 columns, so that its tests cross panels.) */
+#ifndef TG_OZ2_PRODUCT_BUDGET
+#define TG_OZ2_PRODUCT_BUDGET (int64_t(2) << 30)
+#endif
+constexpr int64_t kProductBudget = TG_OZ2_PRODUCT_BUDGET;
+
 struct Workspace {
-    int64_t kp, ldp;
+    int64_t kp, panel, ldp;
     size_t rows, cols, plan, residues_a, residues_b, products, bytes;
 
-    explicit Workspace(const tg_problem &p) : kp(round_up(p.k, 16)), ldp(round_up(p.n, 2))
+    explicit Workspace(const tg_problem &p)
+        : kp(round_up(p.k, 16)),
+          panel(std::min(p.n, std::max<int64_t>(int8_gemm::kBN,
+                                                kProductBudget / (4 * kMaxModuli * p.m) /
+                                                    int8_gemm::kBN * int8_gemm::kBN))),
+          ldp(round_up(panel, 2))
     {
         size_t at = 0;
         const auto take = [&at](size_t bytes) {
@@ -327,7 +343,7 @@ struct Workspace {
         cols = take(sizeof(tg_oz2_line) * (size_t)p.n);
         plan = take(sizeof(DevicePlan));
         residues_a = take((size_t)(kMaxModuli * p.m * kp));
-        residues_b = take((size_t)(kMaxModuli * p.n * kp));
+        residues_b = take((size_t)(kMaxModuli * panel * kp));
         products = take(sizeof(int32_t) * (size_t)(kMaxModuli * p.m * ldp));
         bytes = at;
     }
@@ -404,17 +420,26 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
     choose_plan<<<1, 256, 0, stream>>>(rows, p.m, cols, p.n, choice, plan);
     if ((e = cudaGetLastError()) != cudaSuccess ||
         (e = launch_residues(p.A, p.a_rs, p.a_cs, p.m, p.k, w.kp, rows, choice.cap, plan, true,
-                             res_a, stream)) != cudaSuccess ||
-        (e = launch_residues(p.B, p.b_cs, p.b_rs, p.n, p.k, w.kp, cols, choice.cap, plan, false,
-                             res_b, stream)) != cudaSuccess ||
-        (e = int8_gemm::launch(res_a, res_b, products, p.m, p.n, w.kp, kMaxModuli,
-                               &plan->moduli, tg_oz2_moduli, w.ldp, p.m * w.ldp, stream)) !=
-            cudaSuccess)
+                             res_a, stream)) != cudaSuccess)
         return e;
-    const dim3 grid(ceil_div(p.n, 32), std::min(ceil_div(p.m, 8), 65535u));
-    reconstruct<<<grid, dim3(32, 8), 0, stream>>>(p, rows, cols, choice.cap, plan, products,
-                                                  w.ldp, p.m * w.ldp);
-    return cudaGetLastError();
+    for (int64_t j0 = 0; j0 < p.n; j0 += w.panel) {
+        tg_problem part = p; /* columns j0 .. j0 + part.n - 1 of C */
+        part.n = std::min(w.panel, p.n - j0);
+        part.B = p.B + j0 * p.b_cs;
+        part.C = p.C + j0;
+        if ((e = launch_residues(part.B, p.b_cs, p.b_rs, part.n, p.k, w.kp, cols + j0,
+                                 choice.cap, plan, false, res_b, stream)) != cudaSuccess ||
+            (e = int8_gemm::launch(res_a, res_b, products, p.m, part.n, w.kp, kMaxModuli,
+                                   &plan->moduli, tg_oz2_moduli, w.ldp, p.m * w.ldp, stream)) !=
+                cudaSuccess)
+            return e;
+        const dim3 grid(ceil_div(part.n, 32), std::min(ceil_div(p.m, 8), 65535u));
+        reconstruct<<<grid, dim3(32, 8), 0, stream>>>(part, rows, cols + j0, choice.cap, plan,
+                                                      products, w.ldp, p.m * w.ldp);
+        if ((e = cudaGetLastError()) != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
 }
 
 int run(const tg_problem *p, void *stream, void *workspace, int forced)
@@ -440,8 +465,8 @@ size_t workspace_bytes(const tg_problem *p) { return Workspace(*p).bytes; }
 /* Residues written and read, products written and read: with all 16 moduli, the most. */
 double staged_bytes(const tg_problem *p)
 {
-    const Workspace w(*p);
-    return 2.0 * (double)p->batch * (double)(w.bytes - w.residues_a);
+    const double kp = (double)round_up(p->k, 16), m = (double)p->m, n = (double)p->n;
+    return 2.0 * (double)p->batch * kMaxModuli * ((m + n) * kp + 4.0 * m * n);
 }
 
 int launch_with_workspace(const tg_problem *p, void *stream, void *workspace)
