@@ -3,6 +3,7 @@
  * rungs.  The partial products are summed in a fixed order (backend.cu, reduce_split_k), never
  * by atomics.  Each result is also checked against float64 so that a stable wrong answer fails.
  * Skips (77) without a GPU. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -18,16 +19,38 @@ typedef struct split_case {
     const char *algo; /* "auto" or a rung */
     int slices;       /* 0: the planner's */
     tg_math math;
+    const char *form; /* layout and transposes, "col TN": NULL for row-major NN */
 } split_case;
 
 static const split_case kCases[] = {
-    {32, 32, 100000, "auto", 0, TG_MATH_FP32},   {32, 32, 100000, "auto", 0, TG_MATH_STRICT_FMA},
-    {12, 156, 32461, "auto", 0, TG_MATH_FP32},   {234, 13, 23999, "auto", 0, TG_MATH_STRICT_FMA},
-    {256, 256, 16384, "auto", 0, TG_MATH_FP32},  {777, 777, 12000, "auto", 0, TG_MATH_FP32},
-    {100, 90, 30000, "warptile64", 200, TG_MATH_FP32},
-    {128, 128, 32768, "tma_wgmma3xtf32", 64, TG_MATH_FP32},
-    {64, 64, 65536, "skinny32x32", 128, TG_MATH_FP32},
+    {32, 32, 100000, "auto", 0, TG_MATH_FP32, NULL},
+    {32, 32, 100000, "auto", 0, TG_MATH_STRICT_FMA, NULL},
+    {12, 156, 32461, "auto", 0, TG_MATH_FP32, NULL},
+    {234, 13, 23999, "auto", 0, TG_MATH_STRICT_FMA, NULL},
+    {256, 256, 16384, "auto", 0, TG_MATH_FP32, NULL},
+    {777, 777, 12000, "auto", 0, TG_MATH_FP32, NULL},
+    {100, 90, 30000, "warptile64", 200, TG_MATH_FP32, NULL},
+    {128, 128, 32768, "tma_wgmma3xtf32", 64, TG_MATH_FP32, NULL},
+    {64, 64, 65536, "skinny32x32", 128, TG_MATH_FP32, NULL},
+    /* rung 9 reads the slices in place where the TMA can (leading dimensions multiples of 4),
+     * in each operand's orientation, with slices that end inside a k-tile of 32 (1500 and 748
+     * long, tails of 4 and 12); and through planes where it cannot (k = 3001) */
+    {300, 200, 3004, "tma_wgmma3xtf32", 2, TG_MATH_FP32, "row NT"},
+    {300, 200, 3004, "tma_wgmma3xtf32", 4, TG_MATH_FP32, "col NN"},
+    {200, 300, 3004, "tma_wgmma3xtf32", 4, TG_MATH_FP32, "col TT"},
+    {200, 300, 3004, "tma_wgmma3xtf32", 2, TG_MATH_FP32, "row TN"},
+    {300, 200, 3001, "tma_wgmma3xtf32", 2, TG_MATH_FP32, "row NN"},
+    {300, 200, 3004, "tma_wgmmatf32", 2, TG_MATH_TF32, "row NT"},
+    {200, 300, 3004, "tma_wgmmatf32_128x128", 4, TG_MATH_TF32, "col TN"},
 };
+
+/* The layout and transposes of "col TN" (row-major NN for NULL). */
+static void form_of(const char *form, tg_layout *layout, tg_op *ta, tg_op *tb)
+{
+    *layout = form && form[0] == 'c' ? TG_COL_MAJOR : TG_ROW_MAJOR;
+    *ta = form && form[4] == 'T' ? TG_TRANS : TG_NO_TRANS;
+    *tb = form && form[5] == 'T' ? TG_TRANS : TG_NO_TRANS;
+}
 
 static int run_case(tg_handle *h, const split_case *c, uint64_t *seed)
 {
@@ -44,6 +67,14 @@ static int run_case(tg_handle *h, const split_case *c, uint64_t *seed)
         host[i] = (float)(tg_random_unit(seed) * ldexp(1.0, (int)(tg_splitmix64(seed) % 9) - 4));
     cudaMemcpy(dev, host, (a_n + b_n) * sizeof(float), cudaMemcpyHostToDevice);
     float *dA = dev, *dB = dev + a_n, *dC = dB + b_n;
+    tg_layout layout;
+    tg_op ta, tb;
+    form_of(c->form, &layout, &ta, &tb);
+    /* dense: the stored rows of each operand are as long as its stored side */
+    const int row = layout == TG_ROW_MAJOR;
+    const int64_t lda = (ta == TG_NO_TRANS) == row ? c->k : c->m;
+    const int64_t ldb = (tb == TG_NO_TRANS) == row ? c->n : c->k;
+    const int64_t ldc = row ? c->n : c->m;
     int identical = 1;
     const char *ran = "";
     tg_status s = tg_set_algo(h, c->algo);
@@ -53,8 +84,7 @@ static int run_case(tg_handle *h, const split_case *c, uint64_t *seed)
         s = tg_set_math(h, c->math);
     for (int r = 0; r < kRepeats && s == TG_SUCCESS; ++r) {
         cudaMemset(dC, 0xff, c_n * sizeof(float)); /* NaN: an unwritten element shows */
-        s = tg_sgemm(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, c->m, c->n, c->k, 1.0f, dA, c->k,
-                     dB, c->n, 0.0f, dC, c->n);
+        s = tg_sgemm(h, layout, ta, tb, c->m, c->n, c->k, 1.0f, dA, lda, dB, ldb, 0.0f, dC, ldc);
         if (s == TG_SUCCESS && tg_synchronize(h) == TG_SUCCESS) {
             ran = tg_last_algo(h);
             cudaMemcpy(r ? again : first, dC, c_n * sizeof(float), cudaMemcpyDeviceToHost);
@@ -63,8 +93,8 @@ static int run_case(tg_handle *h, const split_case *c, uint64_t *seed)
         }
     }
     char explain[2048] = "";
-    tg_explain(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, c->m, c->n, c->k, dA, c->k, dB, c->n, dC,
-               c->n, explain, sizeof explain);
+    tg_explain(h, layout, ta, tb, c->m, c->n, c->k, dA, lda, dB, ldb, dC, ldc, explain,
+               sizeof explain);
     const int split = strstr(explain, "split-K") != NULL;
     EXPECT(s == TG_SUCCESS, "%s %lldx%lldx%lld: %s", c->algo, (long long)c->m, (long long)c->n,
            (long long)c->k, tg_last_error(h));
@@ -73,16 +103,20 @@ static int run_case(tg_handle *h, const split_case *c, uint64_t *seed)
     EXPECT(split, "%s %lldx%lldx%lld was not split:\n%s", c->algo, (long long)c->m,
            (long long)c->n, (long long)c->k, explain);
     /* Against float64, sampled: reproducible must also mean right. */
-    const tg_dense_gemm g = {.layout = TG_ROW_MAJOR, .transa = TG_NO_TRANS, .transb = TG_NO_TRANS,
-                             .m = c->m, .n = c->n, .k = c->k, .alpha = 1.0f, .beta = 0.0f,
-                             .A = A, .lda = c->k, .B = B, .ldb = c->n, .ldc = c->n};
+    const tg_dense_gemm g = {.layout = layout, .transa = ta, .transb = tb, .m = c->m, .n = c->n,
+                             .k = c->k, .alpha = 1.0f, .beta = 0.0f, .A = A, .lda = lda, .B = B,
+                             .ldb = ldb, .ldc = ldc};
     tg_sampled_error e;
     tg_sample_error(&g, first, 512, 0x73706c6974ull, &e);
-    EXPECT(e.worst_scaled <= 1.0, "%s (ran %s) %lldx%lldx%lld: worst scaled error %.3g", c->algo,
+    /* TF32 mode is held to the check's TF32 unit, (k + 2) eps + 2^-9 (check.c), in FP32's */
+    const double limit =
+        c->math == TG_MATH_TF32 ? 1.0 + 0x1.0p-9 / ((double)(c->k + 2) * FLT_EPSILON) : 1.0;
+    EXPECT(e.worst_scaled <= limit, "%s (ran %s) %lldx%lldx%lld: worst scaled error %.3g", c->algo,
            ran, (long long)c->m, (long long)c->n, (long long)c->k, e.worst_scaled);
-    printf("  %-12s %-6s %6lldx%-5lldx%-6lld ran %-12s %s, worst scaled error %.3g\n", c->algo,
-           tg_math_name(c->math), (long long)c->m, (long long)c->n, (long long)c->k, ran,
-           identical ? "bit-identical x10" : "DIFFERS", e.worst_scaled);
+    printf("  %-12s %-6s %-6s %6lldx%-5lldx%-6lld ran %-12s %s, worst scaled error %.3g\n",
+           c->algo, tg_math_name(c->math), c->form ? c->form : "row NN", (long long)c->m,
+           (long long)c->n, (long long)c->k, ran, identical ? "bit-identical x10" : "DIFFERS",
+           e.worst_scaled);
     cudaFree(dev);
     free(host);
     return 1;

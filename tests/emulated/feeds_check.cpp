@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "cuda/registry.h"
+#include "plan/split_k.h"
 
 namespace {
 
@@ -36,6 +37,14 @@ tg_problem problem(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, 
     p.b_rs = trans_b ? 1 : ldb, p.b_cs = trans_b ? ldb : 1;
     p.ldc = n;
     return p;
+}
+
+/* Split-K's first launch for p in two slices: a batch of two items a slice of k apart. */
+tg_problem sliced(const tg_problem &p)
+{
+    tg_split_k split;
+    tg_split_k_make(&p, 2, reinterpret_cast<float *>((uintptr_t)1 << 24), &split);
+    return split.full;
 }
 
 } // namespace
@@ -77,6 +86,15 @@ int emulated_feeds_check()
          split, problem(n, m, k, false, false, 4, false), 2 * n * plane},
         {"3xTF32, odd leading dimensions: planes of both",
          split, problem(m, n, k, false, false, 1, false), 2 * (m + n) * plane},
+        /* split-K's slices overlap in memory, and the TMA still reads them in place */
+        {"TF32 in two k-slices, op(A) and op(B) k-contiguous: in place",
+         tf32, sliced(problem(m, n, k, false, true, 0, false)), 0},
+        {"TF32 in two k-slices, op(A) rows contiguous, op(B) k-contiguous: in place",
+         tf32, sliced(problem(m, n, k, true, true, 4, false)), 0},
+        {"3xTF32 in two k-slices, op(A) k-contiguous: B's two planes (each slice's) only",
+         split, sliced(problem(m, n, k, false, false, 4, false)), 2 * n * plane},
+        {"3xTF32 in two k-slices, op(A) rows contiguous: B's two planes only",
+         split, sliced(problem(m, n, k, true, false, 0, false)), 2 * n * plane},
     };
     int failed = 0;
     for (const Case &c : cases) {
