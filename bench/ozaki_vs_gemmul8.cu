@@ -31,8 +31,8 @@
  * last timed run's C must equal the checked run's bit for bit ("repeatable").
  * GEMMul8's gemm synchronizes its stream between its phases (its own timers, returned as
  * phases_ms), so its event times include those host round trips, as in its own test program.
- * tilegemm's handles (and so its ozaki workspace, 24 GiB at 16384^3) and GEMMul8's workspace
- * are freed after each method.
+ * tilegemm's handles (and so the ozaki rung's workspace) and GEMMul8's workspace (7 GiB at
+ * 16384^3 with 8 moduli) are freed after each method.
  *
  * Build (scripts/device_ozaki.sh does all of this on the device), from the project root with
  * the shared library built in build-device (`cmake --build build-device --target tilegemm`):
