@@ -30,12 +30,13 @@
  * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 48, to_residues 32 and 40, scan_lines 26
  *   and 28, choose_plan 32 (its one thread's plan on a 432-byte stack frame); no spills.
  * Benchmark: tilegemm bench 4096 8192 16384 --algo ozaki2_int8 (cuBLAS in the same run)
- * Measured: H100 80GB HBM3, 561505d (bench/results/ozaki/): 41.2, 70.8 and 82.0 TFLOP/s at
- *   4096^3, 8192^3 and 16384^3 on uniform data, 0.80x, 1.37x and 1.53x cuBLAS FP32 in the same
- *   run (auto's 3xTF32 rung: 120, 119, 117); test_gpu_ozaki2 bit for bit with ozaki2.c on every
- *   case (then with the products of all of C at once).  The INT32 products of every modulus
- *   are written out and read back (1 GiB a modulus at 16384^3): residues written from the
- *   product's epilogue are the next step.
+ * Measured: H100 80GB HBM3, 8d407e6, C in panels (bench/results/ozaki/, beside GEMMul8): 43.4,
+ *   68.4 and 81.1 TFLOP/s at 4096^3, 8192^3 and 16384^3 on uniform data, 0.84x, 1.32x and
+ *   1.54x cuBLAS FP32 in the same run (auto's 3xTF32 rung: 119, 108, 111; GEMMul8's accurate
+ *   mode with 8 moduli: 66, 97, 124), RMS error 2.5e-8; test_gpu_ozaki2 bit for bit with
+ *   ozaki2.c on every case.  At 16384^3 (ncu): the INT8 products 72% of the time, the CRT 16%,
+ *   the residues 10%; the INT32 products of every modulus are written out and read back (1 GiB
+ *   a modulus at 16384^3).
  */
 #include <math.h>
 #include <stdint.h>
