@@ -161,10 +161,19 @@ struct Sums {
     unsigned long long max_ratio_bits, nonfinite, over, differ;
 };
 
-template <typename T> __device__ T block_sum(T v, T *shared)
+struct Add {
+    template <typename T> __device__ T operator()(T a, T b) const { return a + b; }
+};
+struct Max {
+    __device__ double operator()(double a, double b) const { return fmax(a, b); }
+};
+
+/* The block's reduction of v by op (identity 0: sums, and maxima of values >= 0); thread 0's
+ * result is the block's. */
+template <typename T, typename Op> __device__ T block_reduce(T v, T *shared, Op op)
 {
     for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_down_sync(0xffffffffu, v, o);
+        v = op(v, __shfl_down_sync(0xffffffffu, v, o));
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     __syncthreads(); /* shared may still be read from a previous call */
     if (lane == 0)
@@ -173,24 +182,12 @@ template <typename T> __device__ T block_sum(T v, T *shared)
     T total = 0;
     if (threadIdx.x == 0)
         for (int w = 0; w < (int)(blockDim.x >> 5); ++w)
-            total += shared[w];
-    return total; /* thread 0's is the block's */
+            total = op(total, shared[w]);
+    return total;
 }
-
-__device__ double block_max(double v, double *shared)
+template <typename T> __device__ T block_sum(T v, T *shared)
 {
-    for (int o = 16; o > 0; o >>= 1)
-        v = fmax(v, __shfl_down_sync(0xffffffffu, v, o));
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    __syncthreads();
-    if (lane == 0)
-        shared[warp] = v;
-    __syncthreads();
-    double m = 0.0;
-    if (threadIdx.x == 0)
-        for (int w = 0; w < (int)(blockDim.x >> 5); ++w)
-            m = fmax(m, shared[w]);
-    return m;
+    return block_reduce(v, shared, Add{});
 }
 
 constexpr int kReduceThreads = 256;
@@ -221,7 +218,7 @@ compare_kernel(const float *c, const double *ref, const double *mag, size_t coun
     sq_err = block_sum(sq_err, sd);
     sq_ref = block_sum(sq_ref, sd);
     ratio_sum = block_sum(ratio_sum, sd);
-    worst = block_max(worst, sd);
+    worst = block_reduce(worst, sd, Max{});
     nonfinite = block_sum(nonfinite, su);
     over = block_sum(over, su);
     if (threadIdx.x == 0) {
