@@ -313,7 +313,6 @@ __global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-/* Where each part lies in the workspace, 256-byte aligned. */
 /* The INT32 products of all moduli take 64 bytes an output: C goes in panels of columns whose
  * products fit this, so that a large C needs no more than this (at 65536 x 32768 all at once
  * they would take 138 GB), and 256-column panels at the least.  (The emulated build sets 1:
@@ -323,16 +322,20 @@ int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 #endif
 constexpr int64_t kProductBudget = TG_OZ2_PRODUCT_BUDGET;
 
+/* The columns of C a panel holds: as many whole blocks of the INT8 product as the budget fits. */
+int64_t panel_columns(const tg_problem &p)
+{
+    const int64_t fit = kProductBudget / (4 * kMaxModuli * std::max<int64_t>(p.m, 1));
+    return std::min(p.n, std::max<int64_t>(int8_gemm::kBN, fit / int8_gemm::kBN * int8_gemm::kBN));
+}
+
+/* Where each part lies in the workspace, 256-byte aligned. */
 struct Workspace {
     int64_t kp, panel, ldp;
     size_t rows, cols, plan, residues_a, residues_b, products, bytes;
 
     explicit Workspace(const tg_problem &p)
-        : kp(round_up(p.k, 16)),
-          panel(std::min(p.n, std::max<int64_t>(int8_gemm::kBN,
-                                                kProductBudget / (4 * kMaxModuli * p.m) /
-                                                    int8_gemm::kBN * int8_gemm::kBN))),
-          ldp(round_up(panel, 2))
+        : kp(round_up(p.k, 16)), panel(panel_columns(p)), ldp(round_up(panel, 2))
     {
         size_t at = 0;
         const auto take = [&at](size_t bytes) {
