@@ -121,7 +121,7 @@ static void take_lines(const tg_oz2_line *lines, int64_t count, int cap, int *ta
                        int64_t *left)
 {
     for (int64_t i = 0; i < count; ++i) {
-        take[i] = !lines[i].special && tg_oz2_line_range(&lines[i]) <= cap;
+        take[i] = tg_oz2_line_taken(&lines[i], cap);
         if (take[i] && tg_oz2_line_range(&lines[i]) > *range)
             *range = tg_oz2_line_range(&lines[i]);
         *left += !take[i];

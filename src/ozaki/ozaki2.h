@@ -79,6 +79,13 @@ static inline TG_OZ2_HOST_DEVICE int tg_oz2_line_range(const tg_oz2_line *l)
     return l->nonzero ? l->e_max - l->e_min : 0;
 }
 
+/* Whether the scheme takes the line: no Inf or NaN, and a range of at most cap (what the
+ * moduli can carry); a line it leaves goes to an FP32 FMA product. */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_line_taken(const tg_oz2_line *l, int cap)
+{
+    return !l->special && tg_oz2_line_range(l) <= cap;
+}
+
 /* Sixteen pairwise coprime moduli of at most 256, largest first: their product is under
  * 2^127, so a residue set fits a signed 128-bit integer. */
 enum { TG_OZ2_MAX_MODULI = 16 };

@@ -76,11 +76,6 @@ __device__ __forceinline__ void merge(tg_oz2_line &l, const tg_oz2_line &o)
     l.nonzero = 1;
 }
 
-__host__ __device__ __forceinline__ bool taken(const tg_oz2_line &l, int cap)
-{
-    return !l.special && tg_oz2_line_range(&l) <= cap;
-}
-
 /* What the host decides from k alone (ozaki2.c's functions, evaluated on the host so that the
  * device repeats no floating-point formula). */
 struct Choice {
@@ -145,12 +140,12 @@ __global__ void __launch_bounds__(256) choose_plan(const tg_oz2_line *rows, int6
     int wa = 0, wb = 0;
     int64_t la = 0, lb = 0;
     for (int64_t i = tid; i < m; i += 256) {
-        const bool take = taken(rows[i], choice.cap);
+        const bool take = tg_oz2_line_taken(&rows[i], choice.cap);
         wa = take && tg_oz2_line_range(&rows[i]) > wa ? tg_oz2_line_range(&rows[i]) : wa;
         la += !take;
     }
     for (int64_t j = tid; j < n; j += 256) {
-        const bool take = taken(cols[j], choice.cap);
+        const bool take = tg_oz2_line_taken(&cols[j], choice.cap);
         wb = take && tg_oz2_line_range(&cols[j]) > wb ? tg_oz2_line_range(&cols[j]) : wb;
         lb += !take;
     }
@@ -232,7 +227,7 @@ __global__ void __launch_bounds__(256) to_residues(const float *X, int64_t line_
         const int64_t r = r0 + line, q = q0 + quad;
         if (r < lines && q < kp) {
             const tg_oz2_line l = info[r];
-            const bool take = taken(l, cap);
+            const bool take = tg_oz2_line_taken(&l, cap);
             const int shift = l.nonzero ? bits - l.e_max : 0;
             long long x[4];
 #pragma unroll
@@ -274,12 +269,13 @@ __global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_
         return;
     const int moduli = plan->moduli;
     const tg_oz2_line col = cols[j];
-    const bool take_col = taken(col, cap);
+    const bool take_col = tg_oz2_line_taken(&col, cap);
     const int shift_col = col.nonzero ? plan->bits_b - col.e_max : 0;
     for (int64_t i = blockIdx.y * (int64_t)8 + threadIdx.y; i < p.m; i += gridDim.y * (int64_t)8) {
         float *const c = p.C + i * p.ldc + j;
         const tg_oz2_line row = rows[i];
-        if (!take_col || !taken(row, cap)) { /* ozaki2.c's fma_element, alpha, beta */
+        /* a line the scheme leaves: ozaki2.c's fma_element, alpha, beta */
+        if (!take_col || !tg_oz2_line_taken(&row, cap)) {
             float acc = 0.0f;
             for (int64_t q = 0; q < p.k; ++q)
                 acc = __fmaf_rn(p.A[i * p.a_rs + q * p.a_cs], p.B[q * p.b_rs + j * p.b_cs], acc);
