@@ -339,18 +339,25 @@ struct timeline {
     }
 };
 
+/* Cut q of tile column col's B panel from the host into its slot (base dst), on `in`. */
+tg_status upload_b_cut(lane_run *r, float *dst, int64_t col, int64_t q)
+{
+    const call *c = r->c;
+    const tg_problem *p = c->p;
+    const tg_tile tile = tg_tile_at(&c->grid, col); /* row 0's tile of that column: j0 and n */
+    int64_t k0, k1;
+    tg_k_cut_range(&c->grid, q, &k0, &k1);
+    return upload(r, dst + tile.n * k0, p->B + k0 * p->b_rs + tile.j0 * p->b_cs, k1 - k0,
+                  tile.n, p->b_rs, p->b_cs, c->pinned_b);
+}
+
 /* Shared B: cut q of column col's panel (slot base dst), loaded from the host by its owner, this
  * lane; then the cut's event recorded and published to the others. */
 tg_status load_own_b_cut(lane_run *r, float *dst, int64_t col, int64_t q)
 {
     call *c = r->c;
-    const tg_problem *p = c->p;
     const tg_tile_grid *g = &c->grid;
-    const tg_tile tile = tg_tile_at(g, col); /* row 0's tile of that column: its j0 and n */
-    int64_t k0, k1;
-    tg_k_cut_range(g, q, &k0, &k1);
-    const tg_status s = upload(r, dst + tile.n * k0, p->B + k0 * p->b_rs + tile.j0 * p->b_cs,
-                               k1 - k0, tile.n, p->b_rs, p->b_cs, c->pinned_b);
+    const tg_status s = upload_b_cut(r, dst, col, q);
     if (s != TG_SUCCESS)
         return s;
     LANE_CHECK(r, cudaEventRecord(c->b_ready[col * g->k_cuts + q], r->l->in));
@@ -570,27 +577,26 @@ tg_status lane_tiles(lane_run *r)
              * for the peer copy, not for the lane's own columns that copy_peer_b_cut may queue
              * on `in` before it waits for the owner: waiting for those had held the product
              * back by a whole panel's copy (8 ms of a 52 ms call on two H100s, timeline). */
-            const bool in_before_b = b_new && b_peer;
-            if (in_before_b && (s = [&]() -> tg_status {
+            const bool peer_cut = b_new && b_peer;
+            if (peer_cut && (s = [&]() -> tg_status {
                     LANE_CHECK(r, cudaEventRecord(l->ev_in, l->in));
                     return TG_SUCCESS;
                 }()) != TG_SUCCESS)
                 break;
-            if (b_new && c->share_b)
-                s = b_peer ? copy_peer_b_cut(r, B_slots, b_slot, b_at, tile.col, q)
-                           : load_own_b_cut(r, b_dst, tile.col, q);
+            if (peer_cut)
+                s = copy_peer_b_cut(r, B_slots, b_slot, b_at, tile.col, q);
             else if (b_new)
-                s = upload(r, b_dst + tile.n * k0, p->B + k0 * p->b_rs + tile.j0 * p->b_cs,
-                           k1 - k0, tile.n, p->b_rs, p->b_cs, c->pinned_b);
+                s = c->share_b ? load_own_b_cut(r, b_dst, tile.col, q)
+                               : upload_b_cut(r, b_dst, tile.col, q);
             if (s != TG_SUCCESS)
                 break;
             if (c->stop.load(std::memory_order_relaxed))
                 break;
             s = [&]() -> tg_status {
-                if (!in_before_b)
+                if (!peer_cut)
                     LANE_CHECK(r, cudaEventRecord(l->ev_in, l->in));
                 LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->ev_in, 0));
-                if (b_new && b_peer) {
+                if (peer_cut) {
                     LANE_CHECK(r, cudaEventRecord(l->ev_peer, l->peer));
                     LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->ev_peer, 0));
                 }
