@@ -40,6 +40,13 @@
  *              before, 0.60x), 6537x10399x69 NT col 0.82x (0.62x), 31687x15626x91 0.95x
  *              (0.86x), 1957x18192x142 TT col 0.80x (0.74x); 8192x8192 at k 128 and 256
  *              0.92x and 0.89x (ffma128x128 0.99x and 1.02x).
+ * Not kept:    C stored by the TMA engine (cp.async.bulk, a row of the stage a thread; the block
+ *              leaves once its rows are read out of shared memory, before the writes land), so
+ *              that one block's products would overlap another's stores: against this form in
+ *              the same H100 call (bench/results/shortk/bulk-stores/) 0.98x at 27182x26882x25
+ *              and 16384x16384x16, 0.90x to 1.07x elsewhere, geometric mean 1.00x.  The
+ *              stores were never waited for: this rung is bound by its FFMA products plus its
+ *              stores, about 25 TFLOP/s of FFMA at k of 25 to 64.
  */
 #include <stdint.h>
 
