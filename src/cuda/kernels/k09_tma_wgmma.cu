@@ -5,6 +5,9 @@
  *                                                                  FP32 accuracy (3xTF32)
  *   sgemm_tma_wgmmatf32, 128x256x32, 4 stages ("tma_wgmmatf32")     TF32 mode
  *   the same on 128x128x32, 6 stages ("tma_wgmmatf32_128x128")      TF32 mode, twice the tiles
+ *   the same on 64x128x32, 8 stages ("tma_wgmmatf32_64x128")        TF32 mode, four times
+ *   sgemm_tma_wgmma3xtf32 on 64x128x32, 4 stages ("tma_wgmma3xtf32_64x128")
+ *                                                                  FP32 accuracy, twice the tiles
  *
  * What it adds over rung 8 (mma3xtf32): Hopper's warpgroup product (wgmma) fed by the TMA,
  * with the operands where the caller keeps them wherever the hardware allows.
@@ -46,7 +49,9 @@
  *   block tile   BM = 128 (2 consumer warpgroups of 64 rows) x BN x 32, 384 threads.  BN = 128
  *                for 3xTF32: 64 partial sums + 64 FP32 sums a thread per 64 x 128, so 64 x 256
  *                a warpgroup does not fit with promotion; BN = 256 in TF32 mode (128
- *                accumulators a thread)
+ *                accumulators a thread).  The _64x128 forms have one consumer warpgroup (BM =
+ *                64, 256 threads, still one block an SM): a product of about 1024^2 outputs has
+ *                128 tiles for 132 SMs where 128x128 gives it 64, at half a block's tensor rate
  *   shared       4 stages x 48 KiB (A 16 KiB, B 32 KiB: big and small parts of 128, or 256
  *                rows) = 192 KiB; with A in planes 3 x 64 KiB; plus the barriers
  *   registers    168 a thread at entry (__launch_bounds__(384, 1)), then 232 for the consumers;
@@ -85,6 +90,14 @@
  *              0.63x at 2048^3 (0.89x), 0.40x at 8192x8192x256 (0.49x); on medium products
  *              1.1-2.2x cuBLAS's SGEMM where tma_wgmmatf32 has too few tiles; racecheck and
  *              synccheck clean.
+ *              tma_wgmmatf32_64x128 and tma_wgmma3xtf32_64x128 (H100, dde5fb2 with them,
+ *              bench/results/mid/h100-2026-11-26-64x128-*.json, beside the other forms and
+ *              cuBLAS in one run): TF32 1024^3 0.0199 ms (0.89x FAST_TF32; 128x128 0.0270,
+ *              0.66x), 1000^3 0.93x (0.75x), 768x768x8192 TN 0.0963 ms (the best form before
+ *              0.1150), 82x4580x8903 0.204 ms (0.238); 3xTF32 1024^3 0.0396 ms (1.59x SGEMM;
+ *              128x128 0.0482), 2186x408x3505 0.128 ms (1.25x; 0.151).  From 1536^3 up, and
+ *              at 8192x8192x256, the larger blocks are faster.  GPU tests, verify, racecheck
+ *              and synccheck clean.
  * Not done:    two partial sums taking turns would promote without draining the tensor core,
  *              but ptxas then serializes every wgmma (C7514: a non-wgmma instruction reads
  *              accumulators before the pipeline's wait_group 0), so each promotion drains.
@@ -102,12 +115,13 @@
 namespace {
 
 constexpr int kWarpgroup = 128;
-constexpr int kConsumerGroups = 2;          /* warpgroups of 64 rows each: BM = 128 */
-constexpr int kBM = 64 * kConsumerGroups;
-constexpr int kThreads = kWarpgroup * (1 + kConsumerGroups); /* the producer warpgroup first */
+/* A consumer warpgroup a 64 rows of the block tile: BM = 128 (two of them) or 64 (one), the
+ * producer warpgroup first. */
+template <int BM>
+constexpr int kThreads = kWarpgroup * (1 + BM / 64);
 /* 128 x 40 + 256 x 232 = 64512, what __launch_bounds__(384, 1) gives the block (168 a
  * thread): the consumers hold up to 128 accumulators a thread, the producer thread only loop
- * counters. */
+ * counters.  With BM = 64 the block's 256 threads have registers to spare. */
 constexpr int kProducerRegisters = 40, kConsumerRegisters = 232;
 /* Bytes of planes a chunk of k may take.  The emulated tests build with a small budget, so
  * that their shapes run in several chunks. */
@@ -194,9 +208,9 @@ __global__ void __launch_bounds__(256) split_into_planes(const float *X, int64_t
 enum class AFeed { kShared, kRegistersKMajor, kRegistersRowsMajor };
 
 /* Floats of one stage: A's parts (one, FP32, where A goes through registers), then B's. */
-__host__ __device__ constexpr int stage_floats(int bn, bool split, AFeed a)
+__host__ __device__ constexpr int stage_floats(int bm, int bn, bool split, AFeed a)
 {
-    return ((a == AFeed::kShared && split ? 2 : 1) * kBM + (split ? 2 : 1) * bn) * kBK;
+    return ((a == AFeed::kShared && split ? 2 : 1) * bm + (split ? 2 : 1) * bn) * kBK;
 }
 
 /* The tensor core's accumulators of one consumer thread (N128 products of 64 x 128 a
@@ -222,8 +236,8 @@ struct Accumulators<N128, 0> {
  * FMA recomputes.  One block per tile of C, in grouped order (grouped_tile<8>) on grid.x;
  * grid.z the batch item.
  */
-template <int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED>
-__global__ void __launch_bounds__(kThreads, 1)
+template <int BM, int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED>
+__global__ void __launch_bounds__(kThreads<BM>, 1)
     sgemm_tma_wgmma(const __grid_constant__ CUtensorMap a_map,
                     const __grid_constant__ CUtensorMap b_map, const TurnedProblem q)
 {
@@ -232,8 +246,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     constexpr int kParts = SPLIT ? 2 : 1;
     constexpr int kPartsA = kARegisters ? 1 : kParts; /* A through registers: FP32, split there */
     constexpr int kN128 = BN / 128;             /* m64n128 products a warpgroup covers */
-    constexpr int kBoxA = kBM * kBK, kBoxB = BN * kBK; /* floats of one part's box */
-    constexpr int kStage = stage_floats(BN, SPLIT, A_FEED);
+    constexpr int kBoxA = BM * kBK, kBoxB = BN * kBK; /* floats of one part's box */
+    constexpr int kStage = stage_floats(BM, BN, SPLIT, A_FEED);
+    static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 rows");
     static_assert(kStage == kPartsA * kBoxA + kParts * kBoxB, "A's parts, then B's");
     static_assert(BN == 128 || BN == 256, "a warpgroup covers 64 x 128 or 64 x 256 of C");
     static_assert(STAGES >= 2 && PROMOTE >= 0, "a ring of two stages at least");
@@ -250,16 +265,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbarrier_init(&full[s], 1); /* the producer's arrive.expect_tx */
-            mbarrier_init(&empty[s], kConsumerGroups * 4); /* a lane of every consumer warp */
+            mbarrier_init(&empty[s], BM / 64 * 4); /* a lane of every consumer warp */
         }
         fence_mbarrier_init();
     }
     __syncthreads();
 
     const int64_t tiles = (p.k + kBK - 1) / kBK;
-    const tile_index tile = grouped_tile<8>(blockIdx.x, (unsigned)((p.m + kBM - 1) / kBM),
+    const tile_index tile = grouped_tile<8>(blockIdx.x, (unsigned)((p.m + BM - 1) / BM),
                                             (unsigned)((p.n + BN - 1) / BN));
-    const int i0 = (int)tile.m * kBM, j0 = (int)tile.n * BN;
+    const int i0 = (int)tile.m * BM, j0 = (int)tile.n * BN;
 
     if (tid < kWarpgroup) {
         set_max_registers<kProducerRegisters, false>();
@@ -278,7 +293,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             const int k0 = (int)(t * kBK);
             if (A_FEED == AFeed::kRegistersRowsMajor) /* boxes of 32 rows x 32 k */
 #pragma unroll
-                for (int b = 0; b < kBM / 32; ++b)
+                for (int b = 0; b < BM / 32; ++b)
                     tma_load_tile(stage + b * 32 * kBK, &a_map, &full[s], i0 + 32 * b, k0, 0, za);
             else
 #pragma unroll
@@ -618,15 +633,15 @@ cudaError_t chunk_map(CUtensorMap *map, bool planes_of_it, const RawOperand &x, 
 
 /* One feed's launches: the product in chunks of k where planes are written (each chunk's
  * planes, then its product adding into C, beta on the first), else in one launch. */
-template <int BN, int PROMOTE, bool SPLIT, AFeed A_FEED>
+template <int BM, int BN, int PROMOTE, bool SPLIT, AFeed A_FEED>
 int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
 {
     constexpr int kParts = SPLIT ? 2 : 1;
     constexpr bool kPlaneA = A_FEED == AFeed::kShared, kPlaneB = needs_planes(SPLIT, A_FEED);
     /* as many stages as 192 KiB hold: 3 of 3xTF32 planes, 4 where A is one FP32 box */
-    constexpr size_t kStageBytes = stage_floats(BN, SPLIT, A_FEED) * sizeof(float);
+    constexpr size_t kStageBytes = stage_floats(BM, BN, SPLIT, A_FEED) * sizeof(float);
     constexpr int kStages = (int)(kStageRing / kStageBytes);
-    constexpr auto kernel = sgemm_tma_wgmma<BN, kStages, PROMOTE, SPLIT, A_FEED>;
+    constexpr auto kernel = sgemm_tma_wgmma<BM, BN, kStages, PROMOTE, SPLIT, A_FEED>;
     constexpr size_t kSmem = kStages * kStageBytes + 2 * kStages * sizeof(uint64_t) +
                              1024 /* room to align the stages */;
     static_assert(kSmem <= 227 * 1024, "the stages must fit the H100's 227 KiB a block");
@@ -638,7 +653,7 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
     const int64_t kc = kPlaneB ? chunks.kc : p.k;
     float *const planes_a = workspace;
     float *const planes_b = workspace + chunks.a_floats(p);
-    const dim3 grid(ceil_div(p.m, kBM) * ceil_div(p.n, BN), 1, (unsigned)p.batch);
+    const dim3 grid(ceil_div(p.m, BM) * ceil_div(p.n, BN), 1, (unsigned)p.batch);
     for (int64_t k0 = 0; k0 < p.k; k0 += kc) {
         TurnedProblem chunk = q;
         chunk.p.k = std::min(kc, p.k - k0);
@@ -647,19 +662,19 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
         chunk.p.beta = k0 == 0 ? p.beta : 1.0f; /* later chunks add into C */
         CUtensorMap a_map, b_map;
         if ((e = chunk_map<kParts>(&a_map, kPlaneA, raw_a(chunk.p),
-                                   A_FEED == AFeed::kRegistersKMajor, planes_a, chunks.kp, kBM,
+                                   A_FEED == AFeed::kRegistersKMajor, planes_a, chunks.kp, BM,
                                    stream)) ||
             (e = chunk_map<kParts>(&b_map, kPlaneB, raw_b(chunk.p), true, planes_b, chunks.kp,
                                    BN, stream)))
             return (int)e;
-        kernel<<<grid, kThreads, kSmem, stream>>>(a_map, b_map, chunk);
+        kernel<<<grid, kThreads<BM>, kSmem, stream>>>(a_map, b_map, chunk);
         if ((e = cudaGetLastError()) != cudaSuccess)
             return (int)e;
     }
     return (int)cudaSuccess;
 }
 
-template <int BN, int PROMOTE, bool SPLIT>
+template <int BM, int BN, int PROMOTE, bool SPLIT>
 int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
 {
     const cudaStream_t stream = (cudaStream_t)stream_arg;
@@ -668,24 +683,24 @@ int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
     const TurnedProblem q = turned(*p, feed.turn);
     switch (feed.a) {
     case AFeed::kRegistersKMajor:
-        return launch_feed<BN, PROMOTE, SPLIT, AFeed::kRegistersKMajor>(q, stream, planes);
+        return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kRegistersKMajor>(q, stream, planes);
     case AFeed::kRegistersRowsMajor:
-        return launch_feed<BN, PROMOTE, SPLIT, AFeed::kRegistersRowsMajor>(q, stream,
+        return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kRegistersRowsMajor>(q, stream,
                                                                                    planes);
-    default: return launch_feed<BN, PROMOTE, SPLIT, AFeed::kShared>(q, stream, planes);
+    default: return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kShared>(q, stream, planes);
     }
 }
 
 /* The registry's plain launch is never called for a rung with workspace. */
 int launch_needs_workspace(const tg_problem *, void *) { return (int)cudaErrorInvalidValue; }
 
-template <int BN>
+template <int BM, int BN>
 const char *tma_wgmma_unsupported(const tg_problem *p)
 {
 #ifdef TG_BUILD_SM90A
-    if (p->m > INT32_MAX - kBM || p->n > INT32_MAX - BN)
+    if (p->m > INT32_MAX - BM || p->n > INT32_MAX - BN)
         return "m or n is too large for the TMA's 32-bit coordinates";
-    if ((p->m + kBM - 1) / kBM * ((p->n + BN - 1) / BN) > INT32_MAX)
+    if ((p->m + BM - 1) / BM * ((p->n + BN - 1) / BN) > INT32_MAX)
         return "the grouped block order puts a launch's tiles on a 1-D grid of at most 2^31 - 1 "
                "blocks: m x n is too large for that";
     return nullptr;
@@ -703,27 +718,47 @@ extern "C" const tg_rung tg_rung_tma_wgmma3xtf32 = {.name = "tma_wgmma3xtf32", .
                "in place and split into TF32 parts in registers, the other's TF32 planes made "
                "once (k-major) and read from shared memory (strides the TMA cannot read: "
                "both in planes, 3 stages), 128x128x32 block, FP32 promotion every 32 of k",
-    .block_rows = kBM, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_3XTF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
+    .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_3XTF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128, 128>,
     .workspace_bytes = tma_wgmma_workspace<true, 128>,
     .staged_bytes = tma_wgmma_staged<true, 128>,
-    .launch_with_workspace = launch_tma_wgmma<128, 1, true>};
+    .launch_with_workspace = launch_tma_wgmma<128, 128, 1, true>};
 
 extern "C" const tg_rung tg_rung_tma_wgmmatf32 = {.name = "tma_wgmmatf32", .level = 9,
     .summary = "tma_wgmma3xtf32 without the small parts and without promotion, 128x256x32 "
                "block, 4 stages: TF32 inputs (opt-in TF32 math mode, below FP32 accuracy)",
-    .block_rows = kBM, .block_cols = 256, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<256>,
+    .block_rows = 128, .block_cols = 256, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128, 256>,
     .workspace_bytes = tma_wgmma_workspace<false, 256>,
     .staged_bytes = tma_wgmma_staged<false, 256>,
-    .launch_with_workspace = launch_tma_wgmma<256, 0, false>};
+    .launch_with_workspace = launch_tma_wgmma<128, 256, 0, false>};
 
 extern "C" const tg_rung tg_rung_tma_wgmmatf32_128x128 = {.name = "tma_wgmmatf32_128x128",
     .level = 9,
     .summary = "tma_wgmmatf32 on the 128x128x32 block of tma_wgmma3xtf32 (6 stages): twice the "
                "tiles, for TF32 products too small to fill 132 SMs with 128x256",
-    .block_rows = kBM, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128>,
+    .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128, 128>,
     .workspace_bytes = tma_wgmma_workspace<false, 128>,
     .staged_bytes = tma_wgmma_staged<false, 128>,
-    .launch_with_workspace = launch_tma_wgmma<128, 0, false>};
+    .launch_with_workspace = launch_tma_wgmma<128, 128, 0, false>};
+
+extern "C" const tg_rung tg_rung_tma_wgmmatf32_64x128 = {.name = "tma_wgmmatf32_64x128",
+    .level = 9,
+    .summary = "tma_wgmmatf32 on a 64x128x32 block (one consumer warpgroup, 8 stages): four "
+               "times the tiles of 128x256, for TF32 products of about 1024^2 outputs",
+    .block_rows = 64, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_TF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<64, 128>,
+    .workspace_bytes = tma_wgmma_workspace<false, 128>,
+    .staged_bytes = tma_wgmma_staged<false, 128>,
+    .launch_with_workspace = launch_tma_wgmma<64, 128, 0, false>};
+
+extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_64x128 = {.name = "tma_wgmma3xtf32_64x128",
+    .level = 9,
+    .summary = "tma_wgmma3xtf32 on a 64x128x32 block (one consumer warpgroup, 4 stages): twice "
+               "the tiles, for FP32-accurate products too small to fill 132 SMs with 128x128",
+    .block_rows = 64, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_3XTF32, .min_cc = 90,
+    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<64, 128>,
+    .workspace_bytes = tma_wgmma_workspace<true, 128>,
+    .staged_bytes = tma_wgmma_staged<true, 128>,
+    .launch_with_workspace = launch_tma_wgmma<64, 128, 1, true>};
