@@ -747,7 +747,7 @@ extern "C" const tg_rung tg_rung_tma_wgmmatf32_64x128 = {.name = "tma_wgmmatf32_
     .level = 9,
     .summary = "tma_wgmmatf32 on a 64x128x32 block (one consumer warpgroup, 8 stages): four "
                "times the tiles of 128x256, for TF32 products of about 1024^2 outputs",
-    .block_rows = 64, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_TF32, .min_cc = 90,
+    .block_rows = 64, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 90,
     .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<64, 128>,
     .workspace_bytes = tma_wgmma_workspace<false, 128>,
     .staged_bytes = tma_wgmma_staged<false, 128>,
