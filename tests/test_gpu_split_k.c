@@ -42,6 +42,10 @@ static const split_case kCases[] = {
     {300, 200, 3001, "tma_wgmma3xtf32", 2, TG_MATH_FP32, "row NN"},
     {300, 200, 3004, "tma_wgmmatf32", 2, TG_MATH_TF32, "row NT"},
     {200, 300, 3004, "tma_wgmmatf32_128x128", 4, TG_MATH_TF32, "col TN"},
+    /* the 64x128 block: one consumer warpgroup, slices read in place and through planes */
+    {300, 200, 3004, "tma_wgmmatf32_64x128", 4, TG_MATH_TF32, "row NT"},
+    {200, 300, 3004, "tma_wgmma3xtf32_64x128", 2, TG_MATH_FP32, "col NN"},
+    {200, 300, 3001, "tma_wgmma3xtf32_64x128", 2, TG_MATH_FP32, "row TN"},
 };
 
 /* The layout and transposes of "col TN" (row-major NN for NULL). */
