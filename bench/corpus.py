@@ -6,6 +6,7 @@ that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
     python3 bench/corpus.py --refresh OLD.tsv OUT.tsv RUN.json [...]
     python3 bench/corpus.py --shapes-below MS CORPUS.tsv
     python3 bench/corpus.py --shapes-k-at-most K CORPUS.tsv
+    python3 bench/corpus.py --shapes-k-at-least K CORPUS.tsv
     python3 bench/corpus.py --shapes-side-above S CORPUS.tsv
     python3 bench/corpus.py --shapes-lacking RUNG CORPUS.tsv
 
@@ -26,7 +27,9 @@ is named by --held-out.
 whose fastest entry takes under MS milliseconds: the calls of a few microseconds, whose first
 timing (5 runs) is the noisiest, for scripts/device_corpus.sh to re-time with more runs
 (RETIME_BELOW).  --shapes-k-at-most lists the cases with k <= K alike: those a rung limited to
-such k can run, for re-timing it when its limit grows (RETIME_K_AT_MOST).  --shapes-side-above
+such k can run, for re-timing it when its limit grows (RETIME_K_AT_MOST).  --shapes-k-at-least
+lists the cases with k >= K: those a 3xTF32 rung may run in the fp32 mode, which admits 3xTF32
+from k = 256 on (RETIME_K_AT_LEAST).  --shapes-side-above
 lists the cases whose shorter side of C, min(m, n), exceeds S: those a new rung for medium and
 large outputs is timed on (RETIME_SIDE_ABOVE).  --shapes-lacking lists the cases with no entry
 of RUNG: the rest of a new rung's rows (RETIME_LACKING).
@@ -140,6 +143,10 @@ def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-k-at-most":
         most = int(sys.argv[2])
         print_cases(sys.argv[3], lambda m, n, k, c: k <= most)
+        return
+    if len(sys.argv) == 4 and sys.argv[1] == "--shapes-k-at-least":
+        least = int(sys.argv[2])
+        print_cases(sys.argv[3], lambda m, n, k, c: k >= least)
         return
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-side-above":
         side = int(sys.argv[2])

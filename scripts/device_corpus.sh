@@ -18,6 +18,9 @@
 #   RETIME_K_AT_MOST=K ALGOS=rung scripts/device_corpus.sh
 #                                               the same for the cases with k <= K: a rung
 #                                               whose limit on k grew
+#   RETIME_K_AT_LEAST=K ALGOS=rung scripts/device_corpus.sh
+#                                               the same for the cases with k >= K: a 3xTF32
+#                                               rung, which the fp32 mode runs from k = 256 on
 #   RETIME_SIDE_ABOVE=S ALGOS=rung scripts/device_corpus.sh
 #                                               the same for the cases with min(m, n) > S: a
 #                                               new rung for medium and large outputs
@@ -36,6 +39,7 @@ cli=$build/tilegemm
 retime=() # the corpus's own cases to re-time, over runs adding up to 2 ms unless told
 [ -n "${RETIME_BELOW:-}" ] && retime=(--shapes-below "$RETIME_BELOW")
 [ -n "${RETIME_K_AT_MOST:-}" ] && retime=(--shapes-k-at-most "$RETIME_K_AT_MOST")
+[ -n "${RETIME_K_AT_LEAST:-}" ] && retime=(--shapes-k-at-least "$RETIME_K_AT_LEAST")
 [ -n "${RETIME_SIDE_ABOVE:-}" ] && retime=(--shapes-side-above "$RETIME_SIDE_ABOVE")
 [ -n "${RETIME_LACKING:-}" ] && retime=(--shapes-lacking "$RETIME_LACKING")
 min_timed=${MIN_TIMED_MS:-$([ ${#retime[@]} -gt 0 ] && echo 2 || echo 0)}
