@@ -710,55 +710,50 @@ const char *tma_wgmma_unsupported(const tg_problem *p)
 #endif
 }
 
+/* A registry entry of this file: its block (BM x BN) and whether it splits its inputs into TF32
+ * parts (3xTF32, promoting every 32 of k) or keeps the big parts alone (TF32 mode), from which
+ * its arithmetic, limits, workspace and launch all follow. */
+template <int BM, int BN, bool SPLIT>
+constexpr tg_rung rung9(const char *name, const char *summary, int in_auto)
+{
+    return tg_rung{.name = name, .level = 9, .summary = summary, .block_rows = BM,
+                   .block_cols = BN, .in_auto = in_auto,
+                   .arith = SPLIT ? TG_ARITH_3XTF32 : TG_ARITH_TF32, .min_cc = 90,
+                   .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<BM, BN>,
+                   .workspace_bytes = tma_wgmma_workspace<SPLIT, BN>,
+                   .staged_bytes = tma_wgmma_staged<SPLIT, BN>,
+                   .launch_with_workspace = launch_tma_wgmma<BM, BN, SPLIT ? 1 : 0, SPLIT>};
+}
+
 } // namespace
 
-extern "C" const tg_rung tg_rung_tma_wgmma3xtf32 = {.name = "tma_wgmma3xtf32", .level = 9,
-    .summary = "3xTF32 at FP32 accuracy on Hopper's own pipeline: TMA into a 4-stage mbarrier "
-               "ring, a producer warpgroup, 2 consumer warpgroups on wgmma, one operand read "
-               "in place and split into TF32 parts in registers, the other's TF32 planes made "
-               "once (k-major) and read from shared memory (strides the TMA cannot read: "
-               "both in planes, 3 stages), 128x128x32 block, FP32 promotion every 32 of k",
-    .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_3XTF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128, 128>,
-    .workspace_bytes = tma_wgmma_workspace<true, 128>,
-    .staged_bytes = tma_wgmma_staged<true, 128>,
-    .launch_with_workspace = launch_tma_wgmma<128, 128, 1, true>};
+extern "C" const tg_rung tg_rung_tma_wgmma3xtf32 = rung9<128, 128, true>("tma_wgmma3xtf32",
+    "3xTF32 at FP32 accuracy on Hopper's own pipeline: TMA into a 4-stage mbarrier ring, a "
+    "producer warpgroup, 2 consumer warpgroups on wgmma, one operand read in place and split "
+    "into TF32 parts in registers, the other's TF32 planes made once (k-major) and read from "
+    "shared memory (strides the TMA cannot read: both in planes, 3 stages), 128x128x32 block, "
+    "FP32 promotion every 32 of k",
+    1);
 
-extern "C" const tg_rung tg_rung_tma_wgmmatf32 = {.name = "tma_wgmmatf32", .level = 9,
-    .summary = "tma_wgmma3xtf32 without the small parts and without promotion, 128x256x32 "
-               "block, 4 stages: TF32 inputs (opt-in TF32 math mode, below FP32 accuracy)",
-    .block_rows = 128, .block_cols = 256, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128, 256>,
-    .workspace_bytes = tma_wgmma_workspace<false, 256>,
-    .staged_bytes = tma_wgmma_staged<false, 256>,
-    .launch_with_workspace = launch_tma_wgmma<128, 256, 0, false>};
+extern "C" const tg_rung tg_rung_tma_wgmmatf32 = rung9<128, 256, false>("tma_wgmmatf32",
+    "tma_wgmma3xtf32 without the small parts and without promotion, 128x256x32 block, 4 stages: "
+    "TF32 inputs (opt-in TF32 math mode, below FP32 accuracy)",
+    1);
 
-extern "C" const tg_rung tg_rung_tma_wgmmatf32_128x128 = {.name = "tma_wgmmatf32_128x128",
-    .level = 9,
-    .summary = "tma_wgmmatf32 on the 128x128x32 block of tma_wgmma3xtf32 (6 stages): twice the "
-               "tiles, for TF32 products too small to fill 132 SMs with 128x256",
-    .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<128, 128>,
-    .workspace_bytes = tma_wgmma_workspace<false, 128>,
-    .staged_bytes = tma_wgmma_staged<false, 128>,
-    .launch_with_workspace = launch_tma_wgmma<128, 128, 0, false>};
+extern "C" const tg_rung tg_rung_tma_wgmmatf32_128x128 = rung9<128, 128, false>(
+    "tma_wgmmatf32_128x128",
+    "tma_wgmmatf32 on the 128x128x32 block of tma_wgmma3xtf32 (6 stages): twice the tiles, for "
+    "TF32 products too small to fill 132 SMs with 128x256",
+    1);
 
-extern "C" const tg_rung tg_rung_tma_wgmmatf32_64x128 = {.name = "tma_wgmmatf32_64x128",
-    .level = 9,
-    .summary = "tma_wgmmatf32 on a 64x128x32 block (one consumer warpgroup, 8 stages): four "
-               "times the tiles of 128x256, for TF32 products of about 1024^2 outputs",
-    .block_rows = 64, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_TF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<64, 128>,
-    .workspace_bytes = tma_wgmma_workspace<false, 128>,
-    .staged_bytes = tma_wgmma_staged<false, 128>,
-    .launch_with_workspace = launch_tma_wgmma<64, 128, 0, false>};
+extern "C" const tg_rung tg_rung_tma_wgmmatf32_64x128 = rung9<64, 128, false>(
+    "tma_wgmmatf32_64x128",
+    "tma_wgmmatf32 on a 64x128x32 block (one consumer warpgroup, 8 stages): four times the "
+    "tiles of 128x256, for TF32 products of about 1024^2 outputs",
+    1);
 
-extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_64x128 = {.name = "tma_wgmma3xtf32_64x128",
-    .level = 9,
-    .summary = "tma_wgmma3xtf32 on a 64x128x32 block (one consumer warpgroup, 4 stages): twice "
-               "the tiles, for FP32-accurate products too small to fill 132 SMs with 128x128",
-    .block_rows = 64, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_3XTF32, .min_cc = 90,
-    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<64, 128>,
-    .workspace_bytes = tma_wgmma_workspace<true, 128>,
-    .staged_bytes = tma_wgmma_staged<true, 128>,
-    .launch_with_workspace = launch_tma_wgmma<64, 128, 1, true>};
+extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_64x128 = rung9<64, 128, true>(
+    "tma_wgmma3xtf32_64x128",
+    "tma_wgmma3xtf32 on a 64x128x32 block (one consumer warpgroup, 4 stages): twice the tiles, "
+    "for FP32-accurate products too small to fill 132 SMs with 128x128",
+    0);
