@@ -162,6 +162,13 @@ tg_status wait_for(lane_run *r, cudaStream_t stream, cudaEvent_t event)
     return TG_SUCCESS;
 }
 
+/* `event` marks what `stream` holds now. */
+tg_status record(lane_run *r, cudaEvent_t event, cudaStream_t stream)
+{
+    LANE_CHECK(r, cudaEventRecord(event, stream));
+    return TG_SUCCESS;
+}
+
 /* Frees one lane; the lane's GPU must be current. */
 void lane_free(lane *l)
 {
@@ -578,10 +585,7 @@ tg_status lane_tiles(lane_run *r)
              * on `in` before it waits for the owner: waiting for those had held the product
              * back by a whole panel's copy (8 ms of a 52 ms call on two H100s, timeline). */
             const bool peer_cut = b_new && b_peer;
-            if (peer_cut && (s = [&]() -> tg_status {
-                    LANE_CHECK(r, cudaEventRecord(l->ev_in, l->in));
-                    return TG_SUCCESS;
-                }()) != TG_SUCCESS)
+            if (peer_cut && (s = record(r, l->ev_in, l->in)) != TG_SUCCESS)
                 break;
             if (peer_cut)
                 s = copy_peer_b_cut(r, B_slots, b_slot, b_at, tile.col, q);
