@@ -74,11 +74,9 @@ static int run_case(tg_handle *h, const split_case *c, uint64_t *seed)
     tg_layout layout;
     tg_op ta, tb;
     form_of(c->form, &layout, &ta, &tb);
-    /* dense: the stored rows of each operand are as long as its stored side */
-    const int row = layout == TG_ROW_MAJOR;
-    const int64_t lda = (ta == TG_NO_TRANS) == row ? c->k : c->m;
-    const int64_t ldb = (tb == TG_NO_TRANS) == row ? c->n : c->k;
-    const int64_t ldc = row ? c->n : c->m;
+    /* dense operands */
+    const int64_t lda = tg_min_ld(layout, ta, c->m, c->k), ldb = tg_min_ld(layout, tb, c->k, c->n),
+                  ldc = tg_min_ld(layout, TG_NO_TRANS, c->m, c->n);
     int identical = 1;
     const char *ran = "";
     tg_status s = tg_set_algo(h, c->algo);
