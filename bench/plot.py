@@ -353,7 +353,9 @@ def summary(files, img="docs/img", design="docs/design.md"):
     """The README's table: each math mode against cuBLAS on the large squares and the fixed
     suites, and on random shapes of a seed the planner never saw; then the plot of those.  img
     and design: the plots' folder and docs/design.md, relative to the page the table is on."""
-    fixed = {d.get("math"): d for d in files if d.get("suite") == "all"}
+    # the newest run of each mode (files come sorted by name, not by time)
+    fixed = {d.get("math"): d for d in sorted(files, key=lambda d: d.get("date", ""))
+             if d.get("suite") == "all"}
     seed, randoms = held_out_random(files)
     random_by_mode = {d.get("math"): d for d in randoms}
     lines = ["| math mode | large squares, TFLOP/s | vs cuBLAS SGEMM | vs cuBLAS TF32 | "
