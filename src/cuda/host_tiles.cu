@@ -41,7 +41,9 @@
  * became of C, is the call's.
  */
 #include <cuda_runtime.h>
+#include <errno.h>
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -393,6 +395,23 @@ tg_status load_own_b_rest(lane_run *r, float *B_slots, int64_t b_slot, int64_t *
     return TG_SUCCESS;
 }
 
+/* How long a lane waits for a peer's cut before loading its own columns ahead: under one
+ * panel's copy in (256 MB, about 8 ms), and the lane's GPU is busy with the tiles it has queued
+ * meanwhile. */
+constexpr long kPeerPatienceMs = 5;
+
+/* With c->lock held: until cut q of column col is published or stop is raised, or until
+ * `deadline` (CLOCK_MONOTONIC) where one is given. */
+void wait_published(call *c, int64_t col, int64_t q, const timespec *deadline)
+{
+    while (c->published[col] <= q && !c->stop.load()) {
+        if (!deadline)
+            pthread_cond_wait(&c->published_cv, &c->lock);
+        else if (pthread_cond_timedwait(&c->published_cv, &c->lock, deadline) == ETIMEDOUT)
+            return;
+    }
+}
+
 /* Shared B: cut q of column col's panel copied into its slot from its owner's GPU, on the peer
  * stream after the owner's copy in of it.  A lane about to wait for an owner first loads every
  * column it owns itself.  Returns with nothing queued when another lane failed first. */
@@ -406,6 +425,18 @@ tg_status copy_peer_b_cut(lane_run *r, float *B_slots, int64_t b_slot, int64_t *
     int64_t k0, k1;
     tg_k_cut_range(g, q, &k0, &k1);
     pthread_mutex_lock(&c->lock);
+    /* The owner's thread publishes its first cuts as it starts, but may start later than this
+     * one (lane 0 runs on the caller's thread, the others on threads made after it).  Loading
+     * this lane's own columns at once would queue a panel from the host ahead of the peer copy,
+     * and the copy waits for it: on two H100s and on two H200s at 16384^3, GPU 0's second tile
+     * then waited 8.4 ms on half the calls (60.0 ms against 52.4).  So wait a while first; the
+     * deadline keeps the rule below (load your own before waiting on another's) deadlock-free. */
+    timespec patience;
+    clock_gettime(CLOCK_MONOTONIC, &patience);
+    patience.tv_nsec += kPeerPatienceMs * 1000000L;
+    patience.tv_sec += patience.tv_nsec / 1000000000L;
+    patience.tv_nsec %= 1000000000L;
+    wait_published(c, col, q, &patience);
     const bool waits = c->published[col] <= q;
     pthread_mutex_unlock(&c->lock);
     if (waits) {
@@ -414,8 +445,7 @@ tg_status copy_peer_b_cut(lane_run *r, float *B_slots, int64_t b_slot, int64_t *
             return s;
     }
     pthread_mutex_lock(&c->lock);
-    while (c->published[col] <= q && !c->stop.load())
-        pthread_cond_wait(&c->published_cv, &c->lock);
+    wait_published(c, col, q, nullptr);
     const bool ready = c->published[col] > q;
     const float *from = ready ? c->b_base[owner] + col * b_slot + tile.n * k0 : nullptr;
     const cudaEvent_t event = ready ? c->b_ready[col * g->k_cuts + q] : nullptr;
@@ -956,7 +986,11 @@ tg_status tg_cuda_execute_tiles(tg_handle *h, const tg_problem *p, const tg_plan
         return s;
     }
     pthread_mutex_init(&c.lock, nullptr);
-    pthread_cond_init(&c.published_cv, nullptr);
+    pthread_condattr_t monotonic; /* copy_peer_b_cut's deadline is on CLOCK_MONOTONIC */
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+    pthread_cond_init(&c.published_cv, &monotonic);
+    pthread_condattr_destroy(&monotonic);
     /* Host threads where the host copies enough to be worth them: C back, pageable panels. */
     const double host_bytes = (double)p->m * (double)p->n * 4.0 *
                                   ((c.direct_c ? 0.0 : 1.0) + (p->beta != 0.0f && !c.pinned_c)) +
