@@ -23,6 +23,8 @@
  *      before it (three C slots): waits for its copy and, unless it went straight into the
  *      caller's pinned C (beta = 0), scatters it from pinned memory into the caller's C with
  *      host threads.  The lag keeps the host's waits from holding back the copies in.
+ * The first tiles, one a C slot, go through step 2 together, cut by cut, so that the GPU has
+ * products to run while the first panels cross from the host.
  * Where every GPU keeps all of B and can read the others' memory, the GPUs share B: each loads
  * from the host only the column panels it owns (tg_b_owner; its squares start at its first) and
  * copies the others, cut by cut, from their owners' memory over the GPUs' links once the owner
@@ -548,7 +550,7 @@ tg_status lane_tiles(lane_run *r)
     /* tile seq is finished (its C waited for and scattered) after tile seq + lag is queued, so
      * that the host's waiting never holds back the next tiles' copies in */
     const int64_t lag = plan.c_slots - 1;
-    int64_t seq = 0, finished = 0;
+    int64_t seq = 0, finished = 0, ended = 0; /* begun, finished, and with C's copy back queued */
     timeline times;
     if (getenv("TILEGEMM_HOST_TIMELINE")) {
         times.events.assign((size_t)(1 + 3 * count), nullptr);
@@ -556,163 +558,221 @@ tg_status lane_tiles(lane_run *r)
             LANE_CHECK(r, cudaEventCreate(&e));
         LANE_CHECK(r, cudaEventRecord(times.events[0], l->in));
     }
+    /* A tile's panels and C slot, fixed when it begins. */
+    struct tile_run {
+        int64_t t;
+        tg_tile tile;
+        float *a_dst, *b_dst, *c_dst;
+        bool a_new, b_new, b_peer;
+        int a_cur, b_cur, cs;
+    };
+    /* Begins tile seq: its slots, whether its panels are to be loaded, and with beta != 0 its
+     * C tile's copy in. */
+    auto begin = [&](int64_t at_seq, tile_run &tr) -> tg_status {
+        tr.t = order[at_seq];
+        tr.tile = tg_tile_at(g, tr.t);
+        tr.a_new = tr.b_new = false;
+        if (plan.a_resident) {
+            int64_t &at = a_at[tr.tile.row];
+            tr.a_new = at < 0;
+            if (tr.a_new)
+                at = a_loaded++;
+            tr.a_dst = A_slots + at * a_slot;
+        } else {
+            tr.a_new = tr.tile.row != row;
+            if (tr.a_new) {
+                a_cur ^= 1;
+                row = tr.tile.row;
+                if (tg_status e = wait_for(r, l->in, l->a_free[a_cur]))
+                    return e;
+            }
+            tr.a_dst = A_slots + a_cur * a_slot;
+        }
+        tr.a_cur = a_cur;
+        tr.b_cur = (int)(at_seq & 1);
+        tr.b_peer = c->share_b && tg_b_owner(g, c->gpus, tr.tile.col) != r->index;
+        if (plan.b_resident) {
+            int64_t &at = b_at[tr.tile.col];
+            tr.b_new = at < 0;
+            if (tr.b_new)
+                at = c->share_b ? tr.tile.col : b_loaded++;
+            tr.b_dst = B_slots + at * b_slot;
+        } else {
+            tr.b_new = true;
+            tr.b_dst = B_slots + tr.b_cur * b_slot;
+            if (tg_status e = wait_for(r, l->in, l->b_free[tr.b_cur]))
+                return e;
+        }
+        tr.cs = (int)(at_seq % plan.c_slots);
+        tr.c_dst = C_slots + tr.cs * c_slot;
+        if (p->beta != 0.0f) {
+            const tg_tile &tile = tr.tile;
+            if (tg_status e = wait_for(r, l->in, l->c_free[tr.cs]))
+                return e;
+            return upload(r, tr.c_dst, p->C + tile.i0 * p->ldc + tile.j0, tile.m, tile.n, p->ldc,
+                          1, c->pinned_c);
+        }
+        return TG_SUCCESS;
+    };
+    /* Cut q of a begun tile's A panel, where the tile loads it. */
+    auto cut_of_a = [&](const tile_run &tr, int64_t q) -> tg_status {
+        const tg_tile &tile = tr.tile;
+        int64_t k0, k1;
+        tg_k_cut_range(g, q, &k0, &k1);
+        return tr.a_new ? upload(r, tr.a_dst + tile.m * k0,
+                                 p->A + tile.i0 * p->a_rs + k0 * p->a_cs, tile.m, k1 - k0,
+                                 p->a_rs, p->a_cs, c->pinned_a)
+                        : TG_SUCCESS;
+    };
+    /* Cut q of a begun tile once its A cut is queued: that cut of its new B panel, then the
+     * cut's product after both. */
+    auto cut = [&](const tile_run &tr, int64_t q) -> tg_status {
+        const tg_tile &tile = tr.tile;
+        int64_t k0, k1;
+        tg_k_cut_range(g, q, &k0, &k1);
+        tg_status e = TG_SUCCESS;
+        /* A peer's column: the cut's product waits for what `in` holds now (A's cut) and for
+         * the peer copy, not for the lane's own columns that copy_peer_b_cut may queue on `in`
+         * before it waits for the owner: waiting for those had held the product back by a
+         * whole panel's copy (8 ms of a 52 ms call on two H100s, timeline). */
+        const bool peer_cut = tr.b_new && tr.b_peer;
+        if (peer_cut && (e = record(r, l->ev_in, l->in)) != TG_SUCCESS)
+            return e;
+        if (peer_cut)
+            e = copy_peer_b_cut(r, B_slots, b_slot, b_at, tile.col, q);
+        else if (tr.b_new)
+            e = c->share_b ? load_own_b_cut(r, tr.b_dst, tile.col, q)
+                           : upload_b_cut(r, tr.b_dst, tile.col, q);
+        if (e != TG_SUCCESS || c->stop.load(std::memory_order_relaxed))
+            return e;
+        if (!peer_cut)
+            LANE_CHECK(r, cudaEventRecord(l->ev_in, l->in));
+        LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->ev_in, 0));
+        if (peer_cut) {
+            LANE_CHECK(r, cudaEventRecord(l->ev_peer, l->peer));
+            LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->ev_peer, 0));
+        }
+        if (q == 0)
+            LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->c_free[tr.cs], 0));
+        /* the cut's product on packed panels, as tg_tile_choice planned it */
+        const int shape = shape_of(g, tr.t), last = q == g->k_cuts - 1 && q > 0;
+        const tg_lines a = tg_lines_of(tile.m, k1 - k0, p->a_rs, p->a_cs);
+        const tg_lines b = tg_lines_of(k1 - k0, tile.n, p->b_rs, p->b_cs);
+        tg_problem d;
+        memset(&d, 0, sizeof d);
+        d.m = tile.m;
+        d.n = tile.n;
+        d.k = k1 - k0;
+        d.alpha = p->alpha;
+        d.beta = q == 0 ? p->beta : 1.0f;
+        d.A = tr.a_dst + tile.m * k0;
+        tg_packed_strides(&a, &d.a_rs, &d.a_cs);
+        d.B = tr.b_dst + tile.n * k0;
+        tg_packed_strides(&b, &d.b_rs, &d.b_cs);
+        d.C = tr.c_dst;
+        d.ldc = tile.n;
+        d.batch = 1;
+        const tg_status launched = tg_cuda_launch_product(&l->shadow, c->rung[shape][last],
+                                                          c->slices[shape][last], &d);
+        if (launched != TG_SUCCESS) {
+            r->error = l->shadow.error;
+            char tail[sizeof r->error.message];
+            snprintf(tail, sizeof tail, "%s", l->shadow.error.message);
+            tg_record(&r->error, launched, 0, "GPU %d: %s", l->device, tail);
+        }
+        return launched;
+    };
+    /* Ends tile seq once every cut is queued: C back, the slots free again after it, and the
+     * tile `lag` before it finished. */
+    auto end = [&](int64_t at_seq, const tile_run &tr) -> tg_status {
+        const tg_tile &tile = tr.tile;
+        if (!times.events.empty())
+            LANE_CHECK(r, cudaEventRecord(times.events[(size_t)(1 + 3 * at_seq)], l->in));
+        if (!plan.a_resident)
+            LANE_CHECK(r, cudaEventRecord(l->a_free[tr.a_cur], l->comp));
+        if (!plan.b_resident)
+            LANE_CHECK(r, cudaEventRecord(l->b_free[tr.b_cur], l->comp));
+        LANE_CHECK(r, cudaEventRecord(l->comp_done, l->comp));
+        if (!times.events.empty())
+            LANE_CHECK(r, cudaEventRecord(times.events[(size_t)(2 + 3 * at_seq)], l->comp));
+        LANE_CHECK(r, cudaStreamWaitEvent(l->out, l->comp_done, 0));
+        if (c->direct_c) {
+            const tg_lines lines = tg_lines_of(tile.m, tile.n, p->ldc, 1);
+            float *to = p->C + tile.i0 * p->ldc + tile.j0;
+            ++r->issued;
+            if (lines.count == 1 || lines.pitch == lines.length)
+                LANE_CHECK(r, cudaMemcpyAsync(to, tr.c_dst,
+                                              (size_t)(tile.m * tile.n) * sizeof(float),
+                                              cudaMemcpyDeviceToHost, l->out));
+            else
+                LANE_CHECK(r, cudaMemcpy2DAsync(to, (size_t)lines.pitch * sizeof(float),
+                                                tr.c_dst, (size_t)lines.length * sizeof(float),
+                                                (size_t)lines.length * sizeof(float),
+                                                (size_t)lines.count, cudaMemcpyDeviceToHost,
+                                                l->out));
+        } else {
+            LANE_CHECK(r, cudaMemcpyAsync(l->c_host + tr.cs * c_slot, tr.c_dst,
+                                          (size_t)(tile.m * tile.n) * sizeof(float),
+                                          cudaMemcpyDeviceToHost, l->out));
+        }
+        LANE_CHECK(r, cudaEventRecord(l->c_free[tr.cs], l->out));
+        if (!times.events.empty())
+            LANE_CHECK(r, cudaEventRecord(times.events[(size_t)(3 + 3 * at_seq)], l->out));
+        ++ended;
+        if (at_seq < lag)
+            return TG_SUCCESS;
+        const tg_status e = finish_tile(r, order[finished], (int)(finished % plan.c_slots), plan);
+        ++finished;
+        return e;
+    };
+
+    /* The first tiles, up to one a C slot, go cut by cut: each cut of all of them before the
+     * next, so the GPU multiplies the cuts already in while the next cuts of A and B cross from
+     * the host, where tile by tile it would wait for a whole tile's panels before its second
+     * product (the first 16.6 of a 34.3 ms call at 16384^3 on four H200s, timeline).  Their
+     * panels must stay put meanwhile: B resident, and one row of A unless A is resident too. */
+    constexpr int64_t kMostGrouped = 3; /* host_split.c's most C slots */
+    int64_t group = g->k_cuts > 1 && plan.b_resident
+                        ? std::min(count, std::min(plan.c_slots, kMostGrouped))
+                        : 1;
+    for (int64_t i = 1; i < group && !plan.a_resident; ++i)
+        if (tg_tile_at(g, order[i]).row != tg_tile_at(g, order[0]).row)
+            group = i;
+    if (group > 1) {
+        tile_run first[kMostGrouped];
+        for (; seq < group && s == TG_SUCCESS; ++seq)
+            s = begin(seq, first[seq]);
+        /* in each round, the lane's own columns before its peers' (so a lane that waits for a
+         * peer's cut has published that cut of every column it is loading), and tiles of one
+         * column in order (the first loads the cut, the later ones follow it on `comp`); the
+         * cuts of A first, as a tile of a peer's column may be the one loading its row */
+        for (int64_t q = 0; q < g->k_cuts && s == TG_SUCCESS; ++q) {
+            for (int64_t i = 0; i < group && s == TG_SUCCESS; ++i)
+                s = cut_of_a(first[i], q);
+            for (int peers = 0; peers < 2; ++peers)
+                for (int64_t i = 0; i < group && s == TG_SUCCESS; ++i)
+                    if (first[i].b_peer == (peers == 1) &&
+                        !c->stop.load(std::memory_order_relaxed))
+                        s = cut(first[i], q);
+        }
+        for (int64_t i = 0; i < group && s == TG_SUCCESS &&
+                            !c->stop.load(std::memory_order_relaxed);
+             ++i)
+            s = end(i, first[i]);
+    }
     for (; seq < count && s == TG_SUCCESS; ++seq) {
         if (c->stop.load(std::memory_order_relaxed))
             break;
-        const int64_t t = order[seq];
-        const tg_tile tile = tg_tile_at(g, t);
-        /* the slots of its panels, and whether they are to be loaded */
-        float *a_dst, *b_dst;
-        bool a_new = false, b_new = false;
-        if (plan.a_resident) {
-            int64_t &at = a_at[tile.row];
-            a_new = at < 0;
-            if (a_new)
-                at = a_loaded++;
-            a_dst = A_slots + at * a_slot;
-        } else {
-            a_new = tile.row != row;
-            if (a_new) {
-                a_cur ^= 1;
-                row = tile.row;
-                if ((s = wait_for(r, l->in, l->a_free[a_cur])))
-                    break;
-            }
-            a_dst = A_slots + a_cur * a_slot;
-        }
-        const int b_cur = (int)(seq & 1);
-        const bool b_peer = c->share_b && tg_b_owner(g, c->gpus, tile.col) != r->index;
-        if (plan.b_resident) {
-            int64_t &at = b_at[tile.col];
-            b_new = at < 0;
-            if (b_new)
-                at = c->share_b ? tile.col : b_loaded++;
-            b_dst = B_slots + at * b_slot;
-        } else {
-            b_new = true;
-            b_dst = B_slots + b_cur * b_slot;
-            if ((s = wait_for(r, l->in, l->b_free[b_cur])))
-                break;
-        }
-        const int cs = (int)(seq % plan.c_slots);
-        float *c_dst = C_slots + cs * c_slot;
-        if (p->beta != 0.0f) {
-            if ((s = wait_for(r, l->in, l->c_free[cs])) ||
-                (s = upload(r, c_dst, p->C + tile.i0 * p->ldc + tile.j0, tile.m, tile.n, p->ldc,
-                            1, c->pinned_c)))
-                break;
-        }
-        /* each k-cut's product after its cut of the new panels */
-        for (int64_t q = 0; q < g->k_cuts && s == TG_SUCCESS; ++q) {
-            int64_t k0, k1;
-            tg_k_cut_range(g, q, &k0, &k1);
-            if (a_new &&
-                (s = upload(r, a_dst + tile.m * k0, p->A + tile.i0 * p->a_rs + k0 * p->a_cs,
-                            tile.m, k1 - k0, p->a_rs, p->a_cs, c->pinned_a)))
-                break;
-            /* A peer's column: the cut's product waits for what `in` holds now (A's cut) and
-             * for the peer copy, not for the lane's own columns that copy_peer_b_cut may queue
-             * on `in` before it waits for the owner: waiting for those had held the product
-             * back by a whole panel's copy (8 ms of a 52 ms call on two H100s, timeline). */
-            const bool peer_cut = b_new && b_peer;
-            if (peer_cut && (s = record(r, l->ev_in, l->in)) != TG_SUCCESS)
-                break;
-            if (peer_cut)
-                s = copy_peer_b_cut(r, B_slots, b_slot, b_at, tile.col, q);
-            else if (b_new)
-                s = c->share_b ? load_own_b_cut(r, b_dst, tile.col, q)
-                               : upload_b_cut(r, b_dst, tile.col, q);
-            if (s != TG_SUCCESS)
-                break;
-            if (c->stop.load(std::memory_order_relaxed))
-                break;
-            s = [&]() -> tg_status {
-                if (!peer_cut)
-                    LANE_CHECK(r, cudaEventRecord(l->ev_in, l->in));
-                LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->ev_in, 0));
-                if (peer_cut) {
-                    LANE_CHECK(r, cudaEventRecord(l->ev_peer, l->peer));
-                    LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->ev_peer, 0));
-                }
-                if (q == 0)
-                    LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->c_free[cs], 0));
-                /* the cut's product on packed panels, as tg_tile_choice planned it */
-                const int shape = shape_of(g, t), last = q == g->k_cuts - 1 && q > 0;
-                const tg_lines a = tg_lines_of(tile.m, k1 - k0, p->a_rs, p->a_cs);
-                const tg_lines b = tg_lines_of(k1 - k0, tile.n, p->b_rs, p->b_cs);
-                tg_problem d;
-                memset(&d, 0, sizeof d);
-                d.m = tile.m;
-                d.n = tile.n;
-                d.k = k1 - k0;
-                d.alpha = p->alpha;
-                d.beta = q == 0 ? p->beta : 1.0f;
-                d.A = a_dst + tile.m * k0;
-                tg_packed_strides(&a, &d.a_rs, &d.a_cs);
-                d.B = b_dst + tile.n * k0;
-                tg_packed_strides(&b, &d.b_rs, &d.b_cs);
-                d.C = c_dst;
-                d.ldc = tile.n;
-                d.batch = 1;
-                const tg_status launched = tg_cuda_launch_product(
-                    &l->shadow, c->rung[shape][last], c->slices[shape][last], &d);
-                if (launched != TG_SUCCESS) {
-                    r->error = l->shadow.error;
-                    char tail[sizeof r->error.message];
-                    snprintf(tail, sizeof tail, "%s", l->shadow.error.message);
-                    tg_record(&r->error, launched, 0, "GPU %d: %s", l->device, tail);
-                    return launched;
-                }
-                return TG_SUCCESS;
-            }();
-        }
-        if (s != TG_SUCCESS || c->stop.load(std::memory_order_relaxed))
-            break;
-        if (!times.events.empty())
-            LANE_CHECK(r, cudaEventRecord(times.events[(size_t)(1 + 3 * seq)], l->in));
-        /* C back once every cut is in; the slots free again after it */
-        s = [&]() -> tg_status {
-            if (!plan.a_resident)
-                LANE_CHECK(r, cudaEventRecord(l->a_free[a_cur], l->comp));
-            if (!plan.b_resident)
-                LANE_CHECK(r, cudaEventRecord(l->b_free[b_cur], l->comp));
-            LANE_CHECK(r, cudaEventRecord(l->comp_done, l->comp));
-            if (!times.events.empty())
-                LANE_CHECK(r, cudaEventRecord(times.events[(size_t)(2 + 3 * seq)], l->comp));
-            LANE_CHECK(r, cudaStreamWaitEvent(l->out, l->comp_done, 0));
-            if (c->direct_c) {
-                const tg_lines lines = tg_lines_of(tile.m, tile.n, p->ldc, 1);
-                float *to = p->C + tile.i0 * p->ldc + tile.j0;
-                ++r->issued;
-                if (lines.count == 1 || lines.pitch == lines.length)
-                    LANE_CHECK(r, cudaMemcpyAsync(to, c_dst,
-                                                  (size_t)(tile.m * tile.n) * sizeof(float),
-                                                  cudaMemcpyDeviceToHost, l->out));
-                else
-                    LANE_CHECK(r, cudaMemcpy2DAsync(to, (size_t)lines.pitch * sizeof(float),
-                                                    c_dst, (size_t)lines.length * sizeof(float),
-                                                    (size_t)lines.length * sizeof(float),
-                                                    (size_t)lines.count,
-                                                    cudaMemcpyDeviceToHost, l->out));
-            } else {
-                LANE_CHECK(r, cudaMemcpyAsync(l->c_host + cs * c_slot, c_dst,
-                                              (size_t)(tile.m * tile.n) * sizeof(float),
-                                              cudaMemcpyDeviceToHost, l->out));
-            }
-            LANE_CHECK(r, cudaEventRecord(l->c_free[cs], l->out));
-            if (!times.events.empty())
-                LANE_CHECK(r, cudaEventRecord(times.events[(size_t)(3 + 3 * seq)], l->out));
-            return TG_SUCCESS;
-        }();
-        if (s != TG_SUCCESS)
-            break;
-        if (seq >= lag) {
-            s = finish_tile(r, order[finished], (int)(finished % plan.c_slots), plan);
-            ++finished;
-        }
+        tile_run tr;
+        s = begin(seq, tr);
+        for (int64_t q = 0; q < g->k_cuts && s == TG_SUCCESS; ++q)
+            if (!c->stop.load(std::memory_order_relaxed) && (s = cut_of_a(tr, q)) == TG_SUCCESS)
+                s = cut(tr, q);
+        if (s == TG_SUCCESS && !c->stop.load(std::memory_order_relaxed))
+            s = end(seq, tr);
     }
     /* the tiles queued but not yet finished */
-    for (; s == TG_SUCCESS && finished < seq && !c->stop.load(std::memory_order_relaxed);
+    for (; s == TG_SUCCESS && finished < ended && !c->stop.load(std::memory_order_relaxed);
          ++finished)
         s = finish_tile(r, order[finished], (int)(finished % plan.c_slots), plan);
     if (s == TG_SUCCESS) {
@@ -720,7 +780,7 @@ tg_status lane_tiles(lane_run *r)
         LANE_CHECK(r, cudaStreamSynchronize(l->comp));
         LANE_CHECK(r, cudaStreamSynchronize(l->out));
         LANE_CHECK(r, cudaStreamSynchronize(l->peer));
-        for (int64_t i = 0; i < seq && !times.events.empty(); ++i) {
+        for (int64_t i = 0; i < ended && !times.events.empty(); ++i) {
             float ms[3] = {0.0f, 0.0f, 0.0f};
             for (int j = 0; j < 3; ++j)
                 LANE_CHECK(r, cudaEventElapsedTime(&ms[j], times.events[0],
