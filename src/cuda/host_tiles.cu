@@ -19,10 +19,11 @@
  *      computes a tile the same way).  Pinned memory goes by one DMA copy, pageable through the
  *      bounce buffers, a chunk at a time, host threads filling one while the DMA engine drains
  *      another;
- *   3. queues the C tile's copy back after the last cut, and then finishes the tile queued two
- *      before it (three C slots): waits for its copy and, unless it went straight into the
- *      caller's pinned C (beta = 0), scatters it from pinned memory into the caller's C with
- *      host threads.  The lag keeps the host's waits from holding back the copies in.
+ *   3. queues the C tile's copy back after the last cut (three C slots; a slot's earlier tile
+ *      finished first), and finishes every earlier tile whose copy is done: unless it went
+ *      straight into the caller's pinned C (beta = 0), scatters it from pinned memory into the
+ *      caller's C with host threads.  The host waits for a copy only when its slot is needed,
+ *      so that its waits hold back the copies in as little as they can.
  * The first tiles, one a C slot, go through step 2 together, cut by cut, so that the GPU has
  * products to run while the first panels cross from the host.
  * Where every GPU keeps all of B and can read the others' memory, the GPUs share B: each loads
@@ -547,9 +548,9 @@ tg_status lane_tiles(lane_run *r)
 
     int64_t row = -1, a_loaded = 0, b_loaded = 0;
     int a_cur = 1;
-    /* tile seq is finished (its C waited for and scattered) after tile seq + lag is queued, so
-     * that the host's waiting never holds back the next tiles' copies in */
-    const int64_t lag = plan.c_slots - 1;
+    /* A tile is finished (its C waited for and scattered) as soon as its copy back is done, and
+     * at the latest just before a later tile's copy back reuses its C slot: the host waits only
+     * then, so that its waiting holds back the next tiles' copies in as little as it can. */
     int64_t seq = 0, finished = 0, ended = 0; /* begun, finished, and with C's copy back queued */
     timeline times;
     if (getenv("TILEGEMM_HOST_TIMELINE")) {
@@ -682,10 +683,30 @@ tg_status lane_tiles(lane_run *r)
         }
         return launched;
     };
-    /* Ends tile seq once every cut is queued: C back, the slots free again after it, and the
-     * tile `lag` before it finished. */
+    /* Finishes the tiles whose C is back (all those before `upto` whether back or not). */
+    auto finish_done = [&](int64_t upto) -> tg_status {
+        while (finished < ended) {
+            const int slot = (int)(finished % plan.c_slots);
+            if (finished >= upto) {
+                const cudaError_t back = cudaEventQuery(l->c_free[slot]);
+                if (back == cudaErrorNotReady)
+                    break;
+                if (back != cudaSuccess)
+                    return lane_fail(r, back, "cudaEventQuery(l->c_free[slot])", __func__,
+                                     __LINE__);
+            }
+            if (tg_status e = finish_tile(r, order[finished], slot, plan))
+                return e;
+            ++finished;
+        }
+        return TG_SUCCESS;
+    };
+    /* Ends tile seq once every cut is queued: C back into its slot, once the tile that used the
+     * slot before is finished; the panels' slots free again after it. */
     auto end = [&](int64_t at_seq, const tile_run &tr) -> tg_status {
         const tg_tile &tile = tr.tile;
+        if (tg_status e = finish_done(at_seq - plan.c_slots + 1))
+            return e;
         if (!times.events.empty())
             LANE_CHECK(r, cudaEventRecord(times.events[(size_t)(1 + 3 * at_seq)], l->in));
         if (!plan.a_resident)
@@ -719,11 +740,7 @@ tg_status lane_tiles(lane_run *r)
         if (!times.events.empty())
             LANE_CHECK(r, cudaEventRecord(times.events[(size_t)(3 + 3 * at_seq)], l->out));
         ++ended;
-        if (at_seq < lag)
-            return TG_SUCCESS;
-        const tg_status e = finish_tile(r, order[finished], (int)(finished % plan.c_slots), plan);
-        ++finished;
-        return e;
+        return finish_done(0);
     };
 
     /* The first tiles, up to one a C slot, go cut by cut: each cut of all of them before the
