@@ -24,8 +24,8 @@
  *      straight into the caller's pinned C (beta = 0), scatters it from pinned memory into the
  *      caller's C with host threads.  The host waits for a copy only when its slot is needed,
  *      so that its waits hold back the copies in as little as they can.
- * The first tiles, one a C slot, go through step 2 together, cut by cut, so that the GPU has
- * products to run while the first panels cross from the host.
+ * Where a GPU's share is one row of tiles, its first tiles (one a C slot) go through step 2
+ * together, cut by cut, so that the GPU has products to run while the first panels cross.
  * Where every GPU keeps all of B and can read the others' memory, the GPUs share B: each loads
  * from the host only the column panels it owns (tg_b_owner; its squares start at its first) and
  * copies the others, cut by cut, from their owners' memory over the GPUs' links once the owner
@@ -743,18 +743,20 @@ tg_status lane_tiles(lane_run *r)
         return finish_done(0);
     };
 
-    /* The first tiles, up to one a C slot, go cut by cut: each cut of all of them before the
-     * next, so the GPU multiplies the cuts already in while the next cuts of A and B cross from
-     * the host, where tile by tile it would wait for a whole tile's panels before its second
-     * product (the first 16.6 of a 34.3 ms call at 16384^3 on four H200s, timeline).  Their
-     * panels must stay put meanwhile: B resident, and one row of A unless A is resident too. */
+    /* Where the lane's share is one row of tiles, its first tiles, up to one a C slot, go cut
+     * by cut: each cut of all of them before the next, so the GPU multiplies the cuts already in
+     * while the next cuts of A and B cross from the host, where tile by tile it waits for a whole
+     * tile's panels before its second product.  At 16384^3 on four H200s (a row of four tiles
+     * a GPU) a call took 30.2 ms against 34.3.  Not on shares of several rows, where the first
+     * tiles span two rows: on one and two GPUs the same calls took 99.1 and 56.5 ms against
+     * 96.6 and 52.5 (bench/results/multi-gpu/first-cuts).  B must be resident. */
     constexpr int64_t kMostGrouped = 3; /* host_split.c's most C slots */
     int64_t group = g->k_cuts > 1 && plan.b_resident
                         ? std::min(count, std::min(plan.c_slots, kMostGrouped))
                         : 1;
-    for (int64_t i = 1; i < group && !plan.a_resident; ++i)
+    for (int64_t i = 1; i < count && group > 1; ++i)
         if (tg_tile_at(g, order[i]).row != tg_tile_at(g, order[0]).row)
-            group = i;
+            group = 1;
     if (group > 1) {
         tile_run first[kMostGrouped];
         for (; seq < group && s == TG_SUCCESS; ++seq)
