@@ -91,32 +91,51 @@ static const char *category_name(int cat)
     return name;
 }
 
-/* Parses "rung/slices=ms[~]" items into c->entries; 0 on a malformed or unknown item. */
+/* Parses "rung=ms,ms,..." items (the times at 1, 2, 4, ... slices, empty where not timed, "~"
+ * after a time measured once) into c->entries; 0 on a malformed or unknown item. */
 static int parse_entries(char *text, corpus_case *c, int line)
 {
     int cap = 16;
     c->entries = malloc((size_t)cap * sizeof *c->entries);
     for (char *save = NULL, *item = strtok_r(text, " \n", &save); item;
          item = strtok_r(NULL, " \n", &save)) {
-        char *slash = strchr(item, '/'), *eq = strchr(item, '=');
-        if (!slash || !eq || eq < slash) {
-            EXPECT(0, "corpus line %d: \"%s\" is not rung/slices=ms", line, item);
+        char *eq = strchr(item, '=');
+        if (!eq || eq == item || eq[1] == '\0') {
+            EXPECT(0, "corpus line %d: \"%s\" is not rung=ms,ms,...", line, item);
             return 0;
         }
-        *slash = '\0';
+        *eq = '\0';
         const int rung = tg_find_rung(item);
         if (rung < 0) {
             EXPECT(0, "corpus line %d: rung \"%s\" is not in this build: re-time the corpus "
                       "(bench/corpus.py)", line, item);
             return 0;
         }
-        if (c->count == cap)
-            c->entries = realloc(c->entries, (size_t)(cap *= 2) * sizeof *c->entries);
-        entry *e = &c->entries[c->count++];
-        e->rung = rung;
-        e->slices = atoi(slash + 1);
-        e->ms = strtod(eq + 1, NULL);
-        e->pruned = strchr(eq, '~') != NULL;
+        int slices = 1;
+        for (char *time = eq + 1; *time; slices *= 2) {
+            char *comma = strchr(time, ',');
+            if (comma)
+                *comma = '\0';
+            if (*time) {
+                char *after;
+                const double ms = strtod(time, &after);
+                if (after == time || !(ms > 0.0) || (*after && strcmp(after, "~") != 0)) {
+                    EXPECT(0, "corpus line %d: \"%s\" of rung %s is not a time in ms", line,
+                           time, item);
+                    return 0;
+                }
+                if (c->count == cap)
+                    c->entries = realloc(c->entries, (size_t)(cap *= 2) * sizeof *c->entries);
+                entry *e = &c->entries[c->count++];
+                e->rung = rung;
+                e->slices = slices;
+                e->ms = ms;
+                e->pruned = *after == '~';
+            }
+            if (!comma)
+                break;
+            time = comma + 1;
+        }
     }
     return 1;
 }
