@@ -104,7 +104,7 @@ int tg_lane_plan_make(const tg_tile_grid *g, int gpus, int gpu, int64_t free_byt
     p.b_panel = g->tile_n * g->k;
     p.c_tile = g->tile_m * g->tile_n;
     const int64_t rows = tg_share_rows(g, p.lo, p.hi), cols = tg_share_cols(g, p.lo, p.hi);
-    p.c_slots = min64(p.hi - p.lo, 3);
+    p.c_slots = min64(p.hi - p.lo, TG_C_SLOTS_MAX);
     const int64_t f = (int64_t)sizeof(float);
     const int64_t room =
         free_bytes - TG_DEVICE_RESERVE_BYTES - extra_bytes - p.c_slots * p.c_tile * f;

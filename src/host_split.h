@@ -57,6 +57,9 @@ extern "C" {
 #define TG_DEVICE_RESERVE_BYTES ((int64_t)512 << 20)
 /* The most GPUs one call spreads over. */
 #define TG_MAX_GPUS 64
+/* C tiles a GPU holds at once (tg_lane_plan's c_slots): a tile's copy back and the host's part
+ * of finishing it overlap the next two tiles' copies in. */
+#define TG_C_SLOTS_MAX 3
 
 typedef struct tg_tile_grid {
     int64_t m, n, k;
@@ -106,8 +109,7 @@ typedef struct tg_lane_plan {
     int b_resident;                   /* 1: every B panel it reads is loaded once and kept
                                        * (b_slots of them); 0: streamed through 2 slots */
     int64_t c_slots;                  /* C tiles on the device (and pinned on the host): up to
-                                       * 3, so that a tile's copy back and the host's part of
-                                       * finishing it overlap the next two tiles' copies in */
+                                       * TG_C_SLOTS_MAX */
     int64_t device_bytes;             /* all of it */
 } tg_lane_plan;
 

@@ -75,7 +75,7 @@ struct lane {
     int device;
     tg_handle shadow; /* the GPU, its product stream and workspace, for tg_cuda_launch_product */
     cudaStream_t in, comp, out, peer; /* peer: B panels copied from other GPUs (shared B) */
-    cudaEvent_t ev_in, ev_peer, comp_done, a_free[2], b_free[2], c_free[3],
+    cudaEvent_t ev_in, ev_peer, comp_done, a_free[2], b_free[2], c_free[TG_C_SLOTS_MAX],
         bounce_free[TG_BOUNCE_COUNT];
     char *dev;
     size_t dev_bytes;
@@ -188,11 +188,13 @@ void lane_free(lane *l)
     if (l->c_host)
         (void)cudaFreeHost(l->c_host);
     cudaEvent_t *events[] = {&l->ev_in, &l->ev_peer, &l->comp_done, &l->a_free[0],
-                             &l->a_free[1], &l->b_free[0], &l->b_free[1], &l->c_free[0],
-                             &l->c_free[1], &l->c_free[2]};
+                             &l->a_free[1], &l->b_free[0], &l->b_free[1]};
     for (cudaEvent_t *e : events)
         if (*e)
             (void)cudaEventDestroy(*e);
+    for (cudaEvent_t e : l->c_free)
+        if (e)
+            (void)cudaEventDestroy(e);
     for (cudaEvent_t e : l->bounce_free)
         if (e)
             (void)cudaEventDestroy(e);
@@ -212,11 +214,13 @@ tg_status lane_ready(lane_run *r, const tg_handle *h)
         if (!*s)
             LANE_CHECK(r, cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
     cudaEvent_t *events[] = {&l->ev_in, &l->ev_peer, &l->comp_done, &l->a_free[0],
-                             &l->a_free[1], &l->b_free[0], &l->b_free[1], &l->c_free[0],
-                             &l->c_free[1], &l->c_free[2]};
+                             &l->a_free[1], &l->b_free[0], &l->b_free[1]};
     for (cudaEvent_t *e : events)
         if (!*e)
             LANE_CHECK(r, cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+    for (cudaEvent_t &e : l->c_free)
+        if (!e)
+            LANE_CHECK(r, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     for (cudaEvent_t &e : l->bounce_free)
         if (!e)
             LANE_CHECK(r, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
@@ -750,15 +754,12 @@ tg_status lane_tiles(lane_run *r)
      * a GPU) a call took 30.2 ms against 34.3.  Not on shares of several rows, where the first
      * tiles span two rows: on one and two GPUs the same calls took 99.1 and 56.5 ms against
      * 96.6 and 52.5 (bench/results/multi-gpu/first-cuts).  B must be resident. */
-    constexpr int64_t kMostGrouped = 3; /* host_split.c's most C slots */
-    int64_t group = g->k_cuts > 1 && plan.b_resident
-                        ? std::min(count, std::min(plan.c_slots, kMostGrouped))
-                        : 1;
-    for (int64_t i = 1; i < count && group > 1; ++i)
-        if (tg_tile_at(g, order[i]).row != tg_tile_at(g, order[0]).row)
-            group = 1;
+    const int64_t group =
+        g->k_cuts > 1 && plan.b_resident && tg_share_rows(g, plan.lo, plan.hi) == 1
+            ? plan.c_slots /* at most the share's tiles */
+            : 1;
     if (group > 1) {
-        tile_run first[kMostGrouped];
+        tile_run first[TG_C_SLOTS_MAX];
         for (; seq < group && s == TG_SUCCESS; ++seq)
             s = begin(seq, first[seq]);
         /* in each round, the lane's own columns before its peers' (so a lane that waits for a
