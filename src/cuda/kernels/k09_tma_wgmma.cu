@@ -98,8 +98,8 @@
  *              128x128 0.0482), 2186x408x3505 0.128 ms (1.25x; 0.151).  From 1536^3 up, and
  *              at 8192x8192x256, the larger blocks are faster.  GPU tests, verify, racecheck
  *              and synccheck clean.  The 3xTF32 form's corpus rows (57818ef, its 545 cases
- *              with k >= 256): fastest entry of the fp32 mode on 32 of them (by 1.11x); in auto, the
- *              held-out calls' planned time falls 0.3% (plan_regret).
+ *              with k >= 256): fastest entry of the fp32 mode on 32 of them (by 1.11x); in
+ *              auto, the held-out calls' planned time falls 0.3% (plan_regret).
  * Not done:    two partial sums taking turns would promote without draining the tensor core,
  *              but ptxas then serializes every wgmma (C7514: a non-wgmma instruction reads
  *              accumulators before the pipeline's wait_group 0), so each promotion drains.
