@@ -64,6 +64,7 @@ endfunction()
 
 set(tg_count_pattern "^[0-9]+$")
 set(tg_number_pattern "^[0-9]+(\\.[0-9]*)?([eE][-+]?[0-9]+)?$")
+set(tg_signed_pattern "^-?[0-9]+(\\.[0-9]*)?([eE][-+]?[0-9]+)?$")
 set(tg_flag_pattern "^[01]$")
 
 # The rung names a row may use: TG_RUNG(name) in the ladder's list.
@@ -175,13 +176,29 @@ const int tg_tuning_count = @TG_TUNING_COUNT@;
 ]] @ONLY)
 
 # --- The cost model ---------------------------------------------------------------------------
+# The key of a rung or correction row: a rung of the list, a compute capability, two flags.
+function(tg_check_model_key file line fields cc algo a_k b_n)
+  tg_check_rung(${file} ${line} "${fields}" "${algo}")
+  if(NOT cc MATCHES "${tg_count_pattern}")
+    tg_row_error(${file} ${line} "\"${cc}\" is not a compute capability" "${fields}")
+  endif()
+  foreach(flag IN ITEMS ${a_k} ${b_n})
+    if(NOT flag MATCHES "${tg_flag_pattern}")
+      tg_row_error(${file} ${line} "an orientation flag is 0 or 1, not \"${flag}\"" "${fields}")
+    endif()
+  endforeach()
+endfunction()
+
 # tuning/model_sm_<cc>*.tsv, fitted by bench/fit_model.py from a sweep, into tg_model_devices
 # and tg_model_rungs (src/plan/cost_model.h).  Tab-separated rows:
 #   device cc launch_us dram_gbs
 #   rung   cc algo a_k_contiguous b_n_contiguous occupancy bk wave_us kstep_us c_gbs
+#   correction cc algo a_k_contiguous b_n_contiguous c0 ... c11
 # One device row per compute capability, and for every rung of a compute capability a row for
 # each of the four orientations (a_k_contiguous, b_n_contiguous): the planner has no fallback
-# for a missing one but to pass the rung over.
+# for a missing one but to pass the rung over.  A correction row (bench/fit_correction.py, the
+# measured correction of cost_model.h) belongs to a rung row of the same key; a rung row
+# without one is the formula alone.
 file(GLOB TG_MODEL_FILES ${tg_glob_follow} ${PROJECT_SOURCE_DIR}/tuning/model_sm_*.tsv)
 set(TG_MODEL_DEVICE_ROWS "")
 set(TG_MODEL_RUNG_ROWS "")
@@ -190,6 +207,9 @@ set(TG_MODEL_RUNG_COUNT 0)
 set(tg_model_devices "")   # compute capabilities with a device row
 set(tg_model_rungs "")     # cc/algo of every rung with a row
 set(tg_model_keys "")      # cc/algo/a_k/b_n of every rung row
+set(TG_MODEL_CORRECTION_ROWS "")
+set(TG_MODEL_CORRECTION_COUNT 0)
+set(tg_correction_keys "") # cc/algo/a_k/b_n of every correction row, and where it is
 foreach(model_file IN LISTS TG_MODEL_FILES)
   get_filename_component(name ${model_file} NAME)
   set(where tuning/${name})
@@ -227,16 +247,7 @@ foreach(model_file IN LISTS TG_MODEL_FILES)
       list(GET fields 7 wave)
       list(GET fields 8 kstep)
       list(GET fields 9 c_gbs)
-      tg_check_rung(${where} ${line} "${fields}" "${algo}")
-      if(NOT cc MATCHES "${tg_count_pattern}")
-        tg_row_error(${where} ${line} "\"${cc}\" is not a compute capability" "${fields}")
-      endif()
-      foreach(flag IN ITEMS ${a_k} ${b_n})
-        if(NOT flag MATCHES "${tg_flag_pattern}")
-          tg_row_error(${where} ${line} "an orientation flag is 0 or 1, not \"${flag}\""
-                       "${fields}")
-        endif()
-      endforeach()
+      tg_check_model_key(${where} ${line} "${fields}" ${cc} ${algo} ${a_k} ${b_n})
       tg_check_fields(${where} ${line} "${fields}" 5 "${tg_number_pattern}" "a number")
       set(key "${cc}/${algo}/${a_k}/${b_n}")
       if(key IN_LIST tg_model_keys)
@@ -251,8 +262,28 @@ foreach(model_file IN LISTS TG_MODEL_FILES)
       string(APPEND TG_MODEL_RUNG_ROWS
              "    {${cc}, \"${algo}\", ${a_k}, ${b_n}, ${occupancy}, ${bk}, ${wave}, ${kstep}, ${c_gbs}},\n")
       math(EXPR TG_MODEL_RUNG_COUNT "${TG_MODEL_RUNG_COUNT} + 1")
+    elseif(kind STREQUAL "correction" AND field_count EQUAL 17)
+      list(GET fields 1 cc)
+      list(GET fields 2 algo)
+      list(GET fields 3 a_k)
+      list(GET fields 4 b_n)
+      tg_check_model_key(${where} ${line} "${fields}" ${cc} ${algo} ${a_k} ${b_n})
+      tg_check_fields(${where} ${line} "${fields}" 5 "${tg_signed_pattern}" "a number")
+      set(key "${cc}/${algo}/${a_k}/${b_n}")
+      if(key IN_LIST tg_correction_keys)
+        tg_row_error(${where} ${line} "a second correction for ${algo} on sm_${cc} in this "
+                     "orientation" "${fields}")
+      endif()
+      list(APPEND tg_correction_keys "${key}")
+      set(tg_correction_at_${cc}_${algo}_${a_k}_${b_n} "${where}:${line}")
+      list(SUBLIST fields 5 12 coef)
+      string(REPLACE ";" ", " coef "${coef}")
+      string(APPEND TG_MODEL_CORRECTION_ROWS
+             "    {${cc}, \"${algo}\", ${a_k}, ${b_n}, {${coef}}},\n")
+      math(EXPR TG_MODEL_CORRECTION_COUNT "${TG_MODEL_CORRECTION_COUNT} + 1")
     else()
-      tg_row_error(${where} ${line} "not a device row (4 fields) or a rung row (10)" "${fields}")
+      tg_row_error(${where} ${line} "not a device row (4 fields), a rung row (10) or a "
+                   "correction row (17)" "${fields}")
     endif()
   endforeach()
 endforeach()
@@ -277,7 +308,15 @@ foreach(rung IN LISTS tg_model_rungs)
                         "b_n_contiguous ${missing}: every orientation needs one")
   endif()
 endforeach()
-message(STATUS "tilegemm: cost model with ${TG_MODEL_RUNG_COUNT} rung rows for ${TG_MODEL_DEVICE_COUNT} GPU(s)")
+foreach(key IN LISTS tg_correction_keys)
+  if(NOT key IN_LIST tg_model_keys)
+    string(REPLACE "/" "_" at "${key}")
+    string(REPLACE "/" " " named "${key}")
+    message(FATAL_ERROR "${tg_correction_at_${at}}: a correction for ${named} (cc algo a_k b_n), "
+                        "which has no rung row to correct")
+  endif()
+endforeach()
+message(STATUS "tilegemm: cost model with ${TG_MODEL_RUNG_COUNT} rung rows (${TG_MODEL_CORRECTION_COUNT} corrected) for ${TG_MODEL_DEVICE_COUNT} GPU(s)")
 set(TG_MODEL_SOURCE ${TG_GENERATED_DIR}/model_table.c)
 file(CONFIGURE OUTPUT ${TG_MODEL_SOURCE} CONTENT [[
 /* Generated by cmake/tuning.cmake from tuning/model_sm_*.tsv: do not edit. */
@@ -291,6 +330,10 @@ const tg_model_rung tg_model_rungs[] = {
 @TG_MODEL_RUNG_ROWS@    {0, "", 0, 0, 0, 0, 0, 0, 0} /* end */
 };
 const int tg_model_rung_count = @TG_MODEL_RUNG_COUNT@;
+const tg_model_correction tg_model_corrections[] = {
+@TG_MODEL_CORRECTION_ROWS@    {0, "", 0, 0, {0}} /* end */
+};
+const int tg_model_correction_count = @TG_MODEL_CORRECTION_COUNT@;
 ]] @ONLY)
 
 # A table or model file rewritten (by `bench --tune` or bench/fit_model.py), or a rung added

@@ -160,8 +160,10 @@ double tg_staged_bytes(int rung, const tg_problem *p);
  * admitted, an arithmetic the mode forbids, 3xTF32 under k = 256, or the rung's own limits. */
 const char *tg_auto_refuses(const tg_device_props *dev, tg_math math, int rung,
                             const tg_problem *p);
-/* The cost model's milliseconds for p on rung i cut into `slices` (NAN without a model row). */
-double tg_model_predict_ms(const tg_device_props *dev, int rung, int slices, const tg_problem *p);
+/* The cost model's milliseconds for p on rung i cut into `slices` (NAN without a model row):
+ * with its measured correction, or the formula alone (formula_only, for fitting that). */
+double tg_model_predict_ms(const tg_device_props *dev, int rung, int slices, const tg_problem *p,
+                           int formula_only);
 /* The most slices of k the planner may cut p into on rung i (1: none): a single product, every
  * slice at least TG_SPLIT_MIN_SLICE long (TG_3XTF32_MIN_SPLIT_SLICE on 3xTF32 rungs), bounded
  * workspace.  It weighs 1 and each power of two up to this. */

@@ -33,3 +33,18 @@ const tg_model_rung *tg_model_rung_for(const tg_model_device *dev, const char *a
     }
     return NULL;
 }
+
+const tg_model_correction *tg_model_correction_for(const tg_model_device *dev, const char *algo,
+                                                   const tg_problem *p)
+{
+    if (!dev)
+        return NULL;
+    const int a_k = p->a_cs == 1, b_n = p->b_cs == 1;
+    for (int i = 0; i < tg_model_correction_count; ++i) {
+        const tg_model_correction *c = &tg_model_corrections[i];
+        if (c->cc == dev->cc && c->a_k_contiguous == a_k && c->b_n_contiguous == b_n &&
+            strcmp(c->algo, algo) == 0)
+            return c;
+    }
+    return NULL;
+}

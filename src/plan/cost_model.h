@@ -20,9 +20,19 @@
  * time when k is short) are fitted per rung and operand orientation (op(A) along k or not,
  * op(B) along n or not) from a benchmark sweep on random shapes (bench/fit_model.py); the
  * fitted rows are data, tuning/model_sm_<cc>.tsv, embedded at build time (cmake/tuning.cmake).
+ *
+ * The formula misses what it does not count (a rung's pipeline fill at short k, how its loads
+ * coalesce in each orientation, L2 reuse between tiles), by 20% and more on many shapes.  The
+ * measured correction multiplies its time by exp(c . terms), terms being a quadratic in ln m,
+ * ln n, ln(k per slice) and ln slices (tg_model_correction_terms), with c fitted per rung and
+ * orientation by least squares on ln(measured / formula) over the regret corpus's train half
+ * (bench/fit_correction.py, tuning/model_sm_<cc>_correction.tsv).  Replayed on its held-out
+ * half the planner's geometric mean regret in fp32 fell from 1.047 to 1.037.
  */
 #ifndef TG_COST_MODEL_H
 #define TG_COST_MODEL_H
+
+#include <math.h>
 
 #include "../problem.h"
 #include "split_k.h"
@@ -49,11 +59,26 @@ typedef struct tg_model_device {
     double dram_gbs;     /* the memory bandwidth streaming kernels reach, GB/s */
 } tg_model_device;
 
-/* The embedded rows (generated from tuning/model_sm_<cc>.tsv). */
+/* The measured correction of one rung row (see above): fitted on the H100's corpus, its terms
+ * read ln m, ln n and ln k within the random suite's range, [8, 32768], and the factor is held
+ * within [1/2, 2], so a shape far outside that range gets the formula's ranking, not a
+ * quadratic's extrapolation. */
+enum { TG_MODEL_CORRECTION_TERMS = 12 };
+typedef struct tg_model_correction {
+    int cc;
+    const char *algo;
+    int a_k_contiguous;
+    int b_n_contiguous;
+    double coef[TG_MODEL_CORRECTION_TERMS];
+} tg_model_correction;
+
+/* The embedded rows (generated from tuning/model_sm_<cc>*.tsv). */
 extern const tg_model_rung tg_model_rungs[];
 extern const int tg_model_rung_count;
 extern const tg_model_device tg_model_devices[];
 extern const int tg_model_device_count;
+extern const tg_model_correction tg_model_corrections[];
+extern const int tg_model_correction_count;
 
 /* The rows a GPU of compute capability cc uses: its own, else those of the highest cc below
  * it, else of the lowest above (a GPU the sweep never ran on still gets a ranking).  NULL when
@@ -62,6 +87,43 @@ const tg_model_device *tg_model_device_for(int cc);
 /* The rung's row for p's orientation class on that device's cc, NULL when it has none. */
 const tg_model_rung *tg_model_rung_for(const tg_model_device *dev, const char *algo,
                                        const tg_problem *p);
+/* Its measured correction for p's orientation class, NULL when it has none (factor 1). */
+const tg_model_correction *tg_model_correction_for(const tg_model_device *dev, const char *algo,
+                                                   const tg_problem *p);
+
+/* The correction's terms for p cut into `slices`: 1, ln m, ln n, ln k, ln slices, their squares
+ * and products, k being the whole product's (bench/fit_correction.py reads them from
+ * test_plan_regret --dump, so they are written here alone). */
+static inline double tg_model_clamped_ln(int64_t v)
+{
+    const double lo = 2.0794415416798357 /* ln 8 */, hi = 10.397207708399179 /* ln 32768 */;
+    const double x = log((double)(v > 0 ? v : 1));
+    return x < lo ? lo : x > hi ? hi : x;
+}
+static inline void tg_model_correction_terms(const tg_problem *p, int slices,
+                                             double terms[TG_MODEL_CORRECTION_TERMS])
+{
+    const double lm = tg_model_clamped_ln(p->m), ln = tg_model_clamped_ln(p->n);
+    const double lk = tg_model_clamped_ln(p->k), ls = log((double)(slices > 0 ? slices : 1));
+    const double per_slice = lk - ls;
+    const double t[TG_MODEL_CORRECTION_TERMS] = {
+        1.0, lm, ln, lk, ls, lm * lm, ln * ln, per_slice * per_slice, lm * ln, lm * per_slice,
+        ln * per_slice, ls * ls};
+    for (int i = 0; i < TG_MODEL_CORRECTION_TERMS; ++i)
+        terms[i] = t[i];
+}
+static inline double tg_model_correction_factor(const tg_model_correction *c, const tg_problem *p,
+                                                int slices)
+{
+    if (!c)
+        return 1.0;
+    double terms[TG_MODEL_CORRECTION_TERMS], x = 0.0;
+    tg_model_correction_terms(p, slices, terms);
+    for (int i = 0; i < TG_MODEL_CORRECTION_TERMS; ++i)
+        x += c->coef[i] * terms[i];
+    const double bound = 0.6931471805599453; /* ln 2 */
+    return exp(x < -bound ? -bound : x > bound ? bound : x);
+}
 
 /* Predicted seconds for p on a rung with this block tile and model row, cut into `slices`
  * slices of k (1: not split), on a GPU with sm_count SMs, moving staged_bytes through

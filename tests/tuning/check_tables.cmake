@@ -75,6 +75,23 @@ endif()
 
 set(model model_sm_90.tsv)
 set(tuned sm_90.tsv)
+set(correction model_sm_90_correction.tsv)
+# A measured-correction row: a misspelled rung, a coefficient too few, a word for a number, a
+# second row of the same key, a row for a rung orientation with no formula row to correct.
+set(coefs "")
+foreach(i RANGE 11)
+  string(APPEND coefs "${tab}-0.01")
+endforeach()
+tg_expect_refused(correction_misspelled_rung ${correction} 1
+  ${correction} "correction${tab}90${tab}ffma128x12${tab}0${tab}0${coefs}")
+tg_expect_refused(correction_field_missing ${correction} 1
+  ${correction} "correction${tab}90${tab}gemv8${tab}0${tab}0${tab}1")
+tg_expect_refused(correction_not_a_number ${correction} 1
+  ${correction} "correction${tab}90${tab}gemv8${tab}0${tab}0${tab}x${coefs}")
+tg_expect_refused(correction_duplicate_row ${correction} 1
+  ${correction} "correction${tab}90${tab}gemv8${tab}0${tab}0${coefs}")
+tg_expect_refused(correction_without_rung_row ${correction} 1
+  ${correction} "correction${tab}80${tab}gemv8${tab}0${tab}0${coefs}")
 # A cost-model row: a misspelled rung, a field too many or too few, a word for a number, an
 # orientation flag that is not 0 or 1, the same row twice, a rung for a GPU with no device row,
 # a rung with a missing orientation, a field list broken by CMake's list characters.
