@@ -751,9 +751,10 @@ def results_page(files, plots):
     fitted = fitted_seeds()
     for seed in seeds:
         files_seed = [d for d in current if d.get("suite") == "random" and d["random_seed"] == seed]
-        note = ("the cost model was fitted on it" if seed in fitted else
-                f"not one the cost model was fitted on (seeds {', '.join(map(str, sorted(fitted)))}"
-                ", named in `tuning/model_sm_90.tsv`)")
+        note = ("the planner learned from it" if seed in fitted else
+                f"not one the planner learned from (seeds {', '.join(map(str, sorted(fitted)))}"
+                ": the cost model's sweeps, named in `tuning/model_sm_90.tsv`, and the regret "
+                "corpus's train half)")
         name = f"random-seed{seed}.png"
         out += [f"## Random shapes, seed {seed}", "",
                 f"`{files_seed[0].get('command', '').split(' --json')[0]}`: a seed {note}.", "",
