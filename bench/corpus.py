@@ -18,7 +18,8 @@ lower bound).  Written so, rather than an item per entry, the 930 cases of 2026-
 1.0 MB instead of 1.8, and the corpus stays under 2 MB as it grows.
 A case's set says which half it is in: `train` (the cost model may be fitted on it) or
 `held_out` (never fitted on: plan_regret's targets are judged there).  Random cases are split
-by seed, the fixed suites are train.
+by seed; the rest (the fixed suites, and lists of shapes given on the command line, whose
+suite is `custom`) are train, under their suite's name.
 
 --refresh re-times rows: entries in the new runs replace the old ones of the same case (a
 kernel change re-timed with scripts/device_corpus.sh and --algo naming the changed rungs), and
@@ -71,7 +72,7 @@ def read_runs(paths, held_out):
         for r in run["results"]:
             key = case_key(r)
             suite = r["suite"]
-            where = "fixed" if suite != "random" else f"seed{seed}"
+            where = suite if suite != "random" else f"seed{seed}"
             c = cases.setdefault(key, {
                 "set": "held_out" if suite == "random" and seed in held_out else "train",
                 "suite": where, "entries": {}, "cublas_ms": None, "cublas_tf32_ms": None})
