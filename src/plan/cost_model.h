@@ -59,9 +59,9 @@ typedef struct tg_model_device {
     double dram_gbs;     /* the memory bandwidth streaming kernels reach, GB/s */
 } tg_model_device;
 
-/* The measured correction of one rung row (see above): fitted on the H100's corpus, its terms
- * read ln m, ln n and ln k within the random suite's range, [8, 32768], and the factor is held
- * within [1/2, 2], so a shape far outside that range gets the formula's ranking, not a
+/* The measured correction of one rung row (see above).  Fitted on the H100's corpus, its terms
+ * read m, n and k clamped to the random suite's range, [8, 32768], and its factor is held
+ * within [1/2, 2]: a shape outside that range gets the correction at the range's edge, not a
  * quadratic's extrapolation. */
 enum { TG_MODEL_CORRECTION_TERMS = 12 };
 typedef struct tg_model_correction {
