@@ -19,16 +19,21 @@ const tg_model_device *tg_model_device_for(int cc)
     return below ? below : above;
 }
 
+/* Whether a row keyed (cc, algo, a_k, b_n) is the one of `name` for p's orientation class on
+ * dev: the key rung and correction rows share. */
+static int row_is(int cc, const char *algo, int a_k, int b_n, const tg_model_device *dev,
+                  const char *name, const tg_problem *p)
+{
+    return cc == dev->cc && a_k == (p->a_cs == 1) && b_n == (p->b_cs == 1) &&
+           strcmp(algo, name) == 0;
+}
+
 const tg_model_rung *tg_model_rung_for(const tg_model_device *dev, const char *algo,
                                        const tg_problem *p)
 {
-    if (!dev)
-        return NULL;
-    const int a_k = p->a_cs == 1, b_n = p->b_cs == 1;
-    for (int i = 0; i < tg_model_rung_count; ++i) {
+    for (int i = 0; dev && i < tg_model_rung_count; ++i) {
         const tg_model_rung *r = &tg_model_rungs[i];
-        if (r->cc == dev->cc && r->a_k_contiguous == a_k && r->b_n_contiguous == b_n &&
-            strcmp(r->algo, algo) == 0)
+        if (row_is(r->cc, r->algo, r->a_k_contiguous, r->b_n_contiguous, dev, algo, p))
             return r;
     }
     return NULL;
@@ -37,13 +42,9 @@ const tg_model_rung *tg_model_rung_for(const tg_model_device *dev, const char *a
 const tg_model_correction *tg_model_correction_for(const tg_model_device *dev, const char *algo,
                                                    const tg_problem *p)
 {
-    if (!dev)
-        return NULL;
-    const int a_k = p->a_cs == 1, b_n = p->b_cs == 1;
-    for (int i = 0; i < tg_model_correction_count; ++i) {
+    for (int i = 0; dev && i < tg_model_correction_count; ++i) {
         const tg_model_correction *c = &tg_model_corrections[i];
-        if (c->cc == dev->cc && c->a_k_contiguous == a_k && c->b_n_contiguous == b_n &&
-            strcmp(c->algo, algo) == 0)
+        if (row_is(c->cc, c->algo, c->a_k_contiguous, c->b_n_contiguous, dev, algo, p))
             return c;
     }
     return NULL;

@@ -163,10 +163,10 @@ static void fill_model_rows(void)
             }
 }
 
-/* Rung i's model row for p's orientation, NULL without one; its correction in *correction
- * when asked (NULL: none). */
-static const tg_model_rung *model_row_of(const tg_model_device *model, int i, const tg_problem *p,
-                                         const tg_model_correction **correction)
+/* Rung i's model row for p's orientation, NULL without one, and its measured correction in
+ * *correction (NULL: none). */
+static const tg_model_rung *model_row(const tg_model_device *model, int i, const tg_problem *p,
+                                      const tg_model_correction **correction)
 {
     const tg_model_rung *row = NULL;
     const tg_model_correction *fix = NULL;
@@ -180,28 +180,20 @@ static const tg_model_rung *model_row_of(const tg_model_device *model, int i, co
         row = model_rows[d][i][cls];
         fix = model_corrections[d][i][cls];
     }
-    if (correction)
-        *correction = fix;
+    *correction = fix;
     return row;
 }
 
-static const tg_model_rung *model_row(const tg_model_device *model, int i, const tg_problem *p)
-{
-    return model_row_of(model, i, p, NULL);
-}
-
-/* The cost model's seconds for rung i (model row `row`) on p cut into `slices`: the formula,
- * times the rung's measured correction unless `formula_only` (the fit of that correction
- * reads the formula's own time). */
-static double model_seconds(const tg_model_device *model, const tg_model_rung *row, int i,
-                            const tg_problem *p, int sms, int slices, int formula_only)
+/* The cost model's seconds for rung i (model row `row`, staging `staged` bytes) on p cut into
+ * `slices`: the formula, times the row's measured correction (NULL: none; the fit of that
+ * correction asks for the formula's own time so). */
+static double model_seconds(const tg_model_device *model, const tg_model_rung *row,
+                            const tg_model_correction *correction, int i, const tg_problem *p,
+                            int sms, int slices, double staged)
 {
     const tg_rung *r = tg_rungs[i];
-    const double formula = tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p,
-                                            slices, tg_staged_bytes(i, p));
-    const tg_model_correction *correction;
-    model_row_of(model, i, p, &correction);
-    return formula_only ? formula : formula * tg_model_correction_factor(correction, p, slices);
+    return tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, slices, staged) *
+           tg_model_correction_factor(correction, p, slices);
 }
 
 double tg_staged_bytes(int i, const tg_problem *p)
@@ -214,11 +206,13 @@ double tg_model_predict_ms(const tg_device_props *dev, int i, int slices, const 
                            int formula_only)
 {
     const tg_model_device *model = tg_model_device_for(dev->compute_capability);
-    const tg_model_rung *row = model_row(model, i, p);
+    const tg_model_correction *correction;
+    const tg_model_rung *row = model_row(model, i, p, &correction);
     if (!row)
         return NAN;
-    return 1e3 * model_seconds(model, row, i, p, dev->sm_count > 0 ? dev->sm_count : 1, slices,
-                               formula_only);
+    return 1e3 * model_seconds(model, row, formula_only ? NULL : correction, i, p,
+                               dev->sm_count > 0 ? dev->sm_count : 1, slices,
+                               tg_staged_bytes(i, p));
 }
 
 /* Ranking: each (rung, slices) auto may run is scored by
@@ -314,9 +308,11 @@ static int gather(const tg_device_props *dev, tg_math math, int forced_rung, int
     const int sms = dev->sm_count > 0 ? dev->sm_count : 1;
     int count = 0;
     for (int i = 0; model && i < tg_rung_count; ++i) {
-        const tg_model_rung *row = model_row(model, i, p);
+        const tg_model_correction *correction;
+        const tg_model_rung *row = model_row(model, i, p, &correction);
         if ((!row && !unmodelled) || choice_refuses(dev, math, forced_rung, i, p))
             continue;
+        const double staged = tg_staged_bytes(i, p);
         /* 1 and the powers of two up to the most slices allowed: the choices the regret corpus
          * times, so every choice the planner can make has a measured cost there.  A forced
          * split is obeyed as given: tg_set_split_k is for tuning. */
@@ -324,7 +320,9 @@ static int gather(const tg_device_props *dev, tg_math math, int forced_rung, int
         for (int slices = forced_split ? forced_split : 1; slices <= most && count < kMaxCandidates;
              slices *= 2)
             out[count++] = (candidate){
-                i, slices, row ? model_seconds(model, row, i, p, sms, slices, 0) : NAN, 0.0};
+                i, slices,
+                row ? model_seconds(model, row, correction, i, p, sms, slices, staged) : NAN,
+                0.0};
     }
     return count;
 }
