@@ -8,6 +8,9 @@
  *   the same on 64x128x32, 8 stages ("tma_wgmmatf32_64x128")        TF32 mode, four times
  *   sgemm_tma_wgmma3xtf32 on 64x128x32, 4 stages ("tma_wgmma3xtf32_64x128")
  *                                                                  FP32 accuracy, twice the tiles
+ *   sgemm_tma_wgmma3xtf32 on 128x64x32, 6 stages, m64n64 products ("tma_wgmma3xtf32_128x64")
+ *                                                                  FP32 accuracy, short sides
+ *                                                                  <= 64 (not yet run on a GPU)
  *
  * What it adds over rung 8 (mma3xtf32): Hopper's warpgroup product (wgmma) fed by the TMA,
  * with the operands where the caller keeps them wherever the hardware allows.
@@ -215,20 +218,21 @@ __host__ __device__ constexpr int stage_floats(int bm, int bn, bool split, AFeed
     return ((a == AFeed::kShared && split ? 2 : 1) * bm + (split ? 2 : 1) * bn) * kBK;
 }
 
-/* The tensor core's accumulators of one consumer thread (N128 products of 64 x 128 a
- * warpgroup) and, with promotion, the FP32 sums they are promoted into.  Without promotion
- * (PROMOTE = 0, TF32 mode) the tensor core accumulates the whole k and the sums are the
- * accumulators themselves: no second array, so 64 x 256 a warpgroup fits in registers. */
-template <int N128, int PROMOTE>
+/* The tensor core's accumulators of one consumer thread (UNITS products of 64 x UNIT a
+ * warpgroup, UNIT / 2 floats each) and, with promotion, the FP32 sums they are promoted into.
+ * Without promotion (PROMOTE = 0, TF32 mode) the tensor core accumulates the whole k and the
+ * sums are the accumulators themselves: no second array, so 64 x 256 a warpgroup fits in
+ * registers. */
+template <int UNITS, int UNIT, int PROMOTE>
 struct Accumulators {
-    float part[N128][64];
-    float sum[N128][64];
-    __device__ __forceinline__ float (&result(int h))[64] { return sum[h]; }
+    float part[UNITS][UNIT / 2];
+    float sum[UNITS][UNIT / 2];
+    __device__ __forceinline__ float (&result(int h))[UNIT / 2] { return sum[h]; }
 };
-template <int N128>
-struct Accumulators<N128, 0> {
-    float part[N128][64];
-    __device__ __forceinline__ float (&result(int h))[64] { return part[h]; }
+template <int UNITS, int UNIT>
+struct Accumulators<UNITS, UNIT, 0> {
+    float part[UNITS][UNIT / 2];
+    __device__ __forceinline__ float (&result(int h))[UNIT / 2] { return part[h]; }
 };
 
 /*
@@ -247,14 +251,16 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
     constexpr bool kARegisters = A_FEED != AFeed::kShared;
     constexpr int kParts = SPLIT ? 2 : 1;
     constexpr int kPartsA = kARegisters ? 1 : kParts; /* A through registers: FP32, split there */
-    constexpr int kN128 = BN / 128;             /* m64n128 products a warpgroup covers */
+    constexpr int kUnit = BN < 128 ? BN : 128;  /* the width of one wgmma: n128, or n64 */
+    constexpr int kUnits = BN / kUnit;          /* m64 x kUnit products a warpgroup covers */
     constexpr int kBoxA = BM * kBK, kBoxB = BN * kBK; /* floats of one part's box */
     constexpr int kStage = stage_floats(BM, BN, SPLIT, A_FEED);
     static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 rows");
     static_assert(kStage == kPartsA * kBoxA + kParts * kBoxB, "A's parts, then B's");
-    static_assert(BN == 128 || BN == 256, "a warpgroup covers 64 x 128 or 64 x 256 of C");
+    static_assert(BN == 64 || BN == 128 || BN == 256,
+                  "a warpgroup covers 64 x 64, 64 x 128 or 64 x 256 of C");
     static_assert(STAGES >= 2 && PROMOTE >= 0, "a ring of two stages at least");
-    static_assert(PROMOTE == 0 || kN128 == 1,
+    static_assert(PROMOTE == 0 || kUnits == 1,
                   "with promotion a thread holds 64 partial sums and 64 FP32 sums per 64 x 128 "
                   "product: 64 x 256 a warpgroup would need 256 registers");
 
@@ -314,12 +320,12 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
     const int half = (tid - kWarpgroup) / kWarpgroup;
     const bool releaser = tid % 32 == 0; /* arrives on the empty barriers for its warp */
     const int w = tid / 32 % 4, g = tid % 32 / 4, lane_t = tid % 4;
-    Accumulators<kN128, PROMOTE> acc;
+    Accumulators<kUnits, kUnit, PROMOTE> acc;
     if (PROMOTE > 0)
 #pragma unroll
-        for (int h = 0; h < kN128; ++h)
+        for (int h = 0; h < kUnits; ++h)
 #pragma unroll
-            for (int i = 0; i < 64; ++i)
+            for (int i = 0; i < kUnit / 2; ++i)
                 acc.result(h)[i] = 0.0f;
     int64_t unreleased = -1; /* a tile whose products may still read its stage */
     /* A's registers while a tile's products may still read them (up to two tiles in flight:
@@ -367,20 +373,20 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
             const bool accumulate = !(fresh && kk == 0);
             const uint64_t ab = smem_desc(a_big, 8 * kk);
 #pragma unroll
-            for (int h = 0; h < kN128; ++h) {
-                const uint64_t bb = smem_desc(b_big + h * 128 * kBK, 8 * kk);
-                const uint64_t bs = smem_desc(b_small + h * 128 * kBK, 8 * kk);
+            for (int h = 0; h < kUnits; ++h) {
+                const uint64_t bb = smem_desc(b_big + h * kUnit * kBK, 8 * kk);
+                const uint64_t bs = smem_desc(b_small + h * kUnit * kBK, 8 * kk);
                 if (SPLIT && kARegisters) { /* the small products first */
-                    wgmma_64x128x8_rs(acc.part[h], a_frag_small[kk], bb, accumulate);
-                    wgmma_64x128x8_rs(acc.part[h], a_frag[kk], bs, true);
+                    wgmma_rs(acc.part[h], a_frag_small[kk], bb, accumulate);
+                    wgmma_rs(acc.part[h], a_frag[kk], bs, true);
                 } else if (SPLIT) {
-                    wgmma_64x128x8_ss(acc.part[h], smem_desc(a_small, 8 * kk), bb, accumulate);
-                    wgmma_64x128x8_ss(acc.part[h], ab, bs, true);
+                    wgmma_ss(acc.part[h], smem_desc(a_small, 8 * kk), bb, accumulate);
+                    wgmma_ss(acc.part[h], ab, bs, true);
                 }
                 if (kARegisters)
-                    wgmma_64x128x8_rs(acc.part[h], a_frag[kk], bb, SPLIT || accumulate);
+                    wgmma_rs(acc.part[h], a_frag[kk], bb, SPLIT || accumulate);
                 else
-                    wgmma_64x128x8_ss(acc.part[h], ab, bb, SPLIT || accumulate);
+                    wgmma_ss(acc.part[h], ab, bb, SPLIT || accumulate);
             }
         }
         wgmma_commit();
@@ -388,7 +394,7 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
             /* every product so far is done: both stages go back, the sums may be read */
             wgmma_wait<0>();
 #pragma unroll
-            for (int h = 0; h < kN128; ++h)
+            for (int h = 0; h < kUnits; ++h)
                 fence_operand(acc.part[h]);
             if (releaser) {
                 if (unreleased >= 0)
@@ -398,9 +404,9 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
             unreleased = -1;
             if (PROMOTE > 0) /* the partial sum joins the FP32 sums by round-to-nearest adds */
 #pragma unroll
-                for (int h = 0; h < kN128; ++h)
+                for (int h = 0; h < kUnits; ++h)
 #pragma unroll
-                    for (int i = 0; i < 64; ++i)
+                    for (int i = 0; i < kUnit / 2; ++i)
                         acc.result(h)[i] += acc.part[h][i];
         } else {
             /* the previous tile's products are done (this one's may still run): its stage
@@ -422,19 +428,19 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
      * product is in flight on any path out of the loop (else it injects one, warning C7517). */
     wgmma_wait<0>();
 #pragma unroll
-    for (int h = 0; h < kN128; ++h)
+    for (int h = 0; h < kUnits; ++h)
         fence_operand(acc.result(h));
 
-    /* result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + 128 h + 8j + 2t + e % 2). */
+    /* result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + kUnit h + 8j + 2t + e % 2). */
     const batch_item item(p);
 #pragma unroll
-    for (int h = 0; h < kN128; ++h)
+    for (int h = 0; h < kUnits; ++h)
 #pragma unroll
-        for (int j = 0; j < 16; ++j)
+        for (int j = 0; j < kUnit / 8; ++j)
 #pragma unroll
             for (int e = 0; e < 4; ++e)
                 store_tc_result(p, item, i0 + 64 * half + 16 * w + g + 8 * (e / 2),
-                                j0 + 128 * h + 8 * j + 2 * lane_t + e % 2,
+                                j0 + kUnit * h + 8 * j + 2 * lane_t + e % 2,
                                 acc.result(h)[4 * j + e], q.c_rs, q.c_cs);
 }
 
@@ -759,3 +765,9 @@ extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_64x128 = rung9<64, 128, true>(
     "tma_wgmma3xtf32 on a 64x128x32 block (one consumer warpgroup, 4 stages): twice the tiles, "
     "for FP32-accurate products too small to fill 132 SMs with 128x128",
     1);
+
+extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_128x64 = rung9<128, 64, true>(
+    "tma_wgmma3xtf32_128x64",
+    "tma_wgmma3xtf32 on a 128x64x32 block (m64n64 products, 6 stages): for FP32-accurate "
+    "products with a short side of 64 or less, which a 128-wide tile would mostly waste",
+    0);

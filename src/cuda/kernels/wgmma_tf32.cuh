@@ -22,6 +22,8 @@
  *                              fragment below), so A may lie in shared memory in any layout
  *                              (the tensor core reads only K-major TF32 tiles); the registers
  *                              must keep their values until the product is waited for
+ *   wgmma_64x64x8_ss / _rs     the same on an 8 x 64 slice of B (32 accumulators a thread)
+ *   wgmma_ss / wgmma_rs        either, by the size of d
  *   wgmma_commit()             closes the wgmma issued so far into a group
  *   wgmma_wait<N>()            waits until at most N groups are in flight; only then may d be
  *                              read or written
@@ -90,10 +92,11 @@ __device__ __forceinline__ void wgmma_wait()
 #endif
 }
 
-__device__ __forceinline__ void fence_operand(float (&d)[64])
+template <int N>
+__device__ __forceinline__ void fence_operand(float (&d)[N])
 {
 #pragma unroll
-    for (int i = 0; i < 64; ++i)
+    for (int i = 0; i < N; ++i)
         asm volatile("" : "+f"(d[i])::"memory");
 }
 
@@ -162,6 +165,69 @@ __device__ __forceinline__ void wgmma_64x128x8_rs(float (&d)[64], const uint32_t
     (void)d, (void)a, (void)b, (void)accumulate;
     __trap();
 #endif
+}
+
+/* The m64n64 forms: d holds 32 accumulators a thread, the fragment above for j = 0..7. */
+#define TG_WGMMA_D32_OPERANDS(c)                                                                   \
+    c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]), c(d[9]),      \
+        c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]),  \
+        c(d[19]), c(d[20]), c(d[21]), c(d[22]), c(d[23]), c(d[24]), c(d[25]), c(d[26]), c(d[27]),  \
+        c(d[28]), c(d[29]), c(d[30]), c(d[31])
+#define TG_WGMMA_D32_REGISTERS                                                                   \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                    \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+
+__device__ __forceinline__ void wgmma_64x64x8_ss(float (&d)[32], uint64_t a, uint64_t b,
+                                                 bool accumulate)
+{
+#ifndef TG_WGMMA_UNAVAILABLE
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 " TG_WGMMA_D32_REGISTERS
+                 ", %32, %33, p, 1, 1;\n}\n"
+                 : TG_WGMMA_D32_OPERANDS("+f")
+                 : "l"(a), "l"(b), "r"((int)accumulate)
+                 : "memory");
+#else
+    (void)d, (void)a, (void)b, (void)accumulate;
+    __trap();
+#endif
+}
+
+__device__ __forceinline__ void wgmma_64x64x8_rs(float (&d)[32], const uint32_t (&a)[4],
+                                                 uint64_t b, bool accumulate)
+{
+#ifndef TG_WGMMA_UNAVAILABLE
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 " TG_WGMMA_D32_REGISTERS
+                 ", {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+                 : TG_WGMMA_D32_OPERANDS("+f")
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"((int)accumulate)
+                 : "memory");
+#else
+    (void)d, (void)a, (void)b, (void)accumulate;
+    __trap();
+#endif
+}
+
+/* The product of a 64 x N tile by its accumulators' size (N = 128: 64 a thread, N = 64: 32), so
+ * a kernel templated on N calls one name. */
+__device__ __forceinline__ void wgmma_ss(float (&d)[64], uint64_t a, uint64_t b, bool acc)
+{
+    wgmma_64x128x8_ss(d, a, b, acc);
+}
+__device__ __forceinline__ void wgmma_ss(float (&d)[32], uint64_t a, uint64_t b, bool acc)
+{
+    wgmma_64x64x8_ss(d, a, b, acc);
+}
+__device__ __forceinline__ void wgmma_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t b,
+                                         bool acc)
+{
+    wgmma_64x128x8_rs(d, a, b, acc);
+}
+__device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t b,
+                                         bool acc)
+{
+    wgmma_64x64x8_rs(d, a, b, acc);
 }
 
 #undef TG_WGMMA_UNAVAILABLE

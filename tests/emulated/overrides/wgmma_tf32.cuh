@@ -127,15 +127,18 @@ __device__ __forceinline__ void set_max_registers()
 {
     static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg takes 24..256 in steps of 8");
 }
-__device__ __forceinline__ void fence_operand(float (&)[64]) {}
+template <int N>
+__device__ __forceinline__ void fence_operand(float (&)[N]) {}
 
-/* A and B in shared memory: each thread forms its entries from both descriptors. */
-__device__ __forceinline__ void wgmma_64x128x8_ss(float (&d)[64], uint64_t a, uint64_t b,
-                                                  bool accumulate)
+/* A and B in shared memory: each thread forms its entries from both descriptors.  N: the
+ * width of B's slice (128 or 64), N / 2 accumulators a thread. */
+template <int N>
+__device__ __forceinline__ void wgmma_64xNx8_ss(float (&d)[N / 2], uint64_t a, uint64_t b,
+                                                bool accumulate)
 {
     const unsigned tid = threadIdx.x;
     const unsigned w = tid / 32 % 4, g = tid % 32 / 4, t = tid % 4;
-    for (int j = 0; j < 16; ++j)
+    for (int j = 0; j < N / 8; ++j)
         for (int e = 0; e < 4; ++e) {
             const int r = (int)(16 * w + g + 8 * (e / 2)), c = (int)(8 * j + 2 * t + e % 2);
             float row[8], col[8];
@@ -146,8 +149,9 @@ __device__ __forceinline__ void wgmma_64x128x8_ss(float (&d)[64], uint64_t a, ui
 }
 
 /* A in the threads' registers (the fragment of wgmma_tf32.cuh), B in shared memory. */
-__device__ __forceinline__ void wgmma_64x128x8_rs(float (&d)[64], const uint32_t (&a)[4],
-                                                  uint64_t b, bool accumulate)
+template <int N>
+__device__ __forceinline__ void wgmma_64xNx8_rs(float (&d)[N / 2], const uint32_t (&a)[4],
+                                                uint64_t b, bool accumulate)
 {
     const unsigned tid = threadIdx.x;
     const unsigned w = tid / 32 % 4, g = tid % 32 / 4, t = tid % 4;
@@ -157,7 +161,7 @@ __device__ __forceinline__ void wgmma_64x128x8_rs(float (&d)[64], const uint32_t
     std::memcpy(x.a[tid % 128], a, sizeof x.a[0]);
     x.deposited.wait(x.deposited.arrive(128));
     /* A(r, k) of warp w lives in thread 32 w + (r % 8) * 4 + k % 4, register r / 8 + 2 (k / 4) */
-    for (int j = 0; j < 16; ++j)
+    for (int j = 0; j < N / 8; ++j)
         for (int e = 0; e < 4; ++e) {
             const unsigned r = g + 8 * (e / 2);
             const int c = (int)(8 * j + 2 * t + e % 2);
@@ -169,6 +173,45 @@ __device__ __forceinline__ void wgmma_64x128x8_rs(float (&d)[64], const uint32_t
             d[4 * j + e] = tc_model::block_fma(row, col, 8, accumulate ? d[4 * j + e] : 0.0f);
         }
     x.read.wait(x.read.arrive(128));
+}
+
+__device__ __forceinline__ void wgmma_64x128x8_ss(float (&d)[64], uint64_t a, uint64_t b,
+                                                  bool accumulate)
+{
+    wgmma_64xNx8_ss<128>(d, a, b, accumulate);
+}
+__device__ __forceinline__ void wgmma_64x128x8_rs(float (&d)[64], const uint32_t (&a)[4],
+                                                  uint64_t b, bool accumulate)
+{
+    wgmma_64xNx8_rs<128>(d, a, b, accumulate);
+}
+__device__ __forceinline__ void wgmma_64x64x8_ss(float (&d)[32], uint64_t a, uint64_t b,
+                                                 bool accumulate)
+{
+    wgmma_64xNx8_ss<64>(d, a, b, accumulate);
+}
+__device__ __forceinline__ void wgmma_64x64x8_rs(float (&d)[32], const uint32_t (&a)[4],
+                                                 uint64_t b, bool accumulate)
+{
+    wgmma_64xNx8_rs<64>(d, a, b, accumulate);
+}
+__device__ __forceinline__ void wgmma_ss(float (&d)[64], uint64_t a, uint64_t b, bool acc)
+{
+    wgmma_64x128x8_ss(d, a, b, acc);
+}
+__device__ __forceinline__ void wgmma_ss(float (&d)[32], uint64_t a, uint64_t b, bool acc)
+{
+    wgmma_64x64x8_ss(d, a, b, acc);
+}
+__device__ __forceinline__ void wgmma_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t b,
+                                         bool acc)
+{
+    wgmma_64x128x8_rs(d, a, b, acc);
+}
+__device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t b,
+                                         bool acc)
+{
+    wgmma_64x64x8_rs(d, a, b, acc);
 }
 
 #endif
