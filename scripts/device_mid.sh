@@ -10,7 +10,10 @@
 #
 #   RUNGS="a b" scripts/device_mid.sh    environment: RUNGS (required: the rungs to test),
 #                                        DEADLINE (seconds, default 570), CORPUS (default 1;
-#                                        0 skips the corpus rows)
+#                                        0 skips the corpus rows), CORPUS_ALGOS (the rungs
+#                                        whose rows are re-timed, default RUNGS), SET (mid, the
+#                                        default, or thin: outputs with a side of 64 or less and
+#                                        long k, whose corpus rows are those with k >= 256)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
@@ -26,15 +29,29 @@ cli=$build/tilegemm
 
 rung_tests "$rungs" test_gpu_autotune
 # name | shapes | options | rungs beside the new ones
-incumbents=tma_wgmma3xtf32,mma3xtf32,skinny128x32,skinny32x64,skinny32x32,warptile64
-cases=(
-  "nn-row|96x9007x3236 2048x256x2048 1024x1024x1024 17271x93x1996 4096x512x1024||$incumbents"
-  "tt-col|2435x194x2049 7562x265x294 116x13043x388|--trans TT --layout col|$incumbents"
-  "tn-row|2862x125x1718 10055x113x3870 346x197x19023 89x909x2487|--trans TN|$incumbents"
-  "nt-row|682x198x2290 490x299x11766 260x165x1215|--trans NT|$incumbents"
-  "nn-col|134x1237x15923 438x2618x2638 1471x1204x1211|--layout col|$incumbents"
-  "tf32|1024x1024x1024 1000x1000x1000 2048x2048x2048 8192x8192x256 1024x1024x65536|--math tf32|mmatf32,tma_wgmmatf32"
-)
+if [ "${SET:-mid}" = thin ]; then
+  incumbents=tma_wgmma3xtf32,tma_wgmma3xtf32_64x128,skinny128x32,skinny32x64,stream32,stream64,warptile64
+  tf32_incumbents=tma_wgmmatf32_64x128,tma_wgmmatf32_128x128,mmatf32,stream64
+  cases=(
+    "thin-nn-row|7400x44x6371 16384x64x16384 16384x32x16384 20107x166x5502 49x15603x6343||$incumbents"
+    "thin-nt-row|1989x44x10493 30853x47x14790 8518x34x1939 16808x72x11599|--trans NT|$incumbents"
+    "thin-tn-row|17254x14x15556 148x2565x17099 6471x168x10437 82x4580x8903|--trans TN|$incumbents"
+    "thin-tt-col|7752x106x29841 3998x59x12991 2590x100x4718|--trans TT --layout col|$incumbents"
+    "tf32|7400x44x6371 16384x64x16384 1989x44x10493 82x4580x8903 1024x1024x1024|--math tf32|$tf32_incumbents"
+  )
+  corpus_retime=(RETIME_K_AT_LEAST=256)
+else
+  incumbents=tma_wgmma3xtf32,mma3xtf32,skinny128x32,skinny32x64,skinny32x32,warptile64
+  cases=(
+    "nn-row|96x9007x3236 2048x256x2048 1024x1024x1024 17271x93x1996 4096x512x1024||$incumbents"
+    "tt-col|2435x194x2049 7562x265x294 116x13043x388|--trans TT --layout col|$incumbents"
+    "tn-row|2862x125x1718 10055x113x3870 346x197x19023 89x909x2487|--trans TN|$incumbents"
+    "nt-row|682x198x2290 490x299x11766 260x165x1215|--trans NT|$incumbents"
+    "nn-col|134x1237x15923 438x2618x2638 1471x1204x1211|--layout col|$incumbents"
+    "tf32|1024x1024x1024 1000x1000x1000 2048x2048x2048 8192x8192x256 1024x1024x65536|--math tf32|mmatf32,tma_wgmmatf32"
+  )
+  corpus_retime=(RETIME_SIDE_ABOVE=64)
+fi
 for c in "${cases[@]}"; do
   IFS='|' read -r name shapes opts others <<<"$c"
   if [ "$(left)" -lt 200 ]; then
@@ -61,9 +78,9 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
 fi
 
 if [ "${CORPUS:-1}" = 1 ] && [ "$(left)" -gt 60 ]; then
-  OUT=$top/corpus BUILD_DIR=$build DEADLINE=$(($(left) - 15)) RETIME_SIDE_ABOVE=64 \
-    ALGOS=$algos MIN_TIMED_MS=1 scripts/device_corpus.sh >"$out/corpus.log" 2>&1
-  status "corpus rows (min(m,n) > 64)" "rc $? at $SECONDS s"
+  env OUT="$top/corpus" BUILD_DIR="$build" DEADLINE=$(($(left) - 15)) "${corpus_retime[@]}" \
+    ALGOS="${CORPUS_ALGOS:-$algos}" MIN_TIMED_MS=1 scripts/device_corpus.sh >"$out/corpus.log" 2>&1
+  status "corpus rows (${corpus_retime[*]})" "rc $? at $SECONDS s"
   mv "$top/corpus/corpus-json.tgz" "$top/corpus-json.tgz" 2>/dev/null
   mv "$top/corpus/corpus-logs.tgz" "$top/corpus-logs.tgz" 2>/dev/null
   rmdir "$top/corpus" 2>/dev/null

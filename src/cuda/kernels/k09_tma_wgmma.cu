@@ -11,6 +11,7 @@
  *   sgemm_tma_wgmma3xtf32 on 128x64x32, 6 stages, m64n64 products ("tma_wgmma3xtf32_128x64")
  *                                                                  FP32 accuracy, short sides
  *                                                                  <= 64 (not yet run on a GPU)
+ *   the same in TF32 mode, 8 stages ("tma_wgmmatf32_128x64")       TF32 mode, short sides <= 64
  *
  * What it adds over rung 8 (mma3xtf32): Hopper's warpgroup product (wgmma) fed by the TMA,
  * with the operands where the caller keeps them wherever the hardware allows.
@@ -499,7 +500,7 @@ struct Feed {
     bool turn;
 };
 
-template <int BN, bool SPLIT>
+template <int BM, int BN, bool SPLIT>
 Feed choose_feed(const tg_problem &p)
 {
     const RawOperand a = raw_a(p), b = raw_b(p);
@@ -512,7 +513,9 @@ Feed choose_feed(const tg_problem &p)
     const AFeed straight = registers(a, b);
     /* turned, m takes the wider tile side */
     const AFeed turned_feed = p.m <= INT32_MAX - BN ? registers(b, a) : AFeed::kShared;
-    if (straight != AFeed::kShared && !(SPLIT && turned_feed != AFeed::kShared && p.n > p.m))
+    /* 3xTF32, and a block taller than wide: the longer side of C along the block's rows */
+    const bool prefer_turned = (SPLIT || BN < BM) && p.n > p.m;
+    if (straight != AFeed::kShared && !(prefer_turned && turned_feed != AFeed::kShared))
         return Feed{straight, false};
     if (turned_feed != AFeed::kShared)
         return Feed{turned_feed, true};
@@ -547,10 +550,10 @@ struct PlaneChunks {
 /* Whether a call with this feed writes planes: of B always but in TF32 mode through registers. */
 constexpr bool needs_planes(bool split, AFeed a) { return split || a == AFeed::kShared; }
 
-template <bool SPLIT, int BN>
+template <int BM, int BN, bool SPLIT>
 size_t tma_wgmma_workspace(const tg_problem *p)
 {
-    const Feed feed = choose_feed<BN, SPLIT>(*p);
+    const Feed feed = choose_feed<BM, BN, SPLIT>(*p);
     if (!needs_planes(SPLIT, feed.a))
         return 0;
     const TurnedProblem q = turned(*p, feed.turn);
@@ -559,10 +562,10 @@ size_t tma_wgmma_workspace(const tg_problem *p)
 
 /* The planes' bytes over the whole of k, written once and read once: the chunks that
  * tma_wgmma_workspace sizes one at a time, all of them. */
-template <bool SPLIT, int BN>
+template <int BM, int BN, bool SPLIT>
 double tma_wgmma_staged(const tg_problem *p)
 {
-    const Feed feed = choose_feed<BN, SPLIT>(*p);
+    const Feed feed = choose_feed<BM, BN, SPLIT>(*p);
     if (!needs_planes(SPLIT, feed.a))
         return 0.0;
     const TurnedProblem q = turned(*p, feed.turn);
@@ -687,7 +690,7 @@ int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
 {
     const cudaStream_t stream = (cudaStream_t)stream_arg;
     float *const planes = static_cast<float *>(workspace);
-    const Feed feed = choose_feed<BN, SPLIT>(*p);
+    const Feed feed = choose_feed<BM, BN, SPLIT>(*p);
     const TurnedProblem q = turned(*p, feed.turn);
     switch (feed.a) {
     case AFeed::kRegistersKMajor:
@@ -728,8 +731,8 @@ constexpr tg_rung rung9(const char *name, const char *summary, int in_auto)
                    .block_cols = BN, .in_auto = in_auto,
                    .arith = SPLIT ? TG_ARITH_3XTF32 : TG_ARITH_TF32, .min_cc = 90,
                    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<BM, BN>,
-                   .workspace_bytes = tma_wgmma_workspace<SPLIT, BN>,
-                   .staged_bytes = tma_wgmma_staged<SPLIT, BN>,
+                   .workspace_bytes = tma_wgmma_workspace<BM, BN, SPLIT>,
+                   .staged_bytes = tma_wgmma_staged<BM, BN, SPLIT>,
                    .launch_with_workspace = launch_tma_wgmma<BM, BN, SPLIT ? 1 : 0, SPLIT>};
 }
 
@@ -770,4 +773,10 @@ extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_128x64 = rung9<128, 64, true>(
     "tma_wgmma3xtf32_128x64",
     "tma_wgmma3xtf32 on a 128x64x32 block (m64n64 products, 6 stages): for FP32-accurate "
     "products with a short side of 64 or less, which a 128-wide tile would mostly waste",
+    0);
+
+extern "C" const tg_rung tg_rung_tma_wgmmatf32_128x64 = rung9<128, 64, false>(
+    "tma_wgmmatf32_128x64",
+    "tma_wgmmatf32 on a 128x64x32 block (m64n64 products, 8 stages): TF32 products with a short "
+    "side of 64 or less",
     0);
