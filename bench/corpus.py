@@ -9,6 +9,7 @@ that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
     python3 bench/corpus.py --shapes-k-at-least K CORPUS.tsv
     python3 bench/corpus.py --shapes-side-above S CORPUS.tsv
     python3 bench/corpus.py --shapes-lacking RUNG CORPUS.tsv
+    python3 bench/corpus.py --shapes-unaligned K CORPUS.tsv
 
 
 One line a case (a shape, its layout and transposes) with every entry that ran correctly, a
@@ -36,7 +37,10 @@ lists the cases with k >= K: those a 3xTF32 rung may run in the fp32 mode, which
 from k = 256 on (RETIME_K_AT_LEAST).  --shapes-side-above
 lists the cases whose shorter side of C, min(m, n), exceeds S: those a new rung for medium and
 large outputs is timed on (RETIME_SIDE_ABOVE).  --shapes-lacking lists the cases with no entry
-of RUNG: the rest of a new rung's rows (RETIME_LACKING).
+of RUNG: the rest of a new rung's rows (RETIME_LACKING).  --shapes-unaligned lists the cases
+with k >= K where neither A's nor B's leading dimension is a multiple of 4 floats (16 bytes):
+those the TMA can read neither operand of in place, re-timed when that path changes
+(RETIME_UNALIGNED).
 """
 import argparse
 import json
@@ -153,11 +157,19 @@ def read_tsv(path):
     return header, cases
 
 
+def leading_dimensions(layout, trans, m, n, k):
+    """lda and ldb of a case as `tilegemm bench` stores it: each matrix packed."""
+    ta, tb = trans[0] == "T", trans[1] == "T"
+    if layout == "row":
+        return (m if ta else k), (k if tb else n)
+    return (k if ta else m), (n if tb else k)
+
+
 def print_cases(corpus, keep):
     """The cases keep(m, n, k, case) accepts, grouped by layout and transposes."""
     groups = {}
     for (layout, trans, m, n, k), c in read_tsv(corpus)[1].items():
-        if keep(m, n, k, c):
+        if keep(m, n, k, dict(c, layout=layout, trans=trans)):
             groups.setdefault((layout, trans), []).append(f"{m}x{n}x{k}")
     for (layout, trans), shapes in sorted(groups.items()):
         print(layout, trans, " ".join(shapes))
@@ -185,6 +197,11 @@ def main():
         rung = sys.argv[2]
         print_cases(sys.argv[3], lambda m, n, k, c: not any(
             name.split("/")[0] == rung for name in c["entries"]))
+        return
+    if len(sys.argv) == 4 and sys.argv[1] == "--shapes-unaligned":
+        least = int(sys.argv[2])
+        print_cases(sys.argv[3], lambda m, n, k, c: k >= least and all(
+            ld % 4 for ld in leading_dimensions(c["layout"], c["trans"], m, n, k)))
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--held-out", default="", help="seeds whose cases are held out")

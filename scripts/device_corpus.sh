@@ -26,6 +26,9 @@
 #                                               new rung for medium and large outputs
 #   RETIME_LACKING=rung ALGOS=rung scripts/device_corpus.sh
 #                                               the same for the cases with no entry of the rung
+#   RETIME_UNALIGNED=K ALGOS=rung scripts/device_corpus.sh
+#                                               the same for the cases with k >= K whose A and B
+#                                               both have leading dimensions off 16 bytes
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
@@ -42,6 +45,7 @@ retime=() # the corpus's own cases to re-time, over runs adding up to 2 ms unles
 [ -n "${RETIME_K_AT_LEAST:-}" ] && retime=(--shapes-k-at-least "$RETIME_K_AT_LEAST")
 [ -n "${RETIME_SIDE_ABOVE:-}" ] && retime=(--shapes-side-above "$RETIME_SIDE_ABOVE")
 [ -n "${RETIME_LACKING:-}" ] && retime=(--shapes-lacking "$RETIME_LACKING")
+[ -n "${RETIME_UNALIGNED:-}" ] && retime=(--shapes-unaligned "$RETIME_UNALIGNED")
 min_timed=${MIN_TIMED_MS:-$([ ${#retime[@]} -gt 0 ] && echo 2 || echo 0)}
 common=(--algo "${ALGOS:-all}" --split-k pow2 --prune "${PRUNE:-3}" --repeats 5 --warmup 1
   --min-timed-ms "$min_timed")

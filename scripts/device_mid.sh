@@ -13,7 +13,9 @@
 #                                        0 skips the corpus rows), CORPUS_ALGOS (the rungs
 #                                        whose rows are re-timed, default RUNGS), SET (mid, the
 #                                        default, or thin: outputs with a side of 64 or less and
-#                                        long k, whose corpus rows are those with k >= 256)
+#                                        long k, whose corpus rows are those with k >= 256),
+#                                        CORPUS_RETIME (which rows, as device_corpus.sh's
+#                                        RETIME_* variable: default as SET says)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
@@ -39,7 +41,7 @@ if [ "${SET:-mid}" = thin ]; then
     "thin-tt-col|7752x106x29841 3998x59x12991 2590x100x4718|--trans TT --layout col|$incumbents"
     "tf32|7400x44x6371 16384x64x16384 1989x44x10493 82x4580x8903 1024x1024x1024|--math tf32|$tf32_incumbents"
   )
-  corpus_retime=(RETIME_K_AT_LEAST=256)
+  corpus_retime=(${CORPUS_RETIME:-RETIME_K_AT_LEAST=256})
 else
   incumbents=tma_wgmma3xtf32,mma3xtf32,skinny128x32,skinny32x64,skinny32x32,warptile64
   cases=(
@@ -50,7 +52,7 @@ else
     "nn-col|134x1237x15923 438x2618x2638 1471x1204x1211|--layout col|$incumbents"
     "tf32|1024x1024x1024 1000x1000x1000 2048x2048x2048 8192x8192x256 1024x1024x65536|--math tf32|mmatf32,tma_wgmmatf32"
   )
-  corpus_retime=(RETIME_SIDE_ABOVE=64)
+  corpus_retime=(${CORPUS_RETIME:-RETIME_SIDE_ABOVE=64})
 fi
 for c in "${cases[@]}"; do
   IFS='|' read -r name shapes opts others <<<"$c"
@@ -59,7 +61,8 @@ for c in "${cases[@]}"; do
     continue
   fi
   # shellcheck disable=SC2086
-  timeout "$(left)" "$cli" bench $shapes $opts --algo "$algos,$others" --split-k pow2 \
+  timeout "$(left)" "$cli" bench $shapes $opts --split-k pow2 \
+    --algo "$(echo "$algos,$others" | tr , '\n' | awk '!seen[$0]++' | paste -sd,)" \
     --prune 3 --repeats 10 --min-timed-ms 1 --json "$top/mid-$name.json" >"$out/bench-$name.log" 2>&1
   status "bench $name" "rc $? at $SECONDS s"
 done

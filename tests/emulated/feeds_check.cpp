@@ -1,7 +1,8 @@
 /* test_emulated_rungs --feeds: which operands rung 9 writes as TF32 planes, read off the
  * workspace it asks for.  Its kernel's own sums are checked by emulated_tma_wgmma*; this pins
  * down what the pre-pass costs: TF32 mode reads both operands in place wherever the TMA can
- * (no workspace at all), and 3xTF32 writes planes of one operand only, so a change that sends
+ * (no workspace at all), and 3xTF32 writes planes of one operand only (the TMA or the
+ * producer's copies read the other in place), so a change that sends
  * those calls back through planes of both fails here rather than only in the benchmark. */
 #include <cstdint>
 #include <cstdio>
@@ -84,8 +85,13 @@ int emulated_feeds_check()
          split, problem(m, n, k, true, false, 0, false), 2 * n * plane},
         {"3xTF32, op(B) the wider and in place (turned): A's two planes only",
          split, problem(n, m, k, false, false, 4, false), 2 * n * plane},
-        {"3xTF32, odd leading dimensions: planes of both",
-         split, problem(m, n, k, false, false, 1, false), 2 * (m + n) * plane},
+        /* the TMA cannot read A: the producer copies it, with no planes of it */
+        {"3xTF32, odd leading dimensions: B's two planes only (A copied)",
+         split, problem(m, n, k, false, false, 1, false), 2 * n * plane},
+        {"3xTF32, a misaligned start: B's two planes only (A copied)",
+         split, problem(m, n, k, true, true, 0, true), 2 * n * plane},
+        {"3xTF32, odd leading dimensions, op(B) the wider: turned, A's two planes only",
+         split, problem(n, m, k, true, false, 1, false), 2 * n * plane},
         /* split-K's slices overlap in memory, and the TMA still reads them in place */
         {"TF32 in two k-slices, op(A) and op(B) k-contiguous: in place",
          tf32, sliced(problem(m, n, k, false, true, 0, false)), 0},

@@ -113,6 +113,7 @@
 
 #include <algorithm>
 
+#include "async_copy.cuh"
 #include "common.cuh"
 #include "tc_common.cuh"
 #include "tma.cuh"
@@ -209,9 +210,48 @@ __global__ void __launch_bounds__(256) split_into_planes(const float *X, int64_t
  *   kRegistersKMajor   registers, read from a K-major stage (32 k a line, like the planes)
  *   kRegistersRowsMajor registers, read from boxes of 32 rows x 32 k with the rows contiguous
  *                      (a line of the box is one k), which wgmma could not read itself
+ *   kCopiedKMajor, kCopiedRowsMajor
+ *                      the same layouts, copied by the producer warpgroup with 4-byte cp.async
+ *                      where the TMA cannot read A (a stride or the start off 16 bytes: odd
+ *                      leading dimensions), instead of planes written and read by a pre-pass
  * Through registers A is rounded to nearest TF32 on the way (the tensor core itself would
  * truncate it). */
-enum class AFeed { kShared, kRegistersKMajor, kRegistersRowsMajor };
+enum class AFeed { kShared, kRegistersKMajor, kRegistersRowsMajor, kCopiedKMajor, kCopiedRowsMajor };
+
+/* Whether the stage holds A as lines of 32 k (else boxes of 32 rows x 32 k), and whether the
+ * producer warpgroup copies it (else the TMA). */
+__host__ __device__ constexpr bool a_k_lines(AFeed a)
+{
+    return a == AFeed::kShared || a == AFeed::kRegistersKMajor || a == AFeed::kCopiedKMajor;
+}
+__host__ __device__ constexpr bool a_copied(AFeed a)
+{
+    return a == AFeed::kCopiedKMajor || a == AFeed::kCopiedRowsMajor;
+}
+
+/* The producer warpgroup's copy of A's box of one stage (BM rows x 32 k from row i0, k0), in
+ * the layout the TMA would give it: a warp a line of 32 floats, each thread 4 bytes, so the
+ * reads coalesce along A's contiguous side whatever its alignment; elements past m or k are
+ * zeros. */
+template <int BM, AFeed A_FEED>
+__device__ __forceinline__ void copy_a_box(float *stage, const float *a, const tg_problem &p,
+                                           int i0, int64_t k0, int tid)
+{
+    constexpr int kWarps = 4;
+    const int lane = tid % 32;
+#pragma unroll 4
+    for (int line = tid / 32; line < BM; line += kWarps) {
+        /* k lines: row `line`, k0 + lane; boxes of rows: box line / 32, k0 + line % 32, row
+         * 32 (line / 32) + lane */
+        const int r = a_k_lines(A_FEED) ? line : line / 32 * 32 + lane;
+        const int kq = a_k_lines(A_FEED) ? lane : line % 32;
+        const int at = a_k_lines(A_FEED) ? sw128_offset(r, kq)
+                                         : r / 32 * 32 * kBK + sw128_offset(kq, r % 32);
+        const bool in = i0 + r < p.m && k0 + kq < p.k;
+        const float *const src = in ? a + (int64_t)(i0 + r) * p.a_rs + (k0 + kq) * p.a_cs : a;
+        copy_async_4_zfill(stage + at, src, in);
+    }
+}
 
 /* Floats of one stage: A's parts (one, FP32, where A goes through registers), then B's. */
 __host__ __device__ constexpr int stage_floats(int bm, int bn, bool split, AFeed a)
@@ -250,6 +290,7 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
 {
     const tg_problem &p = q.p;
     constexpr bool kARegisters = A_FEED != AFeed::kShared;
+    constexpr bool kACopied = a_copied(A_FEED);
     constexpr int kParts = SPLIT ? 2 : 1;
     constexpr int kPartsA = kARegisters ? 1 : kParts; /* A through registers: FP32, split there */
     constexpr int kUnit = BN < 128 ? BN : 128;  /* the width of one wgmma: n128, or n64 */
@@ -273,7 +314,8 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
     const int tid = threadIdx.x;
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
-            mbarrier_init(&full[s], 1); /* the producer's arrive.expect_tx */
+            /* the producer's arrive.expect_tx, and the copying threads' arrivals */
+            mbarrier_init(&full[s], kACopied ? 1 + kWarpgroup : 1);
             mbarrier_init(&empty[s], BM / 64 * 4); /* a lane of every consumer warp */
         }
         fence_mbarrier_init();
@@ -287,27 +329,37 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
 
     if (tid < kWarpgroup) {
         set_max_registers<kProducerRegisters, false>();
-        if (tid != 0)
-            return;
+        if (!kACopied && tid != 0)
+            return; /* one thread issues the TMA's copies; all of them copy A where it cannot */
         /* Batch item z's planes; a shared operand (stride 0) has one item. */
         const int za = p.stride_a == 0 ? 0 : (int)blockIdx.z;
         const int zb = p.stride_b == 0 ? 0 : (int)blockIdx.z;
+        const float *const a_item = p.A + za * p.stride_a;
         for (int64_t t = 0; t < tiles; ++t) {
             const int s = (int)(t % STAGES);
             const unsigned round = (unsigned)(t / STAGES);
             /* the consumers released round - 1 of this stage (a fresh barrier passes parity 1) */
             mbarrier_wait(&empty[s], (round & 1u) ^ 1u);
-            mbarrier_arrive_expect_tx(&full[s], kStage * sizeof(float));
             float *const stage = stages + s * kStage;
             const int k0 = (int)(t * kBK);
-            if (A_FEED == AFeed::kRegistersRowsMajor) /* boxes of 32 rows x 32 k */
+            if (kACopied) { /* every thread: its share of A, then its arrival when landed */
+                copy_a_box<BM, A_FEED>(stage, a_item, p, i0, k0, tid);
+                copy_async_arrive(&full[s]);
+                if (tid != 0)
+                    continue;
+                mbarrier_arrive_expect_tx(&full[s], (kStage - kBoxA) * sizeof(float));
+            } else {
+                mbarrier_arrive_expect_tx(&full[s], kStage * sizeof(float));
+                if (A_FEED == AFeed::kRegistersRowsMajor) /* boxes of 32 rows x 32 k */
 #pragma unroll
-                for (int b = 0; b < BM / 32; ++b)
-                    tma_load_tile(stage + b * 32 * kBK, &a_map, &full[s], i0 + 32 * b, k0, 0, za);
-            else
+                    for (int b = 0; b < BM / 32; ++b)
+                        tma_load_tile(stage + b * 32 * kBK, &a_map, &full[s], i0 + 32 * b, k0, 0,
+                                      za);
+                else
 #pragma unroll
-                for (int h = 0; h < kPartsA; ++h)
-                    tma_load_tile(stage + h * kBoxA, &a_map, &full[s], k0, i0, h, za);
+                    for (int h = 0; h < kPartsA; ++h)
+                        tma_load_tile(stage + h * kBoxA, &a_map, &full[s], k0, i0, h, za);
+            }
 #pragma unroll
             for (int h = 0; h < kParts; ++h)
                 tma_load_tile(stage + kPartsA * kBoxA + h * kBoxB, &b_map, &full[s], k0, j0, h,
@@ -357,7 +409,7 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
                 for (int e = 0; e < 4; ++e) {
                     const int r = 64 * half + 16 * w + g + 8 * (e & 1);
                     const int kq = 8 * kk + lane_t + 4 * (e >> 1);
-                    const int at = A_FEED == AFeed::kRegistersKMajor
+                    const int at = a_k_lines(A_FEED)
                                        ? sw128_offset(r, kq)
                                        : r / 32 * 32 * kBK + sw128_offset(kq, r % 32);
                     if (SPLIT) {
@@ -494,7 +546,12 @@ inline RawOperand raw_b(const tg_problem &p)
  *   3xTF32        op(B) always goes through planes (big and small), op(A) through registers
  *                 when the TMA can read it, else the product is turned when op(B) can be
  *                 read, or when both can and op(B) is the larger (the planes then cost less);
- *                 else both go through planes */
+ *                 else both go through planes
+ * Where the TMA cannot read op(A) in place but one of its sides is contiguous (an odd leading
+ * dimension, a start off 16 bytes), the 3xTF32 forms have the producer warpgroup copy it
+ * (kCopied*) as the TMA would have: the same choices follow, with no planes of op(A).  Only
+ * operands with neither side contiguous go through planes of both.  TF32 mode still sends
+ * such calls through planes of both. */
 struct Feed {
     AFeed a;
     bool turn;
@@ -507,8 +564,15 @@ Feed choose_feed(const tg_problem &p)
     const auto registers = [](const RawOperand &x, const RawOperand &other) {
         if (!SPLIT && !other.k_major())
             return AFeed::kShared;
-        return x.k_major() ? AFeed::kRegistersKMajor
-                           : x.rows_major() ? AFeed::kRegistersRowsMajor : AFeed::kShared;
+        if (x.k_major())
+            return AFeed::kRegistersKMajor;
+        if (x.rows_major())
+            return AFeed::kRegistersRowsMajor;
+        if (!SPLIT) /* TF32 mode: not yet measured copying A */
+            return AFeed::kShared;
+        if (x.k_stride == 1)
+            return AFeed::kCopiedKMajor;
+        return x.row_stride == 1 ? AFeed::kCopiedRowsMajor : AFeed::kShared;
     };
     const AFeed straight = registers(a, b);
     /* turned, m takes the wider tile side */
@@ -671,10 +735,11 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
         chunk.p.A = p.A + k0 * p.a_cs;
         chunk.p.B = p.B + k0 * p.b_rs;
         chunk.p.beta = k0 == 0 ? p.beta : 1.0f; /* later chunks add into C */
-        CUtensorMap a_map, b_map;
-        if ((e = chunk_map<kParts>(&a_map, kPlaneA, raw_a(chunk.p),
-                                   A_FEED == AFeed::kRegistersKMajor, planes_a, chunks.kp, BM,
-                                   stream)) ||
+        CUtensorMap a_map{}, b_map; /* a_map unused where the producer copies A */
+        if ((!a_copied(A_FEED) &&
+             (e = chunk_map<kParts>(&a_map, kPlaneA, raw_a(chunk.p),
+                                    A_FEED == AFeed::kRegistersKMajor, planes_a, chunks.kp, BM,
+                                    stream))) ||
             (e = chunk_map<kParts>(&b_map, kPlaneB, raw_b(chunk.p), true, planes_b, chunks.kp,
                                    BN, stream)))
             return (int)e;
@@ -698,6 +763,15 @@ int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
     case AFeed::kRegistersRowsMajor:
         return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kRegistersRowsMajor>(q, stream,
                                                                                    planes);
+    case AFeed::kCopiedKMajor:
+        if constexpr (SPLIT) /* choose_feed copies A for 3xTF32 only */
+            return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kCopiedKMajor>(q, stream, planes);
+        return (int)cudaErrorInvalidValue;
+    case AFeed::kCopiedRowsMajor:
+        if constexpr (SPLIT)
+            return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kCopiedRowsMajor>(q, stream,
+                                                                                planes);
+        return (int)cudaErrorInvalidValue;
     default: return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kShared>(q, stream, planes);
     }
 }

@@ -25,6 +25,9 @@
  *                                   the current phase
  *   mbarrier_wait(bar, parity)      waits until the phase of this parity has completed (acquire);
  *                                   a fresh barrier counts the phase of parity 1 as complete
+ *   copy_async_arrive(bar)          an arrival made when this thread's cp.async copies issued
+ *                                   so far have landed (async_copy.cuh; .noinc: the barrier's
+ *                                   count includes it)
  *   tma_load_tile(dst, map, bar, c0, c1, c2, c3)
  *                                   copies the box at coordinates c (elements) into dst (1024-byte
  *                                   aligned), completing its box's bytes on bar (out-of-bounds
@@ -107,6 +110,15 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t *bar, unsigne
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
                      shared_address(bar)),
                  "r"(bytes)
+                 : "memory");
+#endif
+}
+
+__device__ __forceinline__ void copy_async_arrive(uint64_t *bar)
+{
+#ifndef TG_TMA_UNAVAILABLE
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(
+                     shared_address(bar))
                  : "memory");
 #endif
 }

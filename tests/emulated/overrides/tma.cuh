@@ -21,6 +21,9 @@
  *     message; too few bytes or arrivals leave the phase open, and the waiters' yields end in
  *     the runtime's deadlock report (a round in which every live thread waits and no
  *     barrier's state changes).
+ * copy_async_arrive takes the thread's cp.async copies (async_copy.cuh's twin) off its queues:
+ * their destinations hold the finite poison too, and they land, with the arrival they carry,
+ * when a thread waits on the barrier.
  * Elements of the box outside the tensor's dimensions land as zeros, and their bytes count,
  * as on the GPU.  The box lands as rows of 128 bytes with the 128-byte swizzle (16-byte chunk
  * c of row r at chunk c ^ (r % 8)), the layout wgmma_tf32.cuh's descriptors read.
@@ -35,6 +38,8 @@
 #include <cstring>
 #include <map>
 #include <vector>
+
+#include "async_copy.cuh"
 
 struct CUtensorMap {
     const float *base;
@@ -79,6 +84,8 @@ struct Barrier {
     long long tx = 0;  /* bytes announced and not landed yet */
     unsigned phase = 0;
     std::vector<Copy> copies; /* issued, not landed */
+    /* cp.async copies of the arrivals copy_async_arrive made, each landing with its arrival */
+    std::vector<std::vector<emu_async::Copy>> arrivals;
 };
 
 inline emu::PerBlock<std::map<const void *, Barrier>> barriers;
@@ -131,7 +138,7 @@ inline void write_box(const Copy &cp, bool poison)
 
 inline void complete_if_done(Barrier &b)
 {
-    if (b.pending == 0 && b.tx == 0 && b.copies.empty()) {
+    if (b.pending == 0 && b.tx == 0 && b.copies.empty() && b.arrivals.empty()) {
         ++b.phase;
         b.pending = b.count;
     }
@@ -185,11 +192,36 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t *bar, unsigned parity)
                           bar);
         }
         b.copies.clear();
+        std::vector<std::vector<emu_async::Copy>> arrivals;
+        arrivals.swap(b.arrivals);
+        for (const std::vector<emu_async::Copy> &copies : arrivals) {
+            ++emu::barrier_progress;
+            for (const emu_async::Copy &c : copies)
+                emu_async::land(c);
+            if (--b.pending < 0)
+                emu::fail("mbarrier: more arrivals than its count in one phase", bar);
+        }
         emu_tma::complete_if_done(b);
         if ((b.phase & 1u) != parity)
             return;
         emu_spin();
     }
+}
+
+__device__ __forceinline__ void copy_async_arrive(uint64_t *bar)
+{
+    emu_tma::Barrier &b = emu_tma::get(bar);
+    emu_async::Thread &me = emu_async::me();
+    std::vector<emu_async::Copy> copies = std::move(me.open);
+    me.open.clear();
+    for (std::vector<emu_async::Copy> &group : me.groups)
+        copies.insert(copies.end(), group.begin(), group.end());
+    me.groups.clear();
+    for (const emu_async::Copy &c : copies)
+        for (int i = 0; i < c.floats; ++i)
+            c.dst[i] = emu_tma::kPoison;
+    b.arrivals.push_back(std::move(copies));
+    ++emu::barrier_progress;
 }
 
 __device__ __forceinline__ void tma_load_tile(float *dst, const CUtensorMap *map, uint64_t *bar,
