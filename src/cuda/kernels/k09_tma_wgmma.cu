@@ -229,29 +229,62 @@ __host__ __device__ constexpr bool a_copied(AFeed a)
     return a == AFeed::kCopiedKMajor || a == AFeed::kCopiedRowsMajor;
 }
 
-/* The producer warpgroup's copy of A's box of one stage (BM rows x 32 k from row i0, k0), in
- * the layout the TMA would give it: a warp a line of 32 floats, each thread 4 bytes, so the
- * reads coalesce along A's contiguous side whatever its alignment; elements past m or k are
- * zeros. */
+/* The producer warpgroup's copy of A's box of each stage (BM rows x 32 k from row i0), in the
+ * layout the TMA would give it, where the TMA cannot read A.  A warp copies lines of 32 floats,
+ * a thread 4 bytes of each, so the reads coalesce along A's contiguous side whatever its
+ * alignment.  Thread (warp w, lane l) takes the lines w + 4i: k lines, row w + 4i at k0 + l
+ * (A k-contiguous); boxes of rows, box b = i / 8 at k0 + w + 4j (j = i % 8), row 32 b + l (A
+ * rows-contiguous).  Its addresses are set once a block and stepped, and its lines' swizzle
+ * takes two forms (the line's index mod 8 is w or w + 4), so a copy is about three
+ * instructions: the producer's issue slots are the consumers' too.  Elements past m or k, in
+ * the edge tiles only, are zeros. */
 template <int BM, AFeed A_FEED>
-__device__ __forceinline__ void copy_a_box(float *stage, const float *a, const tg_problem &p,
-                                           int i0, int64_t k0, int tid)
-{
-    constexpr int kWarps = 4;
-    const int lane = tid % 32;
-#pragma unroll 4
-    for (int line = tid / 32; line < BM; line += kWarps) {
-        /* k lines: row `line`, k0 + lane; boxes of rows: box line / 32, k0 + line % 32, row
-         * 32 (line / 32) + lane */
-        const int r = a_k_lines(A_FEED) ? line : line / 32 * 32 + lane;
-        const int kq = a_k_lines(A_FEED) ? lane : line % 32;
-        const int at = a_k_lines(A_FEED) ? sw128_offset(r, kq)
-                                         : r / 32 * 32 * kBK + sw128_offset(kq, r % 32);
-        const bool in = i0 + r < p.m && k0 + kq < p.k;
-        const float *const src = in ? a + (int64_t)(i0 + r) * p.a_rs + (k0 + kq) * p.a_cs : a;
-        copy_async_4_zfill(stage + at, src, in);
+struct ACopy {
+    static constexpr bool kKLines = a_k_lines(A_FEED);
+    const float *a, *first; /* the matrix (item), this thread's first element at k = 0 */
+    int64_t step, k_stride; /* between its lines 4 apart (4 rows, or 4 k); A's k stride */
+    int64_t k;
+    int rows_in, w, lane, swizzle[2]; /* rows of the tile within m; the two swizzle forms */
+
+    __device__ __forceinline__ ACopy(const float *a_item, const tg_problem &p, int i0, int tid)
+        : a(a_item), k_stride(p.a_cs), k(p.k), rows_in(p.m - i0 < BM ? (int)(p.m - i0) : BM),
+          w(tid / 32), lane(tid % 32)
+    {
+        first = kKLines ? a + (int64_t)(i0 + w) * p.a_rs + lane
+                        : a + (int64_t)(i0 + lane) * p.a_rs + w * p.a_cs;
+        step = 4 * (kKLines ? p.a_rs : p.a_cs);
+        for (int h = 0; h < 2; ++h)
+            swizzle[h] = 32 * w + ((((lane >> 2) ^ (w + 4 * h)) & 7) << 2) + (lane & 3);
     }
-}
+
+    /* the stage's box at k0: line (b, j) of the boxes of rows is line 8 b + j; the guards in
+     * a loop of their own, as predicated copies would cost their issue slots everywhere */
+    __device__ __forceinline__ void operator()(float *stage, int64_t k0) const
+    {
+        if (rows_in == BM && k0 + kBK <= k)
+            lines<false>(stage, k0);
+        else
+            lines<true>(stage, k0);
+    }
+
+    template <bool GUARDED>
+    __device__ __forceinline__ void lines(float *stage, int64_t k0) const
+    {
+        constexpr int kBoxes = kKLines ? 1 : BM / 32, kSteps = kKLines ? BM / 4 : 8;
+        const float *src = first + k0 * (kKLines ? 1 : k_stride);
+#pragma unroll
+        for (int j = 0; j < kSteps; ++j, src += step)
+#pragma unroll
+            for (int b = 0; b < kBoxes; ++b) {
+                float *const dst = stage + 1024 * b + 128 * j + swizzle[j & 1];
+                const float *const from = src + 32 * b; /* boxes of rows: 32 rows on */
+                const bool in = !GUARDED ||
+                                (kKLines ? w + 4 * j < rows_in && k0 + lane < k
+                                         : 32 * b + lane < rows_in && k0 + w + 4 * j < k);
+                copy_async_4_zfill(dst, in ? from : a, in);
+            }
+    }
+};
 
 /* Floats of one stage: A's parts (one, FP32, where A goes through registers), then B's. */
 __host__ __device__ constexpr int stage_floats(int bm, int bn, bool split, AFeed a)
@@ -334,7 +367,7 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
         /* Batch item z's planes; a shared operand (stride 0) has one item. */
         const int za = p.stride_a == 0 ? 0 : (int)blockIdx.z;
         const int zb = p.stride_b == 0 ? 0 : (int)blockIdx.z;
-        const float *const a_item = p.A + za * p.stride_a;
+        const ACopy<BM, A_FEED> copy_a(p.A + za * p.stride_a, p, i0, tid);
         for (int64_t t = 0; t < tiles; ++t) {
             const int s = (int)(t % STAGES);
             const unsigned round = (unsigned)(t / STAGES);
@@ -343,7 +376,7 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
             float *const stage = stages + s * kStage;
             const int k0 = (int)(t * kBK);
             if (kACopied) { /* every thread: its share of A, then its arrival when landed */
-                copy_a_box<BM, A_FEED>(stage, a_item, p, i0, k0, tid);
+                copy_a(stage, k0);
                 copy_async_arrive(&full[s]);
                 if (tid != 0)
                     continue;
