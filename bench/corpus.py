@@ -22,9 +22,9 @@ A case's set says which half it is in: `train` (the cost model may be fitted on 
 by seed; the rest (the fixed suites, and lists of shapes given on the command line, whose
 suite is `custom`) are train, under their suite's name.
 
---refresh re-times rows: entries in the new runs replace the old ones of the same case (a
-kernel change re-timed with scripts/device_corpus.sh and --algo naming the changed rungs), and
-the header keeps both runs' provenance.  cuBLAS's times are replaced too where the runs have
+--refresh re-times rows: a rung's entries in the new runs replace all its old ones of the same
+case (a kernel change re-timed with scripts/device_corpus.sh and --algo naming the changed
+rungs), and the header keeps both runs' provenance.  cuBLAS's times are replaced too where the runs have
 them.  Cases the corpus lacks (runs of new seeds) are added, to the train set unless their seed
 is named by --held-out.
 
@@ -219,6 +219,12 @@ def main():
                 cases[key] = c
                 added += 1
                 continue
+            # a rung re-timed on a case takes all its old entries there with it: slice counts
+            # pruned this time must not keep times from before the change
+            rungs = {name.split("/")[0] for name in c["entries"]}
+            old = cases[key]["entries"]
+            cases[key]["entries"] = {name: v for name, v in old.items()
+                                     if name.split("/")[0] not in rungs}
             cases[key]["entries"].update(c["entries"])
             for field in ("cublas_ms", "cublas_tf32_ms"):
                 if c[field] is not None:

@@ -580,11 +580,12 @@ inline RawOperand raw_b(const tg_problem &p)
  *                 when the TMA can read it, else the product is turned when op(B) can be
  *                 read, or when both can and op(B) is the larger (the planes then cost less);
  *                 else both go through planes
- * Where the TMA cannot read op(A) in place but one of its sides is contiguous (an odd leading
- * dimension, a start off 16 bytes), the 3xTF32 forms have the producer warpgroup copy it
- * (kCopied*) as the TMA would have: the same choices follow, with no planes of op(A).  Only
- * operands with neither side contiguous go through planes of both.  TF32 mode still sends
- * such calls through planes of both. */
+ * Where the TMA can read neither operand in place but a side of each is contiguous (odd
+ * leading dimensions, starts off 16 bytes), the 3xTF32 forms have the producer warpgroup copy
+ * the one in A's place (kCopied*) as the TMA would have, choosing the turn as above, with no
+ * planes of it.  Only operands with neither side contiguous go through planes of both.  TF32
+ * mode still sends such calls through planes of both, and a call with one operand the TMA
+ * can read keeps the feed above (its corpus rows were timed so). */
 struct Feed {
     AFeed a;
     bool turn;
@@ -594,28 +595,33 @@ template <int BM, int BN, bool SPLIT>
 Feed choose_feed(const tg_problem &p)
 {
     const RawOperand a = raw_a(p), b = raw_b(p);
-    const auto registers = [](const RawOperand &x, const RawOperand &other) {
+    /* where x, in A's place with `other` in B's, comes from: the TMA reading it in place, or
+     * with `copy`, the producer's copies */
+    const auto feed_of = [](const RawOperand &x, const RawOperand &other, bool copy) {
         if (!SPLIT && !other.k_major())
             return AFeed::kShared;
         if (x.k_major())
             return AFeed::kRegistersKMajor;
         if (x.rows_major())
             return AFeed::kRegistersRowsMajor;
-        if (!SPLIT) /* TF32 mode: not yet measured copying A */
+        if (!copy)
             return AFeed::kShared;
         if (x.k_stride == 1)
             return AFeed::kCopiedKMajor;
         return x.row_stride == 1 ? AFeed::kCopiedRowsMajor : AFeed::kShared;
     };
-    const AFeed straight = registers(a, b);
-    /* turned, m takes the wider tile side */
-    const AFeed turned_feed = p.m <= INT32_MAX - BN ? registers(b, a) : AFeed::kShared;
     /* 3xTF32, and a block taller than wide: the longer side of C along the block's rows */
     const bool prefer_turned = (SPLIT || BN < BM) && p.n > p.m;
-    if (straight != AFeed::kShared && !(prefer_turned && turned_feed != AFeed::kShared))
-        return Feed{straight, false};
-    if (turned_feed != AFeed::kShared)
-        return Feed{turned_feed, true};
+    /* the TMA where it can read either operand in place; else (3xTF32) the producer's copies */
+    for (const bool copy : {false, SPLIT}) {
+        const AFeed straight = feed_of(a, b, copy);
+        /* turned, m takes the wider tile side */
+        const AFeed turned_feed = p.m <= INT32_MAX - BN ? feed_of(b, a, copy) : AFeed::kShared;
+        if (straight != AFeed::kShared && !(prefer_turned && turned_feed != AFeed::kShared))
+            return Feed{straight, false};
+        if (turned_feed != AFeed::kShared)
+            return Feed{turned_feed, true};
+    }
     return Feed{AFeed::kShared, false};
 }
 
@@ -880,7 +886,7 @@ extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_128x64 = rung9<128, 64, true>(
     "tma_wgmma3xtf32_128x64",
     "tma_wgmma3xtf32 on a 128x64x32 block (m64n64 products, 6 stages): for FP32-accurate "
     "products with a short side of 64 or less, which a 128-wide tile would mostly waste",
-    0);
+    1);
 
 extern "C" const tg_rung tg_rung_tma_wgmmatf32_128x64 = rung9<128, 64, false>(
     "tma_wgmmatf32_128x64",
