@@ -10,8 +10,9 @@
  *                                                                  FP32 accuracy, twice the tiles
  *   sgemm_tma_wgmma3xtf32 on 128x64x32, 6 stages, m64n64 products ("tma_wgmma3xtf32_128x64")
  *                                                                  FP32 accuracy, short sides
- *                                                                  <= 64 (not yet run on a GPU)
+ *                                                                  <= 64
  *   the same in TF32 mode, 8 stages ("tma_wgmmatf32_128x64")       TF32 mode, short sides <= 64
+ *                                                                  (forced only)
  *
  * What it adds over rung 8 (mma3xtf32): Hopper's warpgroup product (wgmma) fed by the TMA,
  * with the operands where the caller keeps them wherever the hardware allows.
@@ -19,7 +20,9 @@
  *                registers in any layout.  One thread of the producer warpgroup copies op(A)
  *                as the caller stores it (cp.async.bulk.tensor, tma.cuh): k-contiguous in
  *                boxes of 32 k x 128 rows, rows-contiguous in four boxes of 32 rows x 32 k,
- *                both with the 128-byte swizzle; each consumer thread reads its fragment
+ *                both with the 128-byte swizzle; where the TMA cannot read it (a stride or
+ *                start off 16 bytes), the whole producer warpgroup copies it into the same
+ *                layout with 4-byte cp.async (ACopy; 3xTF32 forms); each consumer thread reads its fragment
  *                (wgmma_tf32.cuh) from the stage, conflict-free or two to a bank, and splits it
  *                into TF32 parts (tc_common.cuh's split_tf32, 3xTF32) or rounds it to nearest
  *                (TF32 mode) on the way (AFeed).  The tensor core reads A's registers until
@@ -30,8 +33,9 @@
  *                core truncates it to TF32 (rounding it in shared memory cost a third of the
  *                speed: the shared memory's bandwidth is what the products need).
  *   feeds        choose_feed: the product is turned (C^T = op(B)^T op(A)^T) where that lets
- *                op(B) go through registers instead; strides the TMA cannot read (not 16-byte
- *                multiples) send both operands through planes, as every call did before.
+ *                op(B) go through registers instead; where the TMA can read neither operand
+ *                (strides or starts off 16 bytes), the 3xTF32 forms copy the one in A's place
+ *                themselves, and TF32 mode sends both through planes.
  *   pipeline     a ring of 4 stages (3 when A too is in planes), each with a "full" mbarrier
  *                (expect-tx: the stage's bytes) and an "empty" one (a lane of each of the 8
  *                consumer warps); a warpgroup hands a stage back once the next tile's products
@@ -104,6 +108,12 @@
  *              and synccheck clean.  The 3xTF32 form's corpus rows (57818ef, its 545 cases
  *              with k >= 256): fastest entry of the fp32 mode on 32 of them (by 1.11x); in
  *              auto, the held-out calls' planned time falls 0.3% (plan_regret).
+ *              tma_wgmma3xtf32_128x64 (H100, bench/results/mid/, SET=thin device_mid.sh):
+ *              2.28x SGEMM at 16384x64x16384 (128x128 1.75x), 1.44x at 16384x32x16384; with
+ *              the copies of A (349d1d7), thin products with long k whose leading dimensions
+ *              the TMA cannot read went from planes of both operands to 1.0-2.0x cuBLAS
+ *              (30853x47x14790 NT 0.85x -> 2.02x, 3998x59x12991 TT 0.72x -> 1.27x).  GPU tests,
+ *              verify, racecheck and synccheck clean on the three 3xTF32 forms.
  * Not done:    two partial sums taking turns would promote without draining the tensor core,
  *              but ptxas then serializes every wgmma (C7514: a non-wgmma instruction reads
  *              accumulators before the pipeline's wait_group 0), so each promotion drains.
@@ -216,7 +226,13 @@ __global__ void __launch_bounds__(256) split_into_planes(const float *X, int64_t
  *                      leading dimensions), instead of planes written and read by a pre-pass
  * Through registers A is rounded to nearest TF32 on the way (the tensor core itself would
  * truncate it). */
-enum class AFeed { kShared, kRegistersKMajor, kRegistersRowsMajor, kCopiedKMajor, kCopiedRowsMajor };
+enum class AFeed {
+    kShared,
+    kRegistersKMajor,
+    kRegistersRowsMajor,
+    kCopiedKMajor,
+    kCopiedRowsMajor
+};
 
 /* Whether the stage holds A as lines of 32 k (else boxes of 32 rows x 32 k), and whether the
  * producer warpgroup copies it (else the TMA). */
