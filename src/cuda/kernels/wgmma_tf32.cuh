@@ -12,18 +12,17 @@
  *                              (start address, stride between 8-row groups 1024 bytes, 128-byte
  *                              swizzle); the tensor core reads the top 19 bits of each float
  *   wgmma_fence()              orders this thread's register accesses before the next wgmma
- *   wgmma_64x128x8_ss(d, a, b, accumulate)
+ *   wgmma_ss(d, a, b, accumulate)
  *                              d (+)= A * B for one warpgroup, asynchronously: A the 64 x 8
- *                              slice at descriptor a (its 64 rows are m), B the 8 x 128 slice
- *                              at descriptor b (its 128 rows are n), both in shared memory;
- *                              accumulate = false overwrites d
- *   wgmma_64x128x8_rs(d, a, b, accumulate)
+ *                              slice at descriptor a (its 64 rows are m), B the 8 x N slice
+ *                              at descriptor b (its N rows are n), both in shared memory;
+ *                              accumulate = false overwrites d.  N by the size of d: 128
+ *                              (m64n128k8, 64 accumulators a thread) or 64 (m64n64k8, 32)
+ *   wgmma_rs(d, a, b, accumulate)
  *                              the same with A's 64 x 8 slice in registers, 4 a thread (the
  *                              fragment below), so A may lie in shared memory in any layout
  *                              (the tensor core reads only K-major TF32 tiles); the registers
  *                              must keep their values until the product is waited for
- *   wgmma_64x64x8_ss / _rs     the same on an 8 x 64 slice of B (32 accumulators a thread)
- *   wgmma_ss / wgmma_rs        either, by the size of d
  *   wgmma_commit()             closes the wgmma issued so far into a group
  *   wgmma_wait<N>()            waits until at most N groups are in flight; only then may d be
  *                              read or written
@@ -135,8 +134,7 @@ __device__ __forceinline__ void fence_async_shared()
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "           \
     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
 
-__device__ __forceinline__ void wgmma_64x128x8_ss(float (&d)[64], uint64_t a, uint64_t b,
-                                                  bool accumulate)
+__device__ __forceinline__ void wgmma_ss(float (&d)[64], uint64_t a, uint64_t b, bool accumulate)
 {
 #ifndef TG_WGMMA_UNAVAILABLE
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
@@ -151,8 +149,8 @@ __device__ __forceinline__ void wgmma_64x128x8_ss(float (&d)[64], uint64_t a, ui
 #endif
 }
 
-__device__ __forceinline__ void wgmma_64x128x8_rs(float (&d)[64], const uint32_t (&a)[4],
-                                                  uint64_t b, bool accumulate)
+__device__ __forceinline__ void wgmma_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t b,
+                                         bool accumulate)
 {
 #ifndef TG_WGMMA_UNAVAILABLE
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
@@ -177,8 +175,7 @@ __device__ __forceinline__ void wgmma_64x128x8_rs(float (&d)[64], const uint32_t
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                    \
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
 
-__device__ __forceinline__ void wgmma_64x64x8_ss(float (&d)[32], uint64_t a, uint64_t b,
-                                                 bool accumulate)
+__device__ __forceinline__ void wgmma_ss(float (&d)[32], uint64_t a, uint64_t b, bool accumulate)
 {
 #ifndef TG_WGMMA_UNAVAILABLE
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
@@ -193,8 +190,8 @@ __device__ __forceinline__ void wgmma_64x64x8_ss(float (&d)[32], uint64_t a, uin
 #endif
 }
 
-__device__ __forceinline__ void wgmma_64x64x8_rs(float (&d)[32], const uint32_t (&a)[4],
-                                                 uint64_t b, bool accumulate)
+__device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t b,
+                                         bool accumulate)
 {
 #ifndef TG_WGMMA_UNAVAILABLE
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
@@ -207,27 +204,6 @@ __device__ __forceinline__ void wgmma_64x64x8_rs(float (&d)[32], const uint32_t 
     (void)d, (void)a, (void)b, (void)accumulate;
     __trap();
 #endif
-}
-
-/* The product of a 64 x N tile by its accumulators' size (N = 128: 64 a thread, N = 64: 32), so
- * a kernel templated on N calls one name. */
-__device__ __forceinline__ void wgmma_ss(float (&d)[64], uint64_t a, uint64_t b, bool acc)
-{
-    wgmma_64x128x8_ss(d, a, b, acc);
-}
-__device__ __forceinline__ void wgmma_ss(float (&d)[32], uint64_t a, uint64_t b, bool acc)
-{
-    wgmma_64x64x8_ss(d, a, b, acc);
-}
-__device__ __forceinline__ void wgmma_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t b,
-                                         bool acc)
-{
-    wgmma_64x128x8_rs(d, a, b, acc);
-}
-__device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t b,
-                                         bool acc)
-{
-    wgmma_64x64x8_rs(d, a, b, acc);
 }
 
 #undef TG_WGMMA_UNAVAILABLE

@@ -5,7 +5,7 @@
  *
  * Shared addresses are offsets into the launch's dynamic shared buffer, so descriptors encode
  * what the GPU's do (offset / 16 in bits 0-13, the 8-row stride / 16 in bits 32-45, the swizzle
- * mode in bits 62-63), and wgmma_64x128x8 decodes them as the PTX ISA describes: row r, k of a
+ * mode in bits 62-63), and the products decode them as the PTX ISA describes: row r, k of a
  * slice lies at start + (r / 8) * stride + (r % 8) * 128 + 4k, with the 16-byte chunk bits
  * (4-6) of that address XORed with its bits 7-9.  So the kernel's stores into the swizzled
  * tiles and its descriptors are checked against one reading of the layout.  Each thread forms
@@ -175,43 +175,24 @@ __device__ __forceinline__ void wgmma_64xNx8_rs(float (&d)[N / 2], const uint32_
     x.read.wait(x.read.arrive(128));
 }
 
-__device__ __forceinline__ void wgmma_64x128x8_ss(float (&d)[64], uint64_t a, uint64_t b,
-                                                  bool accumulate)
+/* The kernel's names: the product's width by the size of d (64 accumulators: n128, 32: n64). */
+__device__ __forceinline__ void wgmma_ss(float (&d)[64], uint64_t a, uint64_t b, bool accumulate)
 {
     wgmma_64xNx8_ss<128>(d, a, b, accumulate);
 }
-__device__ __forceinline__ void wgmma_64x128x8_rs(float (&d)[64], const uint32_t (&a)[4],
-                                                  uint64_t b, bool accumulate)
-{
-    wgmma_64xNx8_rs<128>(d, a, b, accumulate);
-}
-__device__ __forceinline__ void wgmma_64x64x8_ss(float (&d)[32], uint64_t a, uint64_t b,
-                                                 bool accumulate)
+__device__ __forceinline__ void wgmma_ss(float (&d)[32], uint64_t a, uint64_t b, bool accumulate)
 {
     wgmma_64xNx8_ss<64>(d, a, b, accumulate);
 }
-__device__ __forceinline__ void wgmma_64x64x8_rs(float (&d)[32], const uint32_t (&a)[4],
-                                                 uint64_t b, bool accumulate)
-{
-    wgmma_64xNx8_rs<64>(d, a, b, accumulate);
-}
-__device__ __forceinline__ void wgmma_ss(float (&d)[64], uint64_t a, uint64_t b, bool acc)
-{
-    wgmma_64x128x8_ss(d, a, b, acc);
-}
-__device__ __forceinline__ void wgmma_ss(float (&d)[32], uint64_t a, uint64_t b, bool acc)
-{
-    wgmma_64x64x8_ss(d, a, b, acc);
-}
 __device__ __forceinline__ void wgmma_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t b,
-                                         bool acc)
+                                         bool accumulate)
 {
-    wgmma_64x128x8_rs(d, a, b, acc);
+    wgmma_64xNx8_rs<128>(d, a, b, accumulate);
 }
 __device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t b,
-                                         bool acc)
+                                         bool accumulate)
 {
-    wgmma_64x64x8_rs(d, a, b, acc);
+    wgmma_64xNx8_rs<64>(d, a, b, accumulate);
 }
 
 #endif
