@@ -629,7 +629,8 @@ Feed choose_feed(const tg_problem &p)
     /* 3xTF32, and a block taller than wide: the longer side of C along the block's rows */
     const bool prefer_turned = (SPLIT || BN < BM) && p.n > p.m;
     /* the TMA where it can read either operand in place; else (3xTF32) the producer's copies */
-    for (const bool copy : {false, SPLIT}) {
+    for (int round = 0; round < (SPLIT ? 2 : 1); ++round) {
+        const bool copy = round == 1;
         const AFeed straight = feed_of(a, b, copy);
         /* turned, m takes the wider tile side */
         const AFeed turned_feed = p.m <= INT32_MAX - BN ? feed_of(b, a, copy) : AFeed::kShared;
