@@ -10,6 +10,7 @@ that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
     python3 bench/corpus.py --shapes-side-above S CORPUS.tsv
     python3 bench/corpus.py --shapes-lacking RUNG CORPUS.tsv
     python3 bench/corpus.py --shapes-unaligned K CORPUS.tsv
+    python3 bench/corpus.py --shapes-longer-unaligned K CORPUS.tsv
 
 
 One line a case (a shape, its layout and transposes) with every entry that ran correctly, a
@@ -40,7 +41,9 @@ large outputs is timed on (RETIME_SIDE_ABOVE).  --shapes-lacking lists the cases
 of RUNG: the rest of a new rung's rows (RETIME_LACKING).  --shapes-unaligned lists the cases
 with k >= K where neither A's nor B's leading dimension is a multiple of 4 floats (16 bytes):
 those the TMA can read neither operand of in place, re-timed when that path changes
-(RETIME_UNALIGNED).
+(RETIME_UNALIGNED).  --shapes-longer-unaligned lists the cases with k >= K whose C is at least
+twice as long as wide and whose longer side's operand alone has a leading dimension off 16
+bytes: those rung 9's 3xTF32 forms feed by copying that operand (RETIME_LONGER_UNALIGNED).
 """
 import argparse
 import json
@@ -202,6 +205,16 @@ def main():
         least = int(sys.argv[2])
         print_cases(sys.argv[3], lambda m, n, k, c: k >= least and all(
             ld % 4 for ld in leading_dimensions(c["layout"], c["trans"], m, n, k)))
+        return
+    if len(sys.argv) == 4 and sys.argv[1] == "--shapes-longer-unaligned":
+        least = int(sys.argv[2])
+
+        def longer_unaligned(m, n, k, c):
+            lda, ldb = leading_dimensions(c["layout"], c["trans"], m, n, k)
+            longer, shorter = (lda, ldb) if m >= n else (ldb, lda)
+            return (k >= least and max(m, n) >= 2 * min(m, n) and longer % 4 != 0 and
+                    shorter % 4 == 0)
+        print_cases(sys.argv[3], longer_unaligned)
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--held-out", default="", help="seeds whose cases are held out")

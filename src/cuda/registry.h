@@ -38,6 +38,9 @@ typedef struct tg_rung {
     /* Bytes the rung moves through that workspace for p, each written once and read once
      * (its TF32 planes): what the cost model adds to the memory traffic.  NULL: none. */
     double (*staged_bytes)(const tg_problem *p);
+    /* Whether the kernel runs p turned (C^T = op(B)^T op(A)^T), its block's rows then lying
+     * along n: the planner counts tiles the way the kernel cuts them.  NULL: never turned. */
+    int (*turns)(const tg_problem *p);
     int (*launch_with_workspace)(const tg_problem *p, void *stream, void *workspace);
 } tg_rung;
 

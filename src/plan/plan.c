@@ -192,7 +192,10 @@ static double model_seconds(const tg_model_device *model, const tg_model_rung *r
                             int sms, int slices, double staged)
 {
     const tg_rung *r = tg_rungs[i];
-    return tg_model_seconds(model, row, r->block_rows, r->block_cols, sms, p, slices, staged) *
+    const int turned = r->turns && r->turns(p);
+    const int rows = turned ? r->block_cols : r->block_rows;
+    const int cols = turned ? r->block_rows : r->block_cols;
+    return tg_model_seconds(model, row, rows, cols, sms, p, slices, staged) *
            tg_model_correction_factor(correction, p, slices);
 }
 

@@ -40,6 +40,18 @@ tg_problem problem(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, 
     return p;
 }
 
+/* p with op(A) (k-contiguous) `lda` floats apart, or starting one float past 16 bytes. */
+tg_problem with_lda(tg_problem p, int64_t lda)
+{
+    p.a_rs = lda;
+    return p;
+}
+tg_problem with_a_offset(tg_problem p)
+{
+    p.A += 1;
+    return p;
+}
+
 /* Split-K's first launch for p in two slices: a batch of two items a slice of k apart. */
 tg_problem sliced(const tg_problem &p)
 {
@@ -92,6 +104,13 @@ int emulated_feeds_check()
          split, problem(m, n, k, true, true, 0, true), 2 * n * plane},
         {"3xTF32, odd leading dimensions, op(B) the wider: turned, A's two planes only",
          split, problem(n, m, k, true, false, 1, false), 2 * n * plane},
+        /* only the shorter side's operand readable: the longer copied, planes of the shorter */
+        {"3xTF32, m = 3n, A's leading dimension odd: A copied, B's two planes only",
+         split, with_lda(problem(3 * n, n, k, false, false, 0, false), k + 1), 2 * n * plane},
+        {"3xTF32, m = 3n, A's start off 16 bytes: A copied, B's two planes only",
+         split, with_a_offset(problem(3 * n, n, k, true, false, 0, false)), 2 * n * plane},
+        {"3xTF32, m = 1.5n, A's leading dimension odd: turned, A's two planes (the TMA)",
+         split, with_lda(problem(m, n, k, false, false, 0, false), k + 1), 2 * m * plane},
         /* split-K's slices overlap in memory, and the TMA still reads them in place */
         {"TF32 in two k-slices, op(A) and op(B) k-contiguous: in place",
          tf32, sliced(problem(m, n, k, false, true, 0, false)), 0},

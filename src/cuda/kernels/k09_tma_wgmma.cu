@@ -34,8 +34,9 @@
  *                speed: the shared memory's bandwidth is what the products need).
  *   feeds        choose_feed: the product is turned (C^T = op(B)^T op(A)^T) where that lets
  *                op(B) go through registers instead; where the TMA can read neither operand
- *                (strides or starts off 16 bytes), the 3xTF32 forms copy the one in A's place
- *                themselves, and TF32 mode sends both through planes.
+ *                (strides or starts off 16 bytes), or only the shorter side's of a C twice as
+ *                long as wide, the 3xTF32 forms copy the one in A's place themselves, and TF32
+ *                mode sends both through planes.
  *   pipeline     a ring of 4 stages (3 when A too is in planes), each with a "full" mbarrier
  *                (expect-tx: the stage's bytes) and an "empty" one (a lane of each of the 8
  *                consumer warps); a warpgroup hands a stage back once the next tile's products
@@ -599,9 +600,11 @@ inline RawOperand raw_b(const tg_problem &p)
  * Where the TMA can read neither operand in place but a side of each is contiguous (odd
  * leading dimensions, starts off 16 bytes), the 3xTF32 forms have the producer warpgroup copy
  * the one in A's place (kCopied*) as the TMA would have, choosing the turn as above, with no
- * planes of it.  Only operands with neither side contiguous go through planes of both.  TF32
- * mode still sends such calls through planes of both, and a call with one operand the TMA
- * can read keeps the feed above (its corpus rows were timed so). */
+ * planes of it.  They copy it too where one side of C is at least twice the other and only
+ * the shorter side's operand is readable: the longer operand then goes through registers and
+ * the planes are of the shorter one (a thin product's planes of its long operand cost more
+ * than the product).  Only operands with neither side contiguous go through planes of both.
+ * TF32 mode still sends such calls through planes of both. */
 struct Feed {
     AFeed a;
     bool turn;
@@ -628,9 +631,12 @@ Feed choose_feed(const tg_problem &p)
     };
     /* 3xTF32, and a block taller than wide: the longer side of C along the block's rows */
     const bool prefer_turned = (SPLIT || BN < BM) && p.n > p.m;
+    /* 3xTF32 with one side of C twice the other or more: the longer side's operand in A's
+     * place, copied if need be, so that the planes are of the shorter side's */
+    const bool longer_in_registers = SPLIT && (p.m >= 2 * p.n || p.n >= 2 * p.m);
     /* the TMA where it can read either operand in place; else (3xTF32) the producer's copies */
     for (int round = 0; round < (SPLIT ? 2 : 1); ++round) {
-        const bool copy = round == 1;
+        const bool copy = round == 1 || longer_in_registers;
         const AFeed straight = feed_of(a, b, copy);
         /* turned, m takes the wider tile side */
         const AFeed turned_feed = p.m <= INT32_MAX - BN ? feed_of(b, a, copy) : AFeed::kShared;
@@ -640,6 +646,13 @@ Feed choose_feed(const tg_problem &p)
             return Feed{turned_feed, true};
     }
     return Feed{AFeed::kShared, false};
+}
+
+/* Whether p runs turned: the planner counts tiles along the sides the blocks lie on. */
+template <int BM, int BN, bool SPLIT>
+int tma_wgmma_turns(const tg_problem *p)
+{
+    return choose_feed<BM, BN, SPLIT>(*p).turn ? 1 : 0;
 }
 
 /* How the planes of a problem are cut along k, and where they lie in the workspace: planes of
@@ -863,6 +876,7 @@ constexpr tg_rung rung9(const char *name, const char *summary, int in_auto)
                    .launch = launch_needs_workspace, .unsupported = tma_wgmma_unsupported<BM, BN>,
                    .workspace_bytes = tma_wgmma_workspace<BM, BN, SPLIT>,
                    .staged_bytes = tma_wgmma_staged<BM, BN, SPLIT>,
+                   .turns = tma_wgmma_turns<BM, BN, SPLIT>,
                    .launch_with_workspace = launch_tma_wgmma<BM, BN, SPLIT ? 1 : 0, SPLIT>};
 }
 
