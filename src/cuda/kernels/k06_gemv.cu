@@ -283,12 +283,19 @@ int launch_gemv8_instance(const GemvProblem &g, cudaStream_t stream)
     return (int)cudaGetLastError();
 }
 
-/* Turns the problem so that n <= 8 (C^T = op(B)^T op(A)^T where m is the short side), then
- * picks the form for how the long operand sits in memory. */
+/* Whether the problem is turned so that n <= 8 (C^T = op(B)^T op(A)^T where m is the short
+ * side); the planner counts tiles by it too. */
+int gemv8_turns(const tg_problem *p)
+{
+    return p->n > kGemvShort || (p->m <= kGemvShort && p->m < p->n);
+}
+
+/* Turns the problem as gemv8_turns says, then picks the form for how the long operand sits in
+ * memory. */
 int launch_gemv8(const tg_problem *p, void *stream_)
 {
     const cudaStream_t stream = (cudaStream_t)stream_;
-    const GemvProblem g = turned(*p, p->n > kGemvShort || (p->m <= kGemvShort && p->m < p->n));
+    const GemvProblem g = turned(*p, gemv8_turns(p));
     const tg_problem &q = g.p;
     if (q.a_cs == 1)
         return vectors_allowed(q.A, q.a_cs, q.a_rs, q.stride_a)
@@ -312,4 +319,5 @@ extern "C" const tg_rung tg_rung_gemv8 = {.name = "gemv8", .level = 6,
     .summary = "m or n <= 8: the long operand read once by 16-byte loads, 4 rows x 8 outputs a "
                "thread, the short one staged in shared memory",
     .block_rows = kGemvWarps * kGemvRows, .block_cols = kGemvShort, .in_auto = 1,
-    .arith = TG_ARITH_FFMA, .launch = launch_gemv8, .unsupported = gemv8_unsupported};
+    .arith = TG_ARITH_FFMA, .launch = launch_gemv8, .unsupported = gemv8_unsupported,
+    .turns = gemv8_turns};
