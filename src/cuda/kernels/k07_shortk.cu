@@ -6,8 +6,7 @@
  * group, waits once, runs the chunk's outer products, and so on to the end of k; then C goes
  * through shared memory as the whole tile, so that each warp writes whole rows: 16-byte
  * streaming stores (st.global.cs: C is written once, so it should not push A and B out of L2)
- * from each row's first 16-byte boundary on, whatever C's pointer and ldc, with the few
- * outputs before and after by single stores (store_row).  No pipeline
+ * where C's pointer and ldc allow and beta == 0, else coalesced element stores.  No pipeline
  * inside a block: three blocks an SM overlap one another's loads, products and stores.
  * block tile   128 x 128, 256 threads = 8 warps as 2 (m) x 4 (n)
  * warp tile    64 x 32, lanes as 8 x 4, thread tile 8 x 8 as 2 x 2 runs of 4 (as rung 3)
@@ -20,9 +19,9 @@
  *              4-byte value in local memory across the k loop in some layouts (stored once
  *              before it, loaded once after).
  * How each operand layout is copied: as rung 3, tile_loader.cuh.
- * Edges: every load carries its bounds test and zero-fills outside the matrix; a row of C is
- * stored up to n, by 16-byte vectors inside it and single stores at its ends; beta == 0 never
- * reads C.  Offsets are 64-bit; batches on blockIdx.z (split-K runs
+ * Edges: every load carries its bounds test and zero-fills outside the matrix; C is stored by
+ * 16-byte vectors where C's pointer and ldc allow and all 4 columns are inside, else element by
+ * element; beta == 0 never reads C.  Offsets are 64-bit; batches on blockIdx.z (split-K runs
  * its k-slices as a batch).
  * Constraints: k <= 256.
  * Benchmark:   tilegemm bench --algo shortk128 27182x26882x25 16384x16384x16 4253x11166x11
@@ -62,53 +61,20 @@ namespace {
 constexpr int kShortMaxK = 256;
 constexpr int kShortChunk = 64; /* the deepest tile: 66 KiB with C's stage, 3 blocks an SM */
 
-/* One row of C's stage out to C, `cols` outputs: a 16-byte store a lane from the row's first
- * 16-byte boundary on, whatever C's pointer and ldc, and the at most 3 outputs before that
- * boundary and 3 after the last whole vector by single stores of the first lanes.  Streaming
- * stores (st.global.cs: C is written once and should not evict A and B from L2).  A row that
- * starts off 16 bytes (packed C with n not a multiple of 4: three calls in four) had gone out
- * by 4 element stores a lane: 1.71 against 1.31 ms at 27182x26882x25 and 27182x26884x25, 0.53
- * against 0.38 ms at 16384x16386x16 and 16384x16384x16 (H100). */
-__device__ __forceinline__ void store_row(float *c_row, const float *s_row, int cols, int lane,
-                                          float alpha, float beta)
+/* Whether C's rows of one batch item may be stored by 16-byte vectors. */
+__device__ __forceinline__ bool c_vectors(const float *C, int64_t ldc)
 {
-    const int to_boundary = (int)((16 - reinterpret_cast<uintptr_t>(c_row) % 16) % 16 / 4);
-    const int head = to_boundary < cols ? to_boundary : cols;
-    const int vectors = (cols - head) / 4;
-    const int tail = head + 4 * vectors; /* the first output after the vectors */
-    if (lane < vectors) {
-        /* outputs head + 4 lane .. + 3: the stage's rows are 16-byte aligned, so two aligned
-         * reads and a shift that is the same for the whole warp */
-        const float4 lo = *reinterpret_cast<const float4 *>(s_row + 4 * lane);
-        float4 v = lo;
-        if (head != 0) {
-            const float4 hi = *reinterpret_cast<const float4 *>(s_row + 4 * lane + 4);
-            v = head == 1   ? make_float4(lo.y, lo.z, lo.w, hi.x)
-                : head == 2 ? make_float4(lo.z, lo.w, hi.x, hi.y)
-                            : make_float4(lo.w, hi.x, hi.y, hi.z);
-        }
-        float4 *const c = reinterpret_cast<float4 *>(c_row + head + 4 * lane);
-        float4 r = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
-        if (beta != 0.0f) {
-            const float4 old = *c;
-            r = make_float4(r.x + beta * old.x, r.y + beta * old.y, r.z + beta * old.z,
-                            r.w + beta * old.w);
-        }
-        __stcs(c, r);
-    }
-    const int col = lane < head ? lane : tail + (lane - head);
-    if (col < cols && (lane < head || lane - head < cols - tail)) {
-        const float r = alpha * s_row[col];
-        __stcs(c_row + col, beta == 0.0f ? r : r + beta * c_row[col]);
-    }
+    return reinterpret_cast<uintptr_t>(C) % 16 == 0 && ldc % 4 == 0;
 }
 
 /* C leaves the block through shared memory, the whole tile at once, so that a warp writes whole
- * rows of C by 16-byte stores (store_row).  Stored straight from the thread tile, an ldc that is
- * not a multiple of 4 left every lane writing 4 scattered floats: a third of the speed.  A stage
- * of one warp row at a time left the later parts' warps holding their accumulators while the
- * earlier parts were stored, which spilled at 80 registers.  stage holds BM x (BN + 4) floats;
- * the first barrier ends the products' reads of the operands that share it. */
+ * rows of C: one 16-byte streaming store a lane (st.global.cs: C is written once and should not
+ * evict A and B from L2) where C's pointer and ldc allow and beta == 0, else 4 coalesced element
+ * stores a lane.  Stored straight from the thread tile, an ldc that is not a multiple of 4 left
+ * every lane writing 4 scattered floats: a third of the speed.  A stage of one warp row at a
+ * time left the later parts' warps holding their accumulators while the earlier parts were
+ * stored, which spilled at 80 registers.  stage holds BM x (BN + 4) floats; the first barrier
+ * ends the products' reads of the operands that share it. */
 template <int BM, int BN, int TM, int TN, int PIECE_M, int PIECE_N, int THREADS>
 __device__ __forceinline__ void store_tile_by_rows(const float (&acc)[TM][TN], float *stage,
                                                    const tg_problem &p, int64_t i0, int64_t j0,
@@ -118,7 +84,7 @@ __device__ __forceinline__ void store_tile_by_rows(const float (&acc)[TM][TN], f
     static_assert(BN == 32 * 4, "a warp stores one row of the tile by 16-byte lanes");
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     float *const C = batch_item(p).C;
-    const int cols = p.n - j0 < BN ? (int)(p.n - j0) : BN;
+    const bool c_vec = c_vectors(C, p.ldc);
     __syncthreads();
 #pragma unroll
     for (int i = 0; i < TM; ++i)
@@ -133,7 +99,24 @@ __device__ __forceinline__ void store_tile_by_rows(const float (&acc)[TM][TN], f
         const int64_t row = i0 + r;
         if (row >= p.m)
             break;
-        store_row(C + row * p.ldc + j0, stage + r * kPitch, cols, lane, p.alpha, p.beta);
+        float *const c_row = C + row * p.ldc + j0;
+        const float *const s_row = stage + r * kPitch;
+        if (p.beta == 0.0f && c_vec && j0 + BN <= p.n) {
+            const float4 v = *reinterpret_cast<const float4 *>(s_row + lane * 4);
+            __stcs(reinterpret_cast<float4 *>(c_row + lane * 4),
+                   make_float4(p.alpha * v.x, p.alpha * v.y, p.alpha * v.z, p.alpha * v.w));
+            continue;
+        }
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            const int col = lane + 32 * q;
+            if (j0 + col >= p.n)
+                break;
+            if (p.beta == 0.0f)
+                __stcs(c_row + col, p.alpha * s_row[col]);
+            else
+                store_result(c_row + col, s_row[col], p.alpha, p.beta);
+        }
     }
 }
 
