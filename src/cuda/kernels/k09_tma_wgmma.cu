@@ -43,6 +43,11 @@
  *                are issued and the stage's own are done (wgmma_wait<1>), so the tensor core
  *                does not drain between tiles except where a partial sum is promoted.  The
  *                producer warpgroup gives its registers to the consumers (setmaxnreg 40 / 232).
+ *   structure    as CUTLASS's sm90 collectives: produce (the producer warpgroup's loop of loads),
+ *                Consumer::consume (the wgmma loop, promotion, stages handed back) and
+ *                Consumer::store (the epilogue) over a Ring (the stages and their full and empty
+ *                barriers); the producer walks the ring with a PipelineState (a tile's stage
+ *                and phase), the consumers compute the same from the tile's index.
  *   schedule     a block a tile of C, in grouped order (grouped_tile<8>).  Persistent blocks
  *                (one a multiprocessor, the ring running on from tile to tile so that loads
  *                overlap the stores) measured slower: 112 against 117 TFLOP/s (3xTF32,
@@ -326,27 +331,23 @@ struct Accumulators<UNITS, UNIT, 0> {
     __device__ __forceinline__ float (&result(int h))[UNIT / 2] { return part[h]; }
 };
 
-/*
- * a_map, b_map: the planes of op(A) and op(B) as rank-4 tensors (k, rows, part, batch item),
- * read in boxes of 32 x BM (A) or 32 x BN (B) x 1 x 1.  p: the product of this chunk of k (A
- * and B at its first k, beta already 1 after the first chunk), for the epilogue's stores and
- * FMA recomputes.  One block per tile of C, in grouped order (grouped_tile<8>) on grid.x;
- * grid.z the batch item.
- */
+/* The compile-time facts of one form of the kernel: its template arguments and what follows
+ * from them, for the ring, the producer and the consumers alike. */
 template <int BM, int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED>
-__global__ void __launch_bounds__(kThreads<BM>, 1)
-    sgemm_tma_wgmma(const __grid_constant__ CUtensorMap a_map,
-                    const __grid_constant__ CUtensorMap b_map, const TurnedProblem q)
-{
-    const tg_problem &p = q.p;
-    constexpr bool kARegisters = A_FEED != AFeed::kShared;
-    constexpr bool kACopied = a_copied(A_FEED);
-    constexpr int kParts = SPLIT ? 2 : 1;
-    constexpr int kPartsA = kARegisters ? 1 : kParts; /* A through registers: FP32, split there */
-    constexpr int kUnit = BN < 128 ? BN : 128;  /* the width of one wgmma: n128, or n64 */
-    constexpr int kUnits = BN / kUnit;          /* m64 x kUnit products a warpgroup covers */
-    constexpr int kBoxA = BM * kBK, kBoxB = BN * kBK; /* floats of one part's box */
-    constexpr int kStage = stage_floats(BM, BN, SPLIT, A_FEED);
+struct Config {
+    static constexpr int kBM = BM, kStages = STAGES, kPromote = PROMOTE;
+    static constexpr bool kSplit = SPLIT;
+    static constexpr AFeed kAFeed = A_FEED;
+    static constexpr bool kARegisters = A_FEED != AFeed::kShared;
+    static constexpr bool kACopied = a_copied(A_FEED);
+    static constexpr int kParts = SPLIT ? 2 : 1;
+    /* A through registers: FP32, split there */
+    static constexpr int kPartsA = kARegisters ? 1 : kParts;
+    static constexpr int kUnit = BN < 128 ? BN : 128;  /* the width of one wgmma: n128, or n64 */
+    static constexpr int kUnits = BN / kUnit;          /* m64 x kUnit products a warpgroup covers */
+    static constexpr int kBoxA = BM * kBK, kBoxB = BN * kBK; /* floats of one part's box */
+    static constexpr int kStage = stage_floats(BM, BN, SPLIT, A_FEED);
+    static constexpr int kConsumerWarps = BM / 64 * 4;
     static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 rows");
     static_assert(kStage == kPartsA * kBoxA + kParts * kBoxB, "A's parts, then B's");
     static_assert(BN == 64 || BN == 128 || BN == 256,
@@ -355,114 +356,181 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
     static_assert(PROMOTE == 0 || kUnits == 1,
                   "with promotion a thread holds 64 partial sums and 64 FP32 sums per 64 x 128 "
                   "product: 64 x 256 a warpgroup would need 256 registers");
+};
 
-    extern __shared__ __align__(16) float smem[];
-    float *const stages = align_shared_1024(smem); /* each box 1024-byte aligned */
-    uint64_t *const full = reinterpret_cast<uint64_t *>(stages + STAGES * kStage);
-    uint64_t *const empty = full + STAGES;
+/* Where the producer is in the ring: its next k tile, in stage tile % STAGES, whose barriers
+ * are in round tile / STAGES, of parity phase() (as CUTLASS's PipelineState).  The state is
+ * the tile's index, from which the stage and the phase are derived, not a stage counter that
+ * wraps: the loop needs the index anyway (k0), and wrapping counters (here and in the
+ * consumers) changed the SASS of 25 of the 27 forms (nvcc 13.0, -19 to +29 instructions). */
+template <int STAGES>
+struct PipelineState {
+    int64_t tile = 0;
 
-    const int tid = threadIdx.x;
-    if (tid == 0) {
-        for (int s = 0; s < STAGES; ++s) {
+    __device__ __forceinline__ int stage() const { return (int)(tile % STAGES); }
+    __device__ __forceinline__ uint32_t phase() const { return (uint32_t)(tile / STAGES) & 1u; }
+    __device__ __forceinline__ void advance() { ++tile; }
+};
+
+/* The ring of stages in shared memory and its barriers: full[s] completes when stage s has
+ * landed (expect-tx: the TMA's bytes; plus an arrival of each copying thread where the
+ * producer copies A), empty[s] when every consumer warp has handed the stage back. */
+template <class Cfg>
+struct Ring {
+    float *stages;
+    uint64_t *full, *empty;
+
+    __device__ __forceinline__ explicit Ring(float *smem)
+        : stages(align_shared_1024(smem)), /* each box 1024-byte aligned */
+          full(reinterpret_cast<uint64_t *>(stages + Cfg::kStages * Cfg::kStage)),
+          empty(full + Cfg::kStages)
+    {
+    }
+
+    /* by one thread, before the block's __syncthreads() */
+    __device__ __forceinline__ void init() const
+    {
+        for (int s = 0; s < Cfg::kStages; ++s) {
             /* the producer's arrive.expect_tx, and the copying threads' arrivals */
-            mbarrier_init(&full[s], kACopied ? 1 + kWarpgroup : 1);
-            mbarrier_init(&empty[s], BM / 64 * 4); /* a lane of every consumer warp */
+            mbarrier_init(&full[s], Cfg::kACopied ? 1 + kWarpgroup : 1);
+            mbarrier_init(&empty[s], Cfg::kConsumerWarps); /* a lane of every consumer warp */
         }
         fence_mbarrier_init();
     }
-    __syncthreads();
 
-    const int64_t tiles = (p.k + kBK - 1) / kBK;
-    const tile_index tile = grouped_tile<8>(blockIdx.x, (unsigned)((p.m + BM - 1) / BM),
-                                            (unsigned)((p.n + BN - 1) / BN));
-    const int i0 = (int)tile.m * BM, j0 = (int)tile.n * BN;
+    __device__ __forceinline__ float *stage(int s) const { return stages + s * Cfg::kStage; }
+};
 
-    if (tid < kWarpgroup) {
-        set_max_registers<kProducerRegisters, false>();
-        if (!kACopied && tid != 0)
-            return; /* one thread issues the TMA's copies; all of them copy A where it cannot */
-        /* Batch item z's planes; a shared operand (stride 0) has one item. */
-        const int za = p.stride_a == 0 ? 0 : (int)blockIdx.z;
-        const int zb = p.stride_b == 0 ? 0 : (int)blockIdx.z;
-        const ACopy<BM, A_FEED> copy_a(p.A + za * p.stride_a, p, i0, tid);
-        for (int64_t t = 0; t < tiles; ++t) {
-            const int s = (int)(t % STAGES);
-            const unsigned round = (unsigned)(t / STAGES);
-            /* the consumers released round - 1 of this stage (a fresh barrier passes parity 1) */
-            mbarrier_wait(&empty[s], (round & 1u) ^ 1u);
-            float *const stage = stages + s * kStage;
-            const int k0 = (int)(t * kBK);
-            if (kACopied) { /* every thread: its share of A, then its arrival when landed */
-                copy_a(stage, k0);
-                copy_async_arrive(&full[s]);
-                if (tid != 0)
-                    continue;
-                mbarrier_arrive_expect_tx(&full[s], (kStage - kBoxA) * sizeof(float));
-            } else {
-                mbarrier_arrive_expect_tx(&full[s], kStage * sizeof(float));
-                if (A_FEED == AFeed::kRegistersRowsMajor) /* boxes of 32 rows x 32 k */
-#pragma unroll
-                    for (int b = 0; b < BM / 32; ++b)
-                        tma_load_tile(stage + b * 32 * kBK, &a_map, &full[s], i0 + 32 * b, k0, 0,
-                                      za);
-                else
-#pragma unroll
-                    for (int h = 0; h < kPartsA; ++h)
-                        tma_load_tile(stage + h * kBoxA, &a_map, &full[s], k0, i0, h, za);
-            }
-#pragma unroll
-            for (int h = 0; h < kParts; ++h)
-                tma_load_tile(stage + kPartsA * kBoxA + h * kBoxB, &b_map, &full[s], k0, j0, h,
-                              zb);
-        }
+/* The producer warpgroup: each k tile into the next stage once the consumers have handed it
+ * back.  One thread issues the TMA's copies (the others return); where the TMA cannot read A,
+ * every thread copies its share of A (ACopy) and arrives on the stage's full barrier when its
+ * copies have landed. */
+template <class Cfg>
+__device__ __forceinline__ void produce(const Ring<Cfg> &ring, const CUtensorMap &a_map,
+                                        const CUtensorMap &b_map, const tg_problem &p, int i0,
+                                        int j0, int64_t tiles, int tid)
+{
+    if (!Cfg::kACopied && tid != 0)
         return;
+    /* Batch item z's planes; a shared operand (stride 0) has one item. */
+    const int za = p.stride_a == 0 ? 0 : (int)blockIdx.z;
+    const int zb = p.stride_b == 0 ? 0 : (int)blockIdx.z;
+    const ACopy<Cfg::kBM, Cfg::kAFeed> copy_a(p.A + za * p.stride_a, p, i0, tid);
+    for (PipelineState<Cfg::kStages> state; state.tile < tiles; state.advance()) {
+        const int s = state.stage();
+        /* the consumers released the previous round of this stage (a fresh barrier passes
+         * parity 1) */
+        mbarrier_wait(&ring.empty[s], state.phase() ^ 1u);
+        uint64_t *const full = &ring.full[s];
+        float *const stage = ring.stage(s);
+        const int k0 = (int)(state.tile * kBK);
+        if (Cfg::kACopied) { /* every thread: its share of A, then its arrival when landed */
+            copy_a(stage, k0);
+            copy_async_arrive(full);
+            if (tid != 0)
+                continue;
+            mbarrier_arrive_expect_tx(full, (Cfg::kStage - Cfg::kBoxA) * sizeof(float));
+        } else {
+            mbarrier_arrive_expect_tx(full, Cfg::kStage * sizeof(float));
+            if (Cfg::kAFeed == AFeed::kRegistersRowsMajor) /* boxes of 32 rows x 32 k */
+#pragma unroll
+                for (int b = 0; b < Cfg::kBM / 32; ++b)
+                    tma_load_tile(stage + b * 32 * kBK, &a_map, full, i0 + 32 * b, k0, 0, za);
+            else
+#pragma unroll
+                for (int h = 0; h < Cfg::kPartsA; ++h)
+                    tma_load_tile(stage + h * Cfg::kBoxA, &a_map, full, k0, i0, h, za);
+        }
+#pragma unroll
+        for (int h = 0; h < Cfg::kParts; ++h)
+            tma_load_tile(stage + Cfg::kPartsA * Cfg::kBoxA + h * Cfg::kBoxB, &b_map, full, k0,
+                          j0, h, zb);
+    }
+}
+
+/* A consumer warpgroup: warpgroup `half` multiplies rows 64 half .. 64 half + 63 of the tile
+ * (consume), then stores them (store).  Thread (warp w, group g, lane_t) holds the fragments
+ * of wgmma_tf32.cuh.
+ * The accumulators and A's two register sets are the kernel's locals, passed in, and a tile's
+ * stage, phase and stage address are computed here from its index (not through Ring::stage
+ * or a PipelineState): so nvcc 13.0 emits the SASS of the kernel written as one function.
+ * Each of those inside consume reordered registers or address arithmetic (up to 9 more
+ * instructions in a 3xTF32 form). */
+template <class Cfg>
+struct Consumer {
+    static constexpr int kUnit = Cfg::kUnit, kUnits = Cfg::kUnits, kStages = Cfg::kStages,
+                         kPromote = Cfg::kPromote;
+    using Acc = Accumulators<kUnits, kUnit, kPromote>;
+    using AFrag = uint32_t[kBK / 8][4];
+
+    const Ring<Cfg> &ring;
+    const int half;
+    const bool releaser; /* arrives on the empty barriers for its warp */
+    const int w, g, lane_t;
+
+    __device__ __forceinline__ Consumer(const Ring<Cfg> &ring_, int tid)
+        : ring(ring_), half((tid - kWarpgroup) / kWarpgroup), releaser(tid % 32 == 0),
+          w(tid / 32 % 4), g(tid % 32 / 4), lane_t(tid % 4)
+    {
     }
 
-    /* Consumers: warpgroup `half` multiplies rows 64 half .. 64 half + 63 of the tile. */
-    set_max_registers<kConsumerRegisters, true>();
-    const int half = (tid - kWarpgroup) / kWarpgroup;
-    const bool releaser = tid % 32 == 0; /* arrives on the empty barriers for its warp */
-    const int w = tid / 32 % 4, g = tid % 32 / 4, lane_t = tid % 4;
-    Accumulators<kUnits, kUnit, PROMOTE> acc;
-    if (PROMOTE > 0)
+    /* Every k tile's products into acc (its FP32 sums zero, with promotion), each stage handed
+     * back once its products are done.  A's registers come in two sets that take turns: the
+     * tensor core reads a tile's until its products are waited for, and up to two tiles are
+     * in flight. */
+    __device__ __forceinline__ void consume(Acc &acc, AFrag (&a_frags)[2],
+                                            AFrag (&a_frags_small)[2], int64_t tiles) const
+    {
+        int64_t unreleased = -1; /* a tile whose products may still read its stage */
+        for (int64_t t = 0; t < tiles; t += 2) {
+            consume_tile(acc, unreleased, t, tiles, a_frags[0], a_frags_small[0]);
+            if (t + 1 < tiles)
+                consume_tile(acc, unreleased, t + 1, tiles, a_frags[1], a_frags_small[1]);
+        }
+
+        /* The last tile waited for every product; this wait, a no-op, shows the compiler that
+         * no product is in flight on any path out of the loop (else it injects one, warning
+         * C7517). */
+        wgmma_wait<0>();
 #pragma unroll
         for (int h = 0; h < kUnits; ++h)
-#pragma unroll
-            for (int i = 0; i < kUnit / 2; ++i)
-                acc.result(h)[i] = 0.0f;
-    int64_t unreleased = -1; /* a tile whose products may still read its stage */
-    /* A's registers while a tile's products may still read them (up to two tiles in flight:
-     * the tensor core reads them until the products are waited for, so a tile must not load
-     * into the set the previous tile's products use) */
-    uint32_t a_frags[2][kBK / 8][4], a_frags_small[2][kBK / 8][4];
-    const auto consume = [&](int64_t t, uint32_t(&a_frag)[kBK / 8][4],
-                             uint32_t(&a_frag_small)[kBK / 8][4]) {
-        const int s = (int)(t % STAGES);
-        mbarrier_wait(&full[s], (unsigned)(t / STAGES) & 1u);
-        const float *const stage = stages + s * kStage;
+            fence_operand(acc.result(h));
+    }
+
+    /* Tile t (stage t % STAGES, round t / STAGES): A's fragments into a_frag (and
+     * a_frag_small), the tile's products issued, the previous tile's stage handed back once
+     * its products are done; at the end of a partial sum, everything waited for and the sum
+     * promoted. */
+    __device__ __forceinline__ void consume_tile(Acc &acc, int64_t &unreleased, int64_t t,
+                                                 int64_t tiles, AFrag &a_frag,
+                                                 AFrag &a_frag_small) const
+    {
+        const int s = (int)(t % kStages);
+        mbarrier_wait(&ring.full[s], (unsigned)(t / kStages) & 1u);
+        const float *const stage = ring.stages + s * Cfg::kStage;
         const float *const a_big = stage + half * 64 * kBK; /* this warpgroup's 64 rows */
-        const float *const a_small = a_big + kBoxA;
-        const float *const b_big = stage + kPartsA * kBoxA;
-        const float *const b_small = b_big + kBoxB;
+        const float *const a_small = a_big + Cfg::kBoxA;
+        const float *const b_big = stage + Cfg::kPartsA * Cfg::kBoxA;
+        const float *const b_small = b_big + Cfg::kBoxB;
         /* the first tile of a partial sum (of the whole sum without promotion) */
-        const bool fresh = PROMOTE > 0 ? t % PROMOTE == 0 : t == 0;
-        const bool last = PROMOTE > 0 ? (t + 1) % PROMOTE == 0 || t + 1 == tiles
-                                      : t + 1 == tiles;
+        const bool fresh = kPromote > 0 ? t % kPromote == 0 : t == 0;
+        const bool last = kPromote > 0 ? (t + 1) % kPromote == 0 || t + 1 == tiles
+                                       : t + 1 == tiles;
         /* A in registers: the fragment of wgmma_tf32.cuh, split (3xTF32) or rounded to
          * nearest (TF32) on the way, as the pre-pass would.  From a K-major stage the warp's
          * reads fall on 32 banks; from the boxes of rows (row r in box r / 32, column r % 32
          * of line k), two to a bank. */
-        if (kARegisters)
+        if (Cfg::kARegisters)
 #pragma unroll
             for (int kk = 0; kk < kBK / 8; ++kk)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     const int r = 64 * half + 16 * w + g + 8 * (e & 1);
                     const int kq = 8 * kk + lane_t + 4 * (e >> 1);
-                    const int at = a_k_lines(A_FEED)
+                    const int at = a_k_lines(Cfg::kAFeed)
                                        ? sw128_offset(r, kq)
                                        : r / 32 * 32 * kBK + sw128_offset(kq, r % 32);
-                    if (SPLIT) {
+                    if (Cfg::kSplit) {
                         const Split parts = split_tf32(stage[at]);
                         a_frag[kk][e] = __float_as_uint(parts.big);
                         a_frag_small[kk][e] = __float_as_uint(parts.small);
@@ -479,17 +547,17 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
             for (int h = 0; h < kUnits; ++h) {
                 const uint64_t bb = smem_desc(b_big + h * kUnit * kBK, 8 * kk);
                 const uint64_t bs = smem_desc(b_small + h * kUnit * kBK, 8 * kk);
-                if (SPLIT && kARegisters) { /* the small products first */
+                if (Cfg::kSplit && Cfg::kARegisters) { /* the small products first */
                     wgmma_rs(acc.part[h], a_frag_small[kk], bb, accumulate);
                     wgmma_rs(acc.part[h], a_frag[kk], bs, true);
-                } else if (SPLIT) {
+                } else if (Cfg::kSplit) {
                     wgmma_ss(acc.part[h], smem_desc(a_small, 8 * kk), bb, accumulate);
                     wgmma_ss(acc.part[h], ab, bs, true);
                 }
-                if (kARegisters)
-                    wgmma_rs(acc.part[h], a_frag[kk], bb, SPLIT || accumulate);
+                if (Cfg::kARegisters)
+                    wgmma_rs(acc.part[h], a_frag[kk], bb, Cfg::kSplit || accumulate);
                 else
-                    wgmma_ss(acc.part[h], ab, bb, SPLIT || accumulate);
+                    wgmma_ss(acc.part[h], ab, bb, Cfg::kSplit || accumulate);
             }
         }
         wgmma_commit();
@@ -501,11 +569,11 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
                 fence_operand(acc.part[h]);
             if (releaser) {
                 if (unreleased >= 0)
-                    mbarrier_arrive(&empty[unreleased % STAGES]);
-                mbarrier_arrive(&empty[s]);
+                    mbarrier_arrive(&ring.empty[unreleased % kStages]);
+                mbarrier_arrive(&ring.empty[s]);
             }
             unreleased = -1;
-            if (PROMOTE > 0) /* the partial sum joins the FP32 sums by round-to-nearest adds */
+            if (kPromote > 0) /* the partial sum joins the FP32 sums by round-to-nearest adds */
 #pragma unroll
                 for (int h = 0; h < kUnits; ++h)
 #pragma unroll
@@ -516,35 +584,74 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
              * goes back to the producer */
             wgmma_wait<1>();
             if (releaser && unreleased >= 0)
-                mbarrier_arrive(&empty[unreleased % STAGES]);
+                mbarrier_arrive(&ring.empty[unreleased % kStages]);
             unreleased = t;
         }
-    };
-
-    for (int64_t t = 0; t < tiles; t += 2) { /* the two register sets take turns */
-        consume(t, a_frags[0], a_frags_small[0]);
-        if (t + 1 < tiles)
-            consume(t + 1, a_frags[1], a_frags_small[1]);
     }
 
-    /* The last tile waited for every product; this wait, a no-op, shows the compiler that no
-     * product is in flight on any path out of the loop (else it injects one, warning C7517). */
-    wgmma_wait<0>();
+    /* The epilogue: result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2),
+     * j0 + kUnit h + 8j + 2 lane_t + e % 2). */
+    __device__ __forceinline__ void store(Acc &acc, const TurnedProblem &q, int i0, int j0) const
+    {
+        const tg_problem &p = q.p;
+        const batch_item item(p);
 #pragma unroll
-    for (int h = 0; h < kUnits; ++h)
-        fence_operand(acc.result(h));
+        for (int h = 0; h < kUnits; ++h)
+#pragma unroll
+            for (int j = 0; j < kUnit / 8; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    store_tc_result(p, item, i0 + 64 * half + 16 * w + g + 8 * (e / 2),
+                                    j0 + kUnit * h + 8 * j + 2 * lane_t + e % 2,
+                                    acc.result(h)[4 * j + e], q.c_rs, q.c_cs);
+    }
+};
 
-    /* result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + kUnit h + 8j + 2t + e % 2). */
-    const batch_item item(p);
+/*
+ * a_map, b_map: the planes of op(A) and op(B) as rank-4 tensors (k, rows, part, batch item),
+ * read in boxes of 32 x BM (A) or 32 x BN (B) x 1 x 1.  p: the product of this chunk of k (A
+ * and B at its first k, beta already 1 after the first chunk), for the epilogue's stores and
+ * FMA recomputes.  One block per tile of C, in grouped order (grouped_tile<8>) on grid.x;
+ * grid.z the batch item.  The first warpgroup produces (produce), the others consume and
+ * store (Consumer), over the Ring's stages.
+ */
+template <int BM, int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED>
+__global__ void __launch_bounds__(kThreads<BM>, 1)
+    sgemm_tma_wgmma(const __grid_constant__ CUtensorMap a_map,
+                    const __grid_constant__ CUtensorMap b_map, const TurnedProblem q)
+{
+    using Cfg = Config<BM, BN, STAGES, PROMOTE, SPLIT, A_FEED>;
+    const tg_problem &p = q.p;
+
+    extern __shared__ __align__(16) float smem[];
+    const Ring<Cfg> ring(smem);
+    const int tid = threadIdx.x;
+    if (tid == 0)
+        ring.init();
+    __syncthreads();
+
+    const int64_t tiles = (p.k + kBK - 1) / kBK;
+    const tile_index tile = grouped_tile<8>(blockIdx.x, (unsigned)((p.m + BM - 1) / BM),
+                                            (unsigned)((p.n + BN - 1) / BN));
+    const int i0 = (int)tile.m * BM, j0 = (int)tile.n * BN;
+
+    if (tid < kWarpgroup) {
+        set_max_registers<kProducerRegisters, false>();
+        produce(ring, a_map, b_map, p, i0, j0, tiles, tid);
+        return;
+    }
+    set_max_registers<kConsumerRegisters, true>();
+    const Consumer<Cfg> consumer(ring, tid);
+    typename Consumer<Cfg>::Acc acc;
+    if (PROMOTE > 0) /* the FP32 sums start at zero; the partial sums at each fresh tile */
 #pragma unroll
-    for (int h = 0; h < kUnits; ++h)
+        for (int h = 0; h < Cfg::kUnits; ++h)
 #pragma unroll
-        for (int j = 0; j < kUnit / 8; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-                store_tc_result(p, item, i0 + 64 * half + 16 * w + g + 8 * (e / 2),
-                                j0 + kUnit * h + 8 * j + 2 * lane_t + e % 2,
-                                acc.result(h)[4 * j + e], q.c_rs, q.c_cs);
+            for (int i = 0; i < Cfg::kUnit / 2; ++i)
+                acc.result(h)[i] = 0.0f;
+    typename Consumer<Cfg>::AFrag a_frags[2], a_frags_small[2];
+    consumer.consume(acc, a_frags, a_frags_small, tiles);
+    consumer.store(acc, q, i0, j0);
 }
 
 /* ---- the launch --------------------------------------------------------------------------- */
