@@ -6,8 +6,6 @@
  *   sgemm_tma_wgmmatf32, 128x256x32, 4 stages ("tma_wgmmatf32")     TF32 mode
  *   the same on 128x128x32, 6 stages ("tma_wgmmatf32_128x128")      TF32 mode, twice the tiles
  *   the same on 64x128x32, 8 stages ("tma_wgmmatf32_64x128")        TF32 mode, four times
- *   the same, 4 stages, two blocks an SM ("tma_wgmmatf32_64x128_2blk") TF32 mode, short k
- *                                                                  (forced only)
  *   sgemm_tma_wgmma3xtf32 on 64x128x32, 4 stages ("tma_wgmma3xtf32_64x128")
  *                                                                  FP32 accuracy, twice the tiles
  *   sgemm_tma_wgmma3xtf32 on 128x64x32, 6 stages, m64n64 products ("tma_wgmma3xtf32_128x64")
@@ -148,18 +146,15 @@ template <int BM>
 constexpr int kThreads = kWarpgroup * (1 + BM / 64);
 /* 128 x 40 + 256 x 232 = 64512, what __launch_bounds__(384, 1) gives the block (168 a
  * thread): the consumers hold up to 128 accumulators a thread, the producer thread only loop
- * counters.  With BM = 64 the block's 256 threads have registers to spare; two such blocks an
- * SM (BLOCKS = 2) share the 64K: 128 x 40 + 128 x 216 = 32768 a block. */
-constexpr int kProducerRegisters = 40;
-template <int BM, int BLOCKS>
-constexpr int kConsumerRegisters = BLOCKS == 1 ? 232 : 216;
+ * counters.  With BM = 64 the block's 256 threads have registers to spare. */
+constexpr int kProducerRegisters = 40, kConsumerRegisters = 232;
 /* Bytes of planes a chunk of k may take.  The emulated tests build with a small budget, so
  * that their shapes run in several chunks. */
 #ifndef TG_PLANE_BUDGET
 #define TG_PLANE_BUDGET (size_t(1) << 30)
 #endif
 constexpr size_t kPlaneBudget = TG_PLANE_BUDGET;
-/* Shared memory for the ring of stages of the SM's blocks (each block's: this / BLOCKS). */
+/* Shared memory for the ring of stages. */
 constexpr size_t kStageRing = 192 * 1024;
 
 /* ---- the pre-pass ----------------------------------------------------------------------- */
@@ -622,14 +617,12 @@ struct Consumer {
  * grid.z the batch item.  The first warpgroup produces (produce), the others consume and
  * store (Consumer), over the Ring's stages.
  */
-template <int BM, int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED, int BLOCKS>
-__global__ void __launch_bounds__(kThreads<BM>, BLOCKS)
+template <int BM, int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED>
+__global__ void __launch_bounds__(kThreads<BM>, 1)
     sgemm_tma_wgmma(const __grid_constant__ CUtensorMap a_map,
                     const __grid_constant__ CUtensorMap b_map, const TurnedProblem q)
 {
     using Cfg = Config<BM, BN, STAGES, PROMOTE, SPLIT, A_FEED>;
-    static_assert(BLOCKS == 1 || (BLOCKS == 2 && BM == 64),
-                  "two blocks an SM only of 256 threads: 384 would leave 85 registers a thread");
     const tg_problem &p = q.p;
 
     extern __shared__ __align__(16) float smem[];
@@ -649,7 +642,7 @@ __global__ void __launch_bounds__(kThreads<BM>, BLOCKS)
         produce(ring, a_map, b_map, p, i0, j0, tiles, tid);
         return;
     }
-    set_max_registers<kConsumerRegisters<BM, BLOCKS>, true>();
+    set_max_registers<kConsumerRegisters, true>();
     const Consumer<Cfg> consumer(ring, tid);
     typename Consumer<Cfg>::Acc acc;
     if (PROMOTE > 0) /* the FP32 sums start at zero; the partial sums at each fresh tile */
@@ -893,16 +886,15 @@ cudaError_t chunk_map(CUtensorMap *map, bool planes_of_it, const RawOperand &x, 
 
 /* One feed's launches: the product in chunks of k where planes are written (each chunk's
  * planes, then its product adding into C, beta on the first), else in one launch. */
-template <int BM, int BN, int PROMOTE, bool SPLIT, int BLOCKS, AFeed A_FEED>
+template <int BM, int BN, int PROMOTE, bool SPLIT, AFeed A_FEED>
 int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
 {
     constexpr int kParts = SPLIT ? 2 : 1;
     constexpr bool kPlaneA = A_FEED == AFeed::kShared, kPlaneB = needs_planes(SPLIT, A_FEED);
-    /* as many stages as the block's share of 192 KiB holds: 3 of 3xTF32 planes, 4 where A is
-     * one FP32 box */
+    /* as many stages as 192 KiB hold: 3 of 3xTF32 planes, 4 where A is one FP32 box */
     constexpr size_t kStageBytes = stage_floats(BM, BN, SPLIT, A_FEED) * sizeof(float);
-    constexpr int kStages = (int)(kStageRing / BLOCKS / kStageBytes);
-    constexpr auto kernel = sgemm_tma_wgmma<BM, BN, kStages, PROMOTE, SPLIT, A_FEED, BLOCKS>;
+    constexpr int kStages = (int)(kStageRing / kStageBytes);
+    constexpr auto kernel = sgemm_tma_wgmma<BM, BN, kStages, PROMOTE, SPLIT, A_FEED>;
     constexpr size_t kSmem = kStages * kStageBytes + 2 * kStages * sizeof(uint64_t) +
                              1024 /* room to align the stages */;
     static_assert(kSmem <= 227 * 1024, "the stages must fit the H100's 227 KiB a block");
@@ -936,7 +928,7 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
     return (int)cudaSuccess;
 }
 
-template <int BM, int BN, int PROMOTE, bool SPLIT, int BLOCKS>
+template <int BM, int BN, int PROMOTE, bool SPLIT>
 int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
 {
     const cudaStream_t stream = (cudaStream_t)stream_arg;
@@ -945,20 +937,20 @@ int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
     const TurnedProblem q = turned(*p, feed.turn);
     switch (feed.a) {
     case AFeed::kRegistersKMajor:
-        return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kRegistersKMajor>(q, stream, planes);
+        return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kRegistersKMajor>(q, stream, planes);
     case AFeed::kRegistersRowsMajor:
-        return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kRegistersRowsMajor>(q, stream,
+        return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kRegistersRowsMajor>(q, stream,
                                                                                    planes);
     case AFeed::kCopiedKMajor:
         if constexpr (SPLIT) /* choose_feed copies A for 3xTF32 only */
-            return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kCopiedKMajor>(q, stream, planes);
+            return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kCopiedKMajor>(q, stream, planes);
         return (int)cudaErrorInvalidValue;
     case AFeed::kCopiedRowsMajor:
         if constexpr (SPLIT)
-            return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kCopiedRowsMajor>(q, stream,
+            return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kCopiedRowsMajor>(q, stream,
                                                                                 planes);
         return (int)cudaErrorInvalidValue;
-    default: return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kShared>(q, stream, planes);
+    default: return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kShared>(q, stream, planes);
     }
 }
 
@@ -981,11 +973,10 @@ const char *tma_wgmma_unsupported(const tg_problem *p)
 #endif
 }
 
-/* A registry entry of this file: its block (BM x BN), whether it splits its inputs into TF32
- * parts (3xTF32, promoting every 32 of k) or keeps the big parts alone (TF32 mode), and how
- * many blocks share an SM (BLOCKS, each with its share of the stages and registers), from
- * which its arithmetic, limits, workspace and launch all follow. */
-template <int BM, int BN, bool SPLIT, int BLOCKS = 1>
+/* A registry entry of this file: its block (BM x BN) and whether it splits its inputs into TF32
+ * parts (3xTF32, promoting every 32 of k) or keeps the big parts alone (TF32 mode), from which
+ * its arithmetic, limits, workspace and launch all follow. */
+template <int BM, int BN, bool SPLIT>
 constexpr tg_rung rung9(const char *name, const char *summary, int in_auto)
 {
     return tg_rung{.name = name, .level = 9, .summary = summary, .block_rows = BM,
@@ -995,7 +986,7 @@ constexpr tg_rung rung9(const char *name, const char *summary, int in_auto)
                    .workspace_bytes = tma_wgmma_workspace<BM, BN, SPLIT>,
                    .staged_bytes = tma_wgmma_staged<BM, BN, SPLIT>,
                    .turns = tma_wgmma_turns<BM, BN, SPLIT>,
-                   .launch_with_workspace = launch_tma_wgmma<BM, BN, SPLIT ? 1 : 0, SPLIT, BLOCKS>};
+                   .launch_with_workspace = launch_tma_wgmma<BM, BN, SPLIT ? 1 : 0, SPLIT>};
 }
 
 } // namespace
@@ -1024,13 +1015,6 @@ extern "C" const tg_rung tg_rung_tma_wgmmatf32_64x128 = rung9<64, 128, false>(
     "tma_wgmmatf32 on a 64x128x32 block (one consumer warpgroup, 8 stages): four times the "
     "tiles of 128x256, for TF32 products of about 1024^2 outputs",
     1);
-
-extern "C" const tg_rung tg_rung_tma_wgmmatf32_64x128_2blk = rung9<64, 128, false, 2>(
-    "tma_wgmmatf32_64x128_2blk",
-    "tma_wgmmatf32_64x128 with two blocks an SM (4 stages each, consumers at 216 registers): "
-    "one block's stores of C and ring fill overlap the other's products, for TF32 products "
-    "whose k is short",
-    0);
 
 extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_64x128 = rung9<64, 128, true>(
     "tma_wgmma3xtf32_64x128",
