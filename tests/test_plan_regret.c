@@ -19,6 +19,11 @@
  * --refresh), as does a corpus rung this build lacks.
  *
  *   test_plan_regret CORPUS [--worst N]   the N worst held-out cases of each mode (default 8)
+ *   test_plan_regret CORPUS --cross-validate
+ *                                          the train half instead, each seed's calls planned
+ *                                          without that seed's measurements (leave one seed
+ *                                          out): how a change to the neighbourhood is judged
+ *                                          without looking at the held-out half
  *   test_plan_regret CORPUS --dump FILE    also writes, for the fitting, each case's normalized
  *                                          problem and each entry's model prediction, the
  *                                          math modes whose auto may run it (bits), the
@@ -36,6 +41,7 @@
 #include "internal.h"
 #include "plan/autotune.h"
 #include "plan/cost_model.h"
+#include "plan/measured.h"
 #include "testing.h"
 
 static const tg_device_props kH100 = {.compute_capability = 90, .sm_count = 132};
@@ -243,6 +249,79 @@ static int by_regret(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
+/* The entry of c that `auto` would run in `math` (NULL: not measured) and the fastest entry
+ * the mode allows. */
+static void planned_and_best(const corpus_case *c, tg_math math, const entry **planned,
+                             const entry **best)
+{
+    const tg_problem p = problem_of(c);
+    tg_choice choice;
+    *planned = *best = NULL;
+    const int chosen = tg_choose(&kH100, math, -1, 0, &p, &choice);
+    for (int e = 0; e < c->count; ++e) {
+        const entry *x = &c->entries[e];
+        if (chosen && x->rung == choice.rung && x->slices == choice.split_k)
+            *planned = x;
+        if (!tg_auto_refuses(&kH100, math, x->rung, &p) &&
+            (x->slices == 1 || x->slices <= tg_most_slices(x->rung, &p)) &&
+            (!*best || x->ms < (*best)->ms))
+            *best = x;
+    }
+}
+
+/* Leave one seed out: each train seed's calls planned with that seed's measured calls left out
+ * of the neighbourhoods, in fp32 and strict.  The measured correction is still the one fitted
+ * on the whole train half, so this flatters the planner slightly; a neighbourhood change that
+ * does better here and on the held-out half has not been fitted to the held-out half. */
+static int cross_validate(const corpus_case *cases, int count)
+{
+    unsigned char *excluded = calloc((size_t)(tg_measured_call_count > 0 ? tg_measured_call_count : 1), 1);
+    for (int mode = 0; mode < 2; ++mode) {
+        const tg_math math = kModeOf[mode];
+        tally all;
+        memset(&all, 0, sizeof all);
+        int missing = 0;
+        for (int s = 0; s < count; ++s) {
+            if (cases[s].held_out)
+                continue;
+            int first_of_suite = 1; /* each suite once, at its first case */
+            for (int j = 0; j < s && first_of_suite; ++j)
+                first_of_suite = cases[j].held_out || strcmp(cases[j].suite, cases[s].suite) != 0;
+            if (!first_of_suite)
+                continue;
+            for (int i = 0; i < tg_measured_call_count; ++i) {
+                const tg_measured_call *m = &tg_measured_calls[i];
+                excluded[i] = 0;
+                for (int j = 0; j < count && !excluded[i]; ++j)
+                    excluded[i] = !cases[j].held_out && strcmp(cases[j].suite, cases[s].suite) == 0 &&
+                                  cases[j].layout == m->layout && cases[j].ta == m->transa &&
+                                  cases[j].tb == m->transb && cases[j].m == m->m &&
+                                  cases[j].n == m->n && cases[j].k == m->k;
+            }
+            tg_measured_exclude(excluded);
+            for (int i = s; i < count; ++i) {
+                if (cases[i].held_out || strcmp(cases[i].suite, cases[s].suite) != 0)
+                    continue;
+                const entry *planned, *best;
+                planned_and_best(&cases[i], math, &planned, &best);
+                if (!planned || !best) {
+                    ++missing;
+                    continue;
+                }
+                add(&all, planned->ms / best->ms, cases[i].cublas_ms / planned->ms,
+                    cases[i].cublas_ms / best->ms);
+            }
+            tg_measured_exclude(NULL);
+        }
+        printf("%s, train cases, each seed without its own measurements (%d planned entries "
+               "not measured):\n", tg_math_name(math), missing);
+        printf("  category              n  geomean   <=1.1   worst     auto     best\n");
+        print_tally("all", &all);
+    }
+    free(excluded);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -256,6 +335,8 @@ int main(int argc, char **argv)
     corpus_case *cases = NULL;
     const int count = read_corpus(argv[1], &cases);
     EXPECT(count > 0, "the corpus %s holds no cases", argv[1]);
+    if (argc >= 3 && strcmp(argv[2], "--cross-validate") == 0)
+        return cross_validate(cases, count);
     judged *worst = malloc((size_t)(count > 0 ? count : 1) * sizeof *worst);
     for (int i = 0; dump && i < count; ++i) {
         const tg_problem p = problem_of(&cases[i]);

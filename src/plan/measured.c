@@ -27,6 +27,9 @@ typedef struct measured {
 
 static measured *calls;
 static pthread_once_t calls_once = PTHREAD_ONCE_INIT;
+static const unsigned char *excluded_calls; /* tg_measured_exclude */
+
+void tg_measured_exclude(const unsigned char *excluded) { excluded_calls = excluded; }
 
 static void load_calls(void)
 {
@@ -74,7 +77,7 @@ void tg_measured_neighbours(int cc, const tg_problem *p, tg_neighbours *out)
     double distance[TG_NEIGHBOURS];
     for (int i = 0; i < tg_measured_call_count; ++i) {
         const measured *c = &calls[i];
-        if (tg_measured_calls[i].cc != cc)
+        if (tg_measured_calls[i].cc != cc || (excluded_calls && excluded_calls[i]))
             continue;
         const double dm = ln_m - c->ln_m, dn = ln_n - c->ln_n, dk = ln_k - c->ln_k;
         const int same = (c->problem.a_cs == 1) == (p->a_cs == 1) &&

@@ -54,6 +54,12 @@ typedef struct tg_neighbours {
 
 void tg_measured_neighbours(int cc, const tg_problem *p, tg_neighbours *out);
 
+/* For the planner's tests: leaves the calls with excluded[i] != 0 out of every neighbourhood
+ * from now on (NULL: none), as if they had never been timed, so that a train call can be
+ * planned without its own seed's measurements (test_plan_regret --cross-validate).  The array
+ * must outlive its use; not for concurrent planning. */
+void tg_measured_exclude(const unsigned char *excluded);
+
 /* Call i's normalized problem (operands as cudaMalloc returns them, alpha 1, beta 0). */
 const tg_problem *tg_measured_problem(int call);
 /* Its median milliseconds on rung i cut into `slices` (1: unsplit), NAN when not timed. */
