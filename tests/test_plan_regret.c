@@ -249,24 +249,24 @@ static int by_regret(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-/* The entry of c that `auto` would run in `math` (NULL: not measured) and the fastest entry
- * the mode allows. */
-static void planned_and_best(const corpus_case *c, tg_math math, const entry **planned,
-                             const entry **best)
+/* What `auto` would run for c in `math` (*choice; 0 where the planner chose nothing), its
+ * entry (NULL: not measured) and the fastest entry the mode allows. */
+static int planned_and_best(const corpus_case *c, tg_math math, tg_choice *choice,
+                            const entry **planned, const entry **best)
 {
     const tg_problem p = problem_of(c);
-    tg_choice choice;
     *planned = *best = NULL;
-    const int chosen = tg_choose(&kH100, math, -1, 0, &p, &choice);
+    const int chosen = tg_choose(&kH100, math, -1, 0, &p, choice);
     for (int e = 0; e < c->count; ++e) {
         const entry *x = &c->entries[e];
-        if (chosen && x->rung == choice.rung && x->slices == choice.split_k)
+        if (chosen && x->rung == choice->rung && x->slices == choice->split_k)
             *planned = x;
         if (!tg_auto_refuses(&kH100, math, x->rung, &p) &&
             (x->slices == 1 || x->slices <= tg_most_slices(x->rung, &p)) &&
             (!*best || x->ms < (*best)->ms))
             *best = x;
     }
+    return chosen;
 }
 
 /* Leave one seed out: each train seed's calls planned with that seed's measured calls left out
@@ -302,8 +302,9 @@ static int cross_validate(const corpus_case *cases, int count)
             for (int i = s; i < count; ++i) {
                 if (cases[i].held_out || strcmp(cases[i].suite, cases[s].suite) != 0)
                     continue;
+                tg_choice choice;
                 const entry *planned, *best;
-                planned_and_best(&cases[i], math, &planned, &best);
+                planned_and_best(&cases[i], math, &choice, &planned, &best);
                 if (!planned || !best) {
                     ++missing;
                     continue;
@@ -373,20 +374,11 @@ int main(int argc, char **argv)
             const corpus_case *c = &cases[i];
             const tg_problem p = problem_of(c);
             tg_choice choice;
-            if (!tg_choose(&kH100, math, -1, 0, &p, &choice)) {
+            const entry *planned, *best;
+            if (!planned_and_best(c, math, &choice, &planned, &best)) {
                 EXPECT(0, "%s %lldx%lldx%lld: no choice", tg_math_name(math), (long long)c->m,
                        (long long)c->n, (long long)c->k);
                 continue;
-            }
-            const entry *planned = NULL, *best = NULL;
-            for (int e = 0; e < c->count; ++e) {
-                const entry *x = &c->entries[e];
-                if (x->rung == choice.rung && x->slices == choice.split_k)
-                    planned = x;
-                if (!tg_auto_refuses(&kH100, math, x->rung, &p) &&
-                    (x->slices == 1 || x->slices <= tg_most_slices(x->rung, &p)) &&
-                    (!best || x->ms < best->ms))
-                    best = x;
             }
             if (!planned || !best) {
                 if (missing++ < 10)
