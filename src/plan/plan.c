@@ -184,15 +184,21 @@ static const tg_model_rung *model_row(const tg_model_device *model, int i, const
     return row;
 }
 
-/* The cost model's seconds for rung i (model row `row`, staging `staged` bytes) on p cut into
- * `slices`: the formula, times the row's measured correction (NULL: none; the fit of that
- * correction asks for the formula's own time so). */
-static double model_seconds(const tg_model_device *model, const tg_model_rung *row,
-                            const tg_model_correction *correction, int i, const tg_problem *p,
-                            int sms, int slices, double staged)
+/* Whether rung i runs p turned, its block's rows along n (tg_rung.turns). */
+static int rung_turns(int i, const tg_problem *p)
 {
     const tg_rung *r = tg_rungs[i];
-    const int turned = r->turns && r->turns(p);
+    return r->turns && r->turns(p);
+}
+
+/* The cost model's seconds for rung i (model row `row`, staging `staged` bytes, run `turned`
+ * or not) on p cut into `slices`: the formula, times the row's measured correction (NULL:
+ * none; the fit of that correction asks for the formula's own time so). */
+static double model_seconds(const tg_model_device *model, const tg_model_rung *row,
+                            const tg_model_correction *correction, int i, const tg_problem *p,
+                            int sms, int slices, double staged, int turned)
+{
+    const tg_rung *r = tg_rungs[i];
     const int rows = turned ? r->block_cols : r->block_rows;
     const int cols = turned ? r->block_rows : r->block_cols;
     return tg_model_seconds(model, row, rows, cols, sms, p, slices, staged) *
@@ -215,7 +221,7 @@ double tg_model_predict_ms(const tg_device_props *dev, int i, int slices, const 
         return NAN;
     return 1e3 * model_seconds(model, row, formula_only ? NULL : correction, i, p,
                                dev->sm_count > 0 ? dev->sm_count : 1, slices,
-                               tg_staged_bytes(i, p));
+                               tg_staged_bytes(i, p), rung_turns(i, p));
 }
 
 /* Ranking: each (rung, slices) auto may run is scored by
@@ -316,6 +322,7 @@ static int gather(const tg_device_props *dev, tg_math math, int forced_rung, int
         if ((!row && !unmodelled) || choice_refuses(dev, math, forced_rung, i, p))
             continue;
         const double staged = tg_staged_bytes(i, p);
+        const int turned = rung_turns(i, p);
         /* 1 and the powers of two up to the most slices allowed: the choices the regret corpus
          * times, so every choice the planner can make has a measured cost there.  A forced
          * split is obeyed as given: tg_set_split_k is for tuning. */
@@ -324,7 +331,8 @@ static int gather(const tg_device_props *dev, tg_math math, int forced_rung, int
              slices *= 2)
             out[count++] = (candidate){
                 i, slices,
-                row ? model_seconds(model, row, correction, i, p, sms, slices, staged) : NAN,
+                row ? model_seconds(model, row, correction, i, p, sms, slices, staged, turned)
+                    : NAN,
                 0.0};
     }
     return count;
