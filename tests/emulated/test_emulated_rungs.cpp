@@ -213,6 +213,13 @@ std::vector<Case> sweep(const tg_rung &r, bool quick)
         cases.push_back({mid, (Layout)l, kPointers, 1.0f, 1.0f, 1, false});
         cases.push_back({mid, (Layout)l, kBatchStrides, 0.5f, 0.0f, 2, false});
     }
+    /* Rung 9's 3xTF32 forms on products wide enough (n >= 2048) to pack an operand the TMA
+     * cannot read into an aligned panel by a pre-pass: op(A) along k (NN) and, turned, op(B)
+     * along n (TN, two items, beta != 0) */
+    if (!quick && r.level == 9 && r.arith == TG_ARITH_3XTF32) {
+        cases.push_back({{2051, 2049, 9}, kNN, kMisaligned, 1.25f, 0.0f, 1, false});
+        cases.push_back({{2049, 2051, 9}, kTN, kMisaligned, -1.5f, -0.75f, 2, false});
+    }
     /* general strides: neither stride of op(A) or op(B) is 1 */
     cases.push_back({{37, 70, 19}, kGeneral, kAligned, 1.0f, 0.25f, 1, false});
     cases.push_back({{37, 70, 19}, kGeneral, kMisaligned, 2.0f, 0.0f, 1, false});

@@ -36,7 +36,11 @@
  *                op(B) go through registers instead; where the TMA can read neither operand
  *                (strides or starts off 16 bytes), or only the shorter side's of a C twice as
  *                long as wide, the 3xTF32 forms copy the one in A's place themselves, and TF32
- *                mode sends both through planes.
+ *                mode sends both through planes.  A product at least kPackMinCols wide has that
+ *                operand packed into an aligned panel by a pre-pass (pack_lines) instead, and
+ *                the TMA reads the panel: 4097^3 in 1.35 ms against 1.46-1.52 with the
+ *                producer's copies, 8191x8191x2049 0.88-0.91x, 3001x2999x1999 0.87-0.95x the
+ *                time (H100, bench/results/packed/).
  *   pipeline     a ring of 4 stages (3 when A too is in planes), each with a "full" mbarrier
  *                (expect-tx: the stage's bytes) and an "empty" one (a lane of each of the 8
  *                consumer warps); a warpgroup hands a stage back once the next tile's products
@@ -219,6 +223,23 @@ __global__ void __launch_bounds__(256) split_into_planes(const float *X, int64_t
         }
         __syncthreads();
     }
+}
+
+/* Copies lines of `inner` contiguous floats (line l of item z at X + z * stride + l *
+ * line_stride) to an aligned panel, line l of item z at P + (z * lines + l) * ld (ld a multiple of
+ * 4 floats): the operand in A's place where the TMA cannot read it and the product is wide
+ * enough to pay for one more pass over it (pack_pays).  A warp a line, 4 bytes a lane, so reads
+ * and writes both coalesce whatever the source's alignment. */
+__global__ void __launch_bounds__(256) pack_lines(const float *X, int64_t line_stride,
+                                                  int64_t stride, int64_t lines, int64_t inner,
+                                                  float *P, int64_t ld)
+{
+    const float *const x = X + blockIdx.z * stride;
+    float *const out = P + blockIdx.z * lines * ld;
+    const int64_t q_stop = (blockIdx.x + 1) * (int64_t)1024, q_end = q_stop < inner ? q_stop : inner;
+    for (int64_t l = blockIdx.y * (int64_t)8 + threadIdx.y; l < lines; l += gridDim.y * (int64_t)8)
+        for (int64_t q = blockIdx.x * (int64_t)1024 + threadIdx.x; q < q_end; q += 32)
+            out[l * ld + q] = x[l * line_stride + q];
 }
 
 /* ---- the main kernel -------------------------------------------------------------------- */
@@ -719,6 +740,41 @@ struct Feed {
     bool turn;
 };
 
+/* The panel pack_lines makes of the operand in A's place (turned problem q), where the producer
+ * would copy it: its lines (rows for kCopiedKMajor, k for kCopiedRowsMajor), their length, the
+ * panel's pitch and its items. */
+struct Packed {
+    int64_t lines, inner, ld, items;
+    Packed(const tg_problem &q, AFeed a)
+    {
+        const RawOperand x = raw_a(q);
+        const bool k_lines = a == AFeed::kCopiedKMajor;
+        lines = k_lines ? x.rows : x.k;
+        inner = k_lines ? x.k : x.rows;
+        ld = (inner + 3) / 4 * 4;
+        items = x.items;
+    }
+    int64_t floats() const { return (items * lines * ld + 63) / 64 * 64; }
+};
+
+/* Products at least this wide (n of the turned problem) have the operand that the producer
+ * would copy packed into an aligned panel by a pre-pass instead, then read by the TMA: on the
+ * H100, 4097^3's main kernel took 1.41 ms with the producer's copies against 1.22 ms at 4100^3
+ * with the TMA (the same 33 x 33 tiles; bench/results/packed/), and the pass moves 8 m k bytes,
+ * about 150 / n of a product's time at 110 TFLOP/s and the copy rate: under 8% from here. */
+constexpr int64_t kPackMinCols = 2048;
+
+/* The most bytes a packed panel may take (beside the planes' kPlaneBudget): past it the
+ * producer copies A. */
+constexpr size_t kPackBudget = size_t(1) << 30;
+
+/* Whether the call packs its A (above). */
+inline bool pack_pays(const TurnedProblem &q, AFeed a)
+{
+    return a_copied(a) && q.p.n >= kPackMinCols &&
+           (size_t)Packed(q.p, a).floats() * sizeof(float) <= kPackBudget;
+}
+
 template <int BM, int BN, bool SPLIT>
 Feed choose_feed(const tg_problem &p)
 {
@@ -789,6 +845,13 @@ struct PlaneChunks {
     }
 };
 
+/* The floats of the operand in A's place, every item's own. */
+inline double x_items_floats(const tg_problem &q)
+{
+    const RawOperand x = raw_a(q);
+    return (double)x.items * (double)x.rows * (double)x.k;
+}
+
 /* Whether a call with this feed writes planes: of B always but in TF32 mode through registers. */
 constexpr bool needs_planes(bool split, AFeed a) { return split || a == AFeed::kShared; }
 
@@ -799,7 +862,9 @@ size_t tma_wgmma_workspace(const tg_problem *p)
     if (!needs_planes(SPLIT, feed.a))
         return 0;
     const TurnedProblem q = turned(*p, feed.turn);
-    return PlaneChunks(q.p, SPLIT, feed.a == AFeed::kShared).bytes(q.p);
+    const size_t packed =
+        pack_pays(q, feed.a) ? (size_t)Packed(q.p, feed.a).floats() * sizeof(float) : 0;
+    return packed + PlaneChunks(q.p, SPLIT, feed.a == AFeed::kShared).bytes(q.p);
 }
 
 /* The planes' bytes over the whole of k, written once and read once: the chunks that
@@ -812,8 +877,10 @@ double tma_wgmma_staged(const tg_problem *p)
         return 0.0;
     const TurnedProblem q = turned(*p, feed.turn);
     const PlaneChunks c(q.p, SPLIT, feed.a == AFeed::kShared);
+    const double packed = pack_pays(q, feed.a) ? 2.0 * (double)x_items_floats(q.p) : 0.0;
     return 2.0 * (double)(c.items_a * q.p.m + c.items_b * q.p.n) * c.parts * sizeof(float) *
-           (double)q.p.k;
+               (double)q.p.k +
+           packed * sizeof(float);
 }
 
 template <int PARTS, Read READ>
@@ -928,6 +995,30 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
     return (int)cudaSuccess;
 }
 
+/* Packs the operand in A's place (pack_lines) at the workspace's start and runs the product on
+ * the panel, read by the TMA, with the planes after it. */
+template <int BM, int BN, int PROMOTE, bool SPLIT, AFeed PANEL_FEED>
+int launch_packed(TurnedProblem q, AFeed copied, cudaStream_t stream, float *workspace)
+{
+    const Packed panel(q.p, copied);
+    const RawOperand x = raw_a(q.p);
+    const bool k_lines = copied == AFeed::kCopiedKMajor;
+    const dim3 grid(ceil_div(panel.inner, 1024),
+                    std::min(ceil_div(panel.lines, 8), 65535u), (unsigned)panel.items);
+    pack_lines<<<grid, dim3(32, 8), 0, stream>>>(x.base, k_lines ? x.row_stride : x.k_stride,
+                                                  x.stride, panel.lines, panel.inner, workspace,
+                                                  panel.ld);
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return (int)e;
+    q.p.A = workspace;
+    q.p.a_rs = k_lines ? panel.ld : 1;
+    q.p.a_cs = k_lines ? 1 : panel.ld;
+    q.p.stride_a = panel.items > 1 ? panel.lines * panel.ld : 0;
+    return launch_feed<BM, BN, PROMOTE, SPLIT, PANEL_FEED>(q, stream,
+                                                          workspace + panel.floats());
+}
+
 template <int BM, int BN, int PROMOTE, bool SPLIT>
 int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
 {
@@ -935,6 +1026,13 @@ int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
     float *const planes = static_cast<float *>(workspace);
     const Feed feed = choose_feed<BM, BN, SPLIT>(*p);
     const TurnedProblem q = turned(*p, feed.turn);
+    if constexpr (SPLIT) /* choose_feed copies A for 3xTF32 only */
+        if (pack_pays(q, feed.a))
+            return feed.a == AFeed::kCopiedKMajor
+                       ? launch_packed<BM, BN, PROMOTE, SPLIT, AFeed::kRegistersKMajor>(
+                             q, feed.a, stream, planes)
+                       : launch_packed<BM, BN, PROMOTE, SPLIT, AFeed::kRegistersRowsMajor>(
+                             q, feed.a, stream, planes);
     switch (feed.a) {
     case AFeed::kRegistersKMajor:
         return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kRegistersKMajor>(q, stream, planes);
@@ -942,7 +1040,7 @@ int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
         return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kRegistersRowsMajor>(q, stream,
                                                                                    planes);
     case AFeed::kCopiedKMajor:
-        if constexpr (SPLIT) /* choose_feed copies A for 3xTF32 only */
+        if constexpr (SPLIT)
             return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kCopiedKMajor>(q, stream, planes);
         return (int)cudaErrorInvalidValue;
     case AFeed::kCopiedRowsMajor:
