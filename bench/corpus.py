@@ -11,6 +11,7 @@ that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
     python3 bench/corpus.py --shapes-lacking RUNG CORPUS.tsv
     python3 bench/corpus.py --shapes-unaligned K CORPUS.tsv
     python3 bench/corpus.py --shapes-longer-unaligned K CORPUS.tsv
+    python3 bench/corpus.py --shapes-wide-unaligned S CORPUS.tsv
 
 
 One line a case (a shape, its layout and transposes) with every entry that ran correctly, a
@@ -44,6 +45,9 @@ those the TMA can read neither operand of in place, re-timed when that path chan
 (RETIME_UNALIGNED).  --shapes-longer-unaligned lists the cases with k >= K whose C is at least
 twice as long as wide and whose longer side's operand alone has a leading dimension off 16
 bytes: those rung 9's 3xTF32 forms feed by copying that operand (RETIME_LONGER_UNALIGNED).
+--shapes-wide-unaligned lists the cases with both sides of C at least S and a leading dimension
+of A or B off 16 bytes: those where rung 9's 3xTF32 forms pack the operand they would copy
+into an aligned panel (from S = 2048), among others (RETIME_WIDE_UNALIGNED).
 """
 import argparse
 import json
@@ -215,6 +219,11 @@ def main():
             return (k >= least and max(m, n) >= 2 * min(m, n) and longer % 4 != 0 and
                     shorter % 4 == 0)
         print_cases(sys.argv[3], longer_unaligned)
+        return
+    if len(sys.argv) == 4 and sys.argv[1] == "--shapes-wide-unaligned":
+        side = int(sys.argv[2])
+        print_cases(sys.argv[3], lambda m, n, k, c: min(m, n) >= side and any(
+            ld % 4 for ld in leading_dimensions(c["layout"], c["trans"], m, n, k)))
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--held-out", default="", help="seeds whose cases are held out")

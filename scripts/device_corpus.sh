@@ -33,6 +33,10 @@
 #                                               the same for the cases with k >= K, C twice as
 #                                               long as wide or more, and the longer side's
 #                                               operand alone off 16 bytes
+#   RETIME_WIDE_UNALIGNED=S ALGOS=rung scripts/device_corpus.sh
+#                                               the same for the cases with both sides of C at
+#                                               least S and A's or B's leading dimension off 16
+#                                               bytes
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
@@ -52,6 +56,7 @@ retime=() # the corpus's own cases to re-time, over runs adding up to 2 ms unles
 [ -n "${RETIME_UNALIGNED:-}" ] && retime=(--shapes-unaligned "$RETIME_UNALIGNED")
 [ -n "${RETIME_LONGER_UNALIGNED:-}" ] &&
   retime=(--shapes-longer-unaligned "$RETIME_LONGER_UNALIGNED")
+[ -n "${RETIME_WIDE_UNALIGNED:-}" ] && retime=(--shapes-wide-unaligned "$RETIME_WIDE_UNALIGNED")
 min_timed=${MIN_TIMED_MS:-$([ ${#retime[@]} -gt 0 ] && echo 2 || echo 0)}
 common=(--algo "${ALGOS:-all}" --split-k pow2 --prune "${PRUNE:-3}" --repeats 5 --warmup 1
   --min-timed-ms "$min_timed")
