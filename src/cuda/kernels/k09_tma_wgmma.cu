@@ -98,7 +98,8 @@
  * Measured:    H100, against cuBLAS in the same run (3df41ad, device_tensor.sh; these kernels
  *              were its "_grid" rungs): tma_wgmma3xtf32 117-130 TFLOP/s at 4096^3 and 8192^3
  *              (2.26-2.52x SGEMM over the four transposes), 117-118 at 16384^3 (2.17-2.31x),
- *              98 at 4097^3 (2.11-2.33x; its strides send it through planes).  A through
+ *              98 at 4097^3 (2.11-2.33x; its strides sent it through planes; with A packed
+ *              into a panel, 102 at 6881100, 2.29x).  A through
  *              registers gained 5-8% on planes of both (122 against 115 at 4096^3 NN, 12e8aa8).
  *              tma_wgmmatf32 343-385 TFLOP/s at 4096^3 and 8192^3 (0.83-0.95x FAST_TF32 where
  *              op(A) or op(B) is read in place; TN, both through planes, 282-356, 1.08-1.32x of
