@@ -237,7 +237,8 @@ __global__ void __launch_bounds__(256) pack_lines(const float *X, int64_t line_s
 {
     const float *const x = X + blockIdx.z * stride;
     float *const out = P + blockIdx.z * lines * ld;
-    const int64_t q_stop = (blockIdx.x + 1) * (int64_t)1024, q_end = q_stop < inner ? q_stop : inner;
+    const int64_t q_stop = (blockIdx.x + 1) * (int64_t)1024;
+    const int64_t q_end = q_stop < inner ? q_stop : inner;
     for (int64_t l = blockIdx.y * (int64_t)8 + threadIdx.y; l < lines; l += gridDim.y * (int64_t)8)
         for (int64_t q = blockIdx.x * (int64_t)1024 + threadIdx.x; q < q_end; q += 32)
             out[l * ld + q] = x[l * line_stride + q];
@@ -755,6 +756,8 @@ struct Packed {
         ld = (inner + 3) / 4 * 4;
         items = x.items;
     }
+    /* the operand's own floats, and the panel's (lines padded to ld, the panel to 256 bytes) */
+    double elements() const { return (double)items * (double)lines * (double)inner; }
     int64_t floats() const { return (items * lines * ld + 63) / 64 * 64; }
 };
 
@@ -846,13 +849,6 @@ struct PlaneChunks {
     }
 };
 
-/* The floats of the operand in A's place, every item's own. */
-inline double x_items_floats(const tg_problem &q)
-{
-    const RawOperand x = raw_a(q);
-    return (double)x.items * (double)x.rows * (double)x.k;
-}
-
 /* Whether a call with this feed writes planes: of B always but in TF32 mode through registers. */
 constexpr bool needs_planes(bool split, AFeed a) { return split || a == AFeed::kShared; }
 
@@ -878,7 +874,7 @@ double tma_wgmma_staged(const tg_problem *p)
         return 0.0;
     const TurnedProblem q = turned(*p, feed.turn);
     const PlaneChunks c(q.p, SPLIT, feed.a == AFeed::kShared);
-    const double packed = pack_pays(q, feed.a) ? 2.0 * (double)x_items_floats(q.p) : 0.0;
+    const double packed = pack_pays(q, feed.a) ? 2.0 * Packed(q.p, feed.a).elements() : 0.0;
     return 2.0 * (double)(c.items_a * q.p.m + c.items_b * q.p.n) * c.parts * sizeof(float) *
                (double)q.p.k +
            packed * sizeof(float);
