@@ -10,7 +10,10 @@
 #   scripts/device_ffma.sh    environment: RUNGS (space-separated; default ffma128x256
 #                             ffma256x128 ffma128x128), PROFILE (rungs to profile; default the
 #                             first of RUNGS), BENCH_OPTS (added to each `tilegemm bench`,
-#                             e.g. --split-k 1), DEADLINE (seconds, default 570)
+#                             e.g. --split-k 1), CASES (below), PROFILE=none to skip the
+#                             profiles, PROFILE_ARGS (layout and transposes of the profiled
+#                             8192^3, default --layout col --trans NN), NCU_SECTIONS (ncu's
+#                             --section or --set options), DEADLINE (seconds, default 570)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
@@ -25,13 +28,14 @@ cli=$build/tilegemm
 
 rung_tests "$rungs"
 
-# name | shapes | options
+# name | shapes | options; CASES (the same, ';' between cases) replaces them
 cases=(
   "squares-col-nn|4096x4096x4096 4097x4097x4097 8192x8192x8192 16384x16384x16384|--layout col --trans NN"
   "squares-row-tn|4096x4096x4096 8192x8192x8192|--layout row --trans TN"
   "mid-col|2186x408x3505 481x23964x3377 1020x102x8777 3657x4580x280 2800x199x25510|--layout col --trans NN,TN"
   "mid-row|6471x168x10437 734x2292x9506 3583x197x2108 569x16616x5312|--layout row --trans TN,TT"
 )
+[ -n "${CASES:-}" ] && IFS=';' read -r -a cases <<<"$CASES"
 for c in "${cases[@]}"; do
   IFS='|' read -r name shapes opts <<<"$c"
   if [ "$(left)" -lt 60 ]; then
@@ -45,11 +49,11 @@ for c in "${cases[@]}"; do
 done
 
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
-if [ -n "$ncu" ]; then
+if [ -n "$ncu" ] && [ "${PROFILE:-}" != none ]; then
   mkdir -p "$top/ncu"
-  sections="--section SpeedOfLight --section WarpStateStats --section SchedulerStats
+  sections=${NCU_SECTIONS:-"--section SpeedOfLight --section WarpStateStats --section SchedulerStats
     --section InstructionStats --section ComputeWorkloadAnalysis
-    --section MemoryWorkloadAnalysis_Tables --section SourceCounters"
+    --section MemoryWorkloadAnalysis_Tables --section SourceCounters"}
   for r in ${PROFILE:-${rungs%% *}} cublas; do
     if [ "$(left)" -lt 60 ]; then
       status "ncu $r" "not run: too little time left"
@@ -59,7 +63,8 @@ if [ -n "$ncu" ]; then
     # shellcheck disable=SC2086
     timeout "$(left)" "$ncu" --clock-control none --kernel-name "$kernel" --launch-skip 2 \
       --launch-count 1 $sections -o "$top/ncu/$r" -f \
-      "$cli" bench 8192x8192x8192 --layout col --trans NN --algo "$r" --repeats 1 --warmup 2 \
+      "$cli" bench 8192x8192x8192 ${PROFILE_ARGS:---layout col --trans NN} --algo "$r" \
+      --repeats 1 --warmup 2 \
       >"$out/ncu-$r.log" 2>&1
     status "ncu $r" "rc $? at $SECONDS s"
     "$ncu" --import "$top/ncu/$r.ncu-rep" --page details >"$top/ncu/$r-details.txt" 2>&1
