@@ -12,6 +12,13 @@ foreach(corpus_file IN LISTS TG_CORPUS_FILES)
   string(REGEX REPLACE ".*regret_corpus_sm_([0-9]+)\\.tsv$" "\\1" cc "${corpus_file}")
   get_filename_component(name ${corpus_file} NAME)
   set(where tuning/${name})
+  # The SMs of the GPU its calls were timed on, from the first header line naming them
+  # ("(sm_90, 132 SMs)"): the planner predicts each call as that GPU would run it.
+  file(STRINGS ${corpus_file} header REGEX "^#.*\\(sm_[0-9]+, [0-9]+ SMs\\)" LIMIT_COUNT 1)
+  if(NOT header MATCHES "\\(sm_[0-9]+, ([0-9]+) SMs\\)")
+    message(FATAL_ERROR "${where}: no header line names the GPU's SMs (\"(sm_90, 132 SMs)\")")
+  endif()
+  set(sms ${CMAKE_MATCH_1})
   tg_read_tsv(${corpus_file} row) # cmake/tuning.cmake
   foreach(r RANGE 1 ${row_COUNT})
     if(row_COUNT EQUAL 0)
@@ -73,7 +80,7 @@ foreach(corpus_file IN LISTS TG_CORPUS_FILES)
       endwhile()
     endforeach()
     math(EXPR count "${TG_MEASURED_ENTRY_COUNT} - ${first}")
-    string(APPEND TG_MEASURED_CALLS "    {${cc}, ${layout}, ${ta}, ${tb}, ${shape}, ${first}, ${count}},\n")
+    string(APPEND TG_MEASURED_CALLS "    {${cc}, ${sms}, ${layout}, ${ta}, ${tb}, ${shape}, ${first}, ${count}},\n")
     math(EXPR TG_MEASURED_CALL_COUNT "${TG_MEASURED_CALL_COUNT} + 1")
   endforeach()
 endforeach()
@@ -84,7 +91,7 @@ file(CONFIGURE OUTPUT ${TG_MEASURED_SOURCE} CONTENT [[
 #include "plan/measured.h"
 
 const tg_measured_call tg_measured_calls[] = {
-@TG_MEASURED_CALLS@    {0, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 0, 0, 0, 0, 0} /* end */
+@TG_MEASURED_CALLS@    {0, 0, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 0, 0, 0, 0, 0} /* end */
 };
 const int tg_measured_call_count = @TG_MEASURED_CALL_COUNT@;
 const tg_measured_entry tg_measured_entries[] = {

@@ -17,6 +17,7 @@ extern "C" {
 
 typedef struct tg_measured_call {
     int cc;              /* compute capability of the GPU it was timed on */
+    int sms;             /* and its SMs (the corpus's header) */
     tg_layout layout;
     tg_op transa, transb;
     int64_t m, n, k;     /* as the caller gave them, dense leading dimensions */
