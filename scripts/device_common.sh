@@ -19,6 +19,15 @@ device_setup() {
   export TILEGEMM_REQUIRE_GPU=1 PATH=$PATH:/usr/local/cuda/bin
 }
 left() { echo $((deadline - SECONDS)); }
+# Configures and builds the CLI and the CTest programs named ($@) for the H100 (sm_90a) into
+# $build, writes a status line (return code, seconds) and sets cli to the CLI's path.
+device_build() {
+  local start=$SECONDS
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/build.log" 2>&1 &&
+    cmake --build "$build" -j"$(nproc)" --target tilegemm_cli "$@" >>"$out/build.log" 2>&1
+  status build "rc $? in $((SECONDS - start)) s"
+  cli=$build/tilegemm
+}
 # The GPU counts a scaling run measures: GPU_COUNTS (e.g. 1,2,4), else 1, 2, 4, ... below the
 # GPUs present and that number (1,2,4 on 4 GPUs, 1,2,4,6 on 6); empty without a GPU.
 gpu_counts() {

@@ -42,11 +42,7 @@ cd "$(dirname "$0")/.."
 . scripts/device_common.sh
 device_setup 570 40
 count=${COUNT:-100}
-start=$SECONDS
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/build.log" 2>&1 &&
-  cmake --build "$build" -j"$(nproc)" --target tilegemm_cli >>"$out/build.log" 2>&1
-status build "rc $? in $((SECONDS - start)) s"
-cli=$build/tilegemm
+device_build
 retime=() # the corpus's own cases to re-time, over runs adding up to 2 ms unless told
 [ -n "${RETIME_BELOW:-}" ] && retime=(--shapes-below "$RETIME_BELOW")
 [ -n "${RETIME_K_AT_MOST:-}" ] && retime=(--shapes-k-at-most "$RETIME_K_AT_MOST")

@@ -22,13 +22,7 @@ cd "$(dirname "$0")/.."
 device_setup 570 44
 rungs=${RUNGS:?name the rungs to test in RUNGS, space-separated}
 algos=$(echo $rungs | tr ' ' ',')
-start=$SECONDS
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/build.log" 2>&1 &&
-  cmake --build "$build" -j"$(nproc)" --target tilegemm_cli test_gpu_rungs test_gpu_autotune \
-    >>"$out/build.log" 2>&1
-status build "rc $? in $((SECONDS - start)) s"
-cli=$build/tilegemm
-
+device_build test_gpu_rungs test_gpu_autotune
 rung_tests "$rungs" test_gpu_autotune
 # name | shapes | options | rungs beside the new ones
 if [ "${SET:-mid}" = thin ]; then

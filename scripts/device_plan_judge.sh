@@ -15,11 +15,7 @@ device_setup 570 44
 seed=${1:-20261124}
 count=${2:-200}
 
-start=$SECONDS
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/build.log" 2>&1 &&
-  cmake --build "$build" -j"$(nproc)" --target tilegemm_cli test_gpu_split_k test_plan >>"$out/build.log" 2>&1
-status build "rc $? in $((SECONDS - start)) s"
-cli=$build/tilegemm
+device_build test_gpu_split_k test_plan
 for t in test_plan test_gpu_split_k; do
   timeout 120 "$build/tests/$t" >"$out/$t.log" 2>&1
   status "$t" "rc $?"

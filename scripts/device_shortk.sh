@@ -16,11 +16,7 @@ cd "$(dirname "$0")/.."
 device_setup 570 44
 rungs=${RUNGS:-shortk128 ffma128x128}
 algos=$(echo $rungs | tr ' ' ',')
-start=$SECONDS
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/build.log" 2>&1 &&
-  cmake --build "$build" -j"$(nproc)" --target tilegemm_cli test_gpu_rungs >>"$out/build.log" 2>&1
-status build "rc $? in $((SECONDS - start)) s"
-cli=$build/tilegemm
+device_build test_gpu_rungs
 "$cli" algos 2>&1 | grep -E "^(name|shortk)" >"$out/algos.txt"
 status "rungs in the build" "$(awk 'NR > 1 {printf "%s%s", sep, $1; sep = ","}' "$out/algos.txt")"
 

@@ -7,11 +7,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
 device_setup 540 40
-start=$SECONDS
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/build.log" 2>&1 &&
-  cmake --build "$build" -j"$(nproc)" --target tilegemm_cli test_gpu_rungs test_gpu_split_k >>"$out/build.log" 2>&1
-status build "rc $? in $((SECONDS - start)) s"
-cli=$build/tilegemm
+device_build test_gpu_rungs test_gpu_split_k
 rungs=${RUNGS:-stream8 stream16 stream32 stream64}
 for r in $rungs; do
   timeout 120 "$build/tests/test_gpu_rungs" --algo "$r" >"$out/test-$r.log" 2>&1
