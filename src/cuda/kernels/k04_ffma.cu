@@ -65,7 +65,7 @@
  *              1-3.5% less time than row by row; ffma128x128 keeps the row order.  Against
  *              cuBLAS at 8192^3 (H100, bench/results/ffma/): ffma128x256 0.95x column-major NN,
  *              0.84x TN.  With both operands contiguous along k (column-major TN, row-major NT),
- *              the 4-byte copies' address registers are recycled for fragments within 10-40
+ *              the 4-byte copies' address registers are recycled for fragments within 8-40
  *              instructions, and warps wait for those copies to read them (stall_long_sb,
  *              5.7% of samples, against 0.6% in cuBLAS's kernel).
  * Benchmark:   tilegemm bench --algo ffma256x128,ffma128x256,ffma256x128_k16,ffma256x128_s4,
