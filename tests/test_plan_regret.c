@@ -54,12 +54,13 @@ static const tg_device_props kH100 = {.compute_capability = 90, .sm_count = 132}
  * calls, the cost model's measured correction (cost_model.h) and the model's error at the
  * neighbours (plan.c's RESIDUAL_WEIGHT), fp32 and strict: 1.032 and 1.033, 89% and 89% of calls
  * within 1.10, worst 1.59 and 1.59, with auto at 1.30x and 1.06x cuBLAS.  Without the
- * neighbours' model error: 1.035 and 1.035, 88% and 88%.  Before the model counted rung 9's tiles as the kernel turns them and rung 9 copied
- * the longer operand where only the shorter is TMA-readable: 1.042, 86%, worst 1.77, auto
- * 1.27x; before tma_wgmma3xtf32_128x64 and rung 9's copies of A: 1.037, 88%, worst 1.88, auto
- * 1.23x.  Without the correction 1.047 and 1.043; the cost model's formula alone 1.135 and
- * 1.144, 60% and 56%, worst 3.21.  Regret alone would let a slower planner pass by making the
- * best slower too: auto's speed against cuBLAS on the same calls has a floor of its own. */
+ * neighbours' model error: 1.035 and 1.035, 88% and 88%.  Before the model counted rung 9's
+ * tiles as the kernel turns them and rung 9 copied the longer operand where only the shorter is
+ * TMA-readable: 1.042, 86%, worst 1.77, auto 1.27x; before tma_wgmma3xtf32_128x64 and rung 9's
+ * copies of A: 1.037, 88%, worst 1.88, auto 1.23x.  Without the correction 1.047 and 1.043; the
+ * cost model's formula alone 1.135 and 1.144, 60% and 56%, worst 3.21.  Regret alone would let
+ * a slower planner pass by making the best slower too: auto's speed against cuBLAS on the same
+ * calls has a floor of its own. */
 #define FLOOR_GEOMEAN 1.04
 #define FLOOR_WORST 1.75
 #define FLOOR_NEAR_SHARE 0.88
@@ -276,7 +277,12 @@ static int planned_and_best(const corpus_case *c, tg_math math, tg_choice *choic
  * does better here and on the held-out half has not been fitted to the held-out half. */
 static int cross_validate(const corpus_case *cases, int count)
 {
-    unsigned char *excluded = calloc((size_t)(tg_measured_call_count > 0 ? tg_measured_call_count : 1), 1);
+    const int calls = tg_measured_call_count > 0 ? tg_measured_call_count : 1;
+    unsigned char *excluded = calloc((size_t)calls, 1);
+    if (!excluded) {
+        EXPECT(0, "cross-validation: no memory for %d calls' marks", calls);
+        return 1;
+    }
     for (int mode = 0; mode < 2; ++mode) {
         const tg_math math = kModeOf[mode];
         tally all;
@@ -294,7 +300,8 @@ static int cross_validate(const corpus_case *cases, int count)
                 const tg_measured_call *m = &tg_measured_calls[i];
                 excluded[i] = 0;
                 for (int j = 0; j < count && !excluded[i]; ++j)
-                    excluded[i] = !cases[j].held_out && strcmp(cases[j].suite, cases[s].suite) == 0 &&
+                    excluded[i] = !cases[j].held_out &&
+                                  strcmp(cases[j].suite, cases[s].suite) == 0 &&
                                   cases[j].layout == m->layout && cases[j].ta == m->transa &&
                                   cases[j].tb == m->transb && cases[j].m == m->m &&
                                   cases[j].n == m->n && cases[j].k == m->k;

@@ -313,13 +313,14 @@ static void fill_residual_table(void)
         for (int i = 0; i < tg_rung_count; ++i) {
             const tg_model_correction *correction;
             const tg_model_rung *row = model ? model_row(model, i, p, &correction) : NULL;
+            const double staged = row ? tg_staged_bytes(i, p) : 0.0;
+            const int turned = row ? rung_turns(i, p) : 0;
             for (int slot = 0; slot < TG_MEASURED_SLOTS; ++slot) {
                 const double ms = tg_measured_ms(c, i, 1 << slot);
                 double lr = NAN;
                 if (row && ms > 0.0) {
-                    const double predicted =
-                        1e3 * model_seconds(model, row, correction, i, p, sms, 1 << slot,
-                                            tg_staged_bytes(i, p), rung_turns(i, p));
+                    const double predicted = 1e3 * model_seconds(model, row, correction, i, p, sms,
+                                                                 1 << slot, staged, turned);
                     if (predicted > 0.0)
                         lr = log(ms / predicted);
                 }
@@ -330,39 +331,41 @@ static void fill_residual_table(void)
     residual_table = table;
 }
 
+/* The weighted mean, over the neighbours, of a per-call table's value for rung i cut into
+ * `slices` (call c's values at table + c * call_stride, TG_MEASURED_SLOTS a rung), skipping the
+ * NAN ones; `none` where every one is NAN or there is no table. */
+static double neighbour_mean(const tg_neighbours *nb, const float *table, size_t call_stride,
+                             int i, int slices, double none)
+{
+    const int slot = tg_measured_slot(slices);
+    double sum = 0.0, weight = 0.0;
+    for (int j = 0; table && slot >= 0 && j < nb->count; ++j) {
+        const float x = table[(size_t)nb->call[j] * call_stride +
+                              (size_t)(i * TG_MEASURED_SLOTS + slot)];
+        if (isnan(x))
+            continue;
+        sum += nb->weight[j] * x;
+        weight += nb->weight[j];
+    }
+    return weight > 0.0 ? sum / weight : none;
+}
+
 /* The model's log error for rung i cut into `slices` at the neighbours that timed it, weighted
  * by nearness; 0 where none did. */
 static double measured_log_residual(const tg_neighbours *nb, int i, int slices)
 {
     pthread_once(&residual_once, fill_residual_table);
-    const int width = tg_rung_count * TG_MEASURED_SLOTS, slot = tg_measured_slot(slices);
-    double sum = 0.0, weight = 0.0;
-    for (int j = 0; residual_table && slot >= 0 && j < nb->count; ++j) {
-        const float lr = residual_table[(size_t)nb->call[j] * (size_t)width +
-                                        (size_t)(i * TG_MEASURED_SLOTS + slot)];
-        if (isnan(lr))
-            continue;
-        sum += nb->weight[j] * lr;
-        weight += nb->weight[j];
-    }
-    return weight > 0.0 ? sum / weight : 0.0;
+    const size_t width = (size_t)tg_rung_count * TG_MEASURED_SLOTS;
+    return neighbour_mean(nb, residual_table, width, i, slices, 0.0);
 }
 
 /* The measured log regret of rung i cut into `slices` near p in math mode (see above). */
 static double measured_log_regret(const tg_neighbours *nb, tg_math math, int i, int slices)
 {
     pthread_once(&regret_once, fill_regret_table);
-    const int width = tg_rung_count * TG_MEASURED_SLOTS, slot = tg_measured_slot(slices);
-    double sum = 0.0, weight = 0.0;
-    for (int j = 0; regret_table && slot >= 0 && j < nb->count; ++j) {
-        const float lr = regret_table[((size_t)nb->call[j] * 3 + (size_t)math) * (size_t)width +
-                                      (size_t)(i * TG_MEASURED_SLOTS + slot)];
-        if (isnan(lr))
-            continue;
-        sum += nb->weight[j] * lr;
-        weight += nb->weight[j];
-    }
-    return weight > 0.0 ? sum / weight : UNTIMED_LOG_REGRET;
+    const size_t width = (size_t)tg_rung_count * TG_MEASURED_SLOTS;
+    return neighbour_mean(nb, regret_table ? regret_table + (size_t)math * width : NULL,
+                          3 * width, i, slices, UNTIMED_LOG_REGRET);
 }
 
 typedef struct candidate {
