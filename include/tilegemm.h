@@ -276,8 +276,10 @@ TG_API tg_status tg_split_k_most(const char *algo, int64_t m, int64_t n, int64_t
  * first call is slower (it runs each candidate a few times and waits for them) and needs the
  * scratch memory; should timing fail in any way, the call runs the planner's choice and does
  * not fail.  Not autotuned, planned as usual: calls with a host operand (staged through the
- * device), a forced rung (tg_set_algo) or forced split-K (tg_set_split_k), and calls on a stream
- * that is capturing a graph (a cached choice is still used there).
+ * device), a forced rung (tg_set_algo) or forced split-K (tg_set_split_k), calls the cost model
+ * puts under 10 microseconds (timing cannot rank candidates that short; tg_autotune_shape
+ * still times them when asked), and calls on a stream that is capturing a graph (a cached
+ * choice is still used there).
  *
  * The choices are kept in a text file per GPU model under TILEGEMM_CACHE_DIR, else
  * $XDG_CACHE_HOME/tilegemm, else ~/.cache/tilegemm, read once per process and replaced

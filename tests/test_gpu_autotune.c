@@ -7,8 +7,9 @@
  * everything outside C's m x n region as it was; the same call with autotuning off gives the
  * same values within the FP32 bound; a second call, a second handle and a second process (this
  * program run again with --second) take the cached choice without timing, and tg_explain says
- * so; a call on a capturing stream never times; and a failure of any allocation or checked CUDA
- * call of the timing (fault injection, error.h) leaves the call successful, its result right.
+ * so; a call on a capturing stream never times, nor one the cost model puts under 10 us; and a
+ * failure of any allocation or checked CUDA call of the timing (fault injection, error.h)
+ * leaves the call successful, its result right.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -38,13 +39,15 @@ typedef struct shape {
     int misalign;
 } shape;
 
-/* Shapes of several kinds (square, short k, long k, thin, misaligned), each its own key. */
+/* Shapes of several kinds (square, short k, long k, thin, misaligned), each its own key, each
+ * put by the H100's cost model at 16 us or more: calls under TG_AT_MIN_PREDICTED_SECONDS are
+ * never timed (test_short_call). */
 static const shape kShapes[] = {
     {TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 512, 512, 512, 0},
-    {TG_COL_MAJOR, TG_NO_TRANS, TG_TRANS, 1500, 700, 24, 0},
+    {TG_COL_MAJOR, TG_NO_TRANS, TG_TRANS, 3000, 1400, 24, 0},
     {TG_ROW_MAJOR, TG_TRANS, TG_NO_TRANS, 96, 160, 4100, 0},
-    {TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 2048, 40, 300, 0},
-    {TG_COL_MAJOR, TG_TRANS, TG_TRANS, 333, 257, 129, 1},
+    {TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 2048, 40, 1000, 0},
+    {TG_COL_MAJOR, TG_TRANS, TG_TRANS, 999, 701, 257, 1},
 };
 enum { kShapeCount = sizeof kShapes / sizeof kShapes[0] };
 
@@ -186,7 +189,7 @@ static void test_capture(void)
     tg_handle *h = NULL;
     cudaStream_t stream = NULL;
     float *d = NULL;
-    const int64_t m = 192, n = 96, k = 64; /* a key no other part of the test uses */
+    const int64_t m = 768, n = 256, k = 512; /* a key no other part of the test uses */
     if (tg_create(&h) != TG_SUCCESS || cudaStreamCreate(&stream) != cudaSuccess ||
         cudaMalloc((void **)&d, (size_t)(m * k + k * n + m * n) * 4) != cudaSuccess) {
         EXPECT(0, "capture set-up");
@@ -217,6 +220,39 @@ static void test_capture(void)
     tg_destroy(h);
     cudaStreamDestroy(stream);
     cudaFree(d);
+}
+
+/* A call the cost model puts under TG_AT_MIN_PREDICTED_SECONDS takes the planner's choice: it
+ * times nothing, caches nothing, is right, and tg_explain says why. */
+static void test_short_call(void)
+{
+    tg_handle *h = NULL;
+    if (tg_create(&h) != TG_SUCCESS) {
+        EXPECT(0, "tg_create");
+        return;
+    }
+    tg_set_autotune(h, 1);
+    const shape s = {TG_COL_MAJOR, TG_NO_TRANS, TG_TRANS, 40, 24, 33, 0};
+    float *d = NULL;
+    char text[4096] = "";
+    EXPECT(cudaMalloc((void **)&d, 256) == cudaSuccess, "cudaMalloc");
+    EXPECT(tg_explain(h, s.layout, s.ta, s.tb, s.m, s.n, s.k, d, s.m, d, s.n, d, s.m, text,
+                      sizeof text) == TG_SUCCESS, "explain: %s", tg_last_error(h));
+    cudaFree(d);
+    EXPECT(strstr(text, "timing cannot rank the candidates") != NULL,
+           "explain says the call is too short to time:\n%s", text);
+    for (int run = 0; run < 2; ++run) {
+        const tg_case c = case_of(&s, run ? 0.0f : -2.0f);
+        const long before = timed_now(), hits = hits_now();
+        tg_case_result r;
+        tg_check_case(h, &c, 5000 + (uint64_t)run, &r);
+        EXPECT(r.passed, "40x24x33, run %d: %s", run, r.detail);
+        EXPECT(timed_now() == before && hits_now() == hits,
+               "40x24x33, run %d: timed %ld, cached choices taken %ld", run,
+               timed_now() - before, hits_now() - hits);
+    }
+    EXPECT(explains_cached(h, &s) == 0, "40x24x33: nothing cached");
+    tg_destroy(h);
 }
 
 /* Checked runs of every shape, beta != 0, on an autotuning handle: its first call of each key
@@ -267,7 +303,7 @@ static void test_faults_in_timing(void)
     int faults = 0;
     for (int at = 0; at < 400; ++at) {
         /* A fresh key each time (m), so that each call times. */
-        const shape s = {TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 64 + at, 96, 200, 0};
+        const shape s = {TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 96 + at, 160, 4100, 0};
         const tg_case c = case_of(&s, 0.5f);
         g_in_window = 0, g_window_sites = 0, g_fail_at = at;
         tg_fault_hook = fault_in_timing;
@@ -308,7 +344,7 @@ static void test_corrupt_cache(const char *dir)
              path);
     EXPECT(system(command) == 0, "%s", command);
     tg_set_autotune(h, 1);
-    const shape s = {TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 320, 320, 320, 0};
+    const shape s = {TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 640, 640, 640, 0};
     float *d = NULL;
     EXPECT(cudaMalloc((void **)&d, 256) == cudaSuccess, "cudaMalloc");
     char text[4096] = "";
@@ -390,10 +426,11 @@ int main(int argc, char **argv)
     /* The same values with and without autotuning, C written once (fresh keys: other betas
      * do not change the key, so other shapes). */
     const shape fresh[] = {{TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 640, 384, 1000, 0},
-                           {TG_COL_MAJOR, TG_TRANS, TG_NO_TRANS, 3000, 200, 40, 0}};
+                           {TG_COL_MAJOR, TG_TRANS, TG_NO_TRANS, 8000, 600, 40, 0}};
     compare_with_untuned(&fresh[0], 0.5f);
     compare_with_untuned(&fresh[1], 1.0f);
     test_capture();
+    test_short_call();
     test_faults_in_timing();
 
     /* The file a second process reads. */

@@ -40,6 +40,13 @@ extern "C" {
  * in fp32, of 8 on 97%, of 12 on 98%. */
 #define TG_AT_CANDIDATES 8
 
+/* A call the cost model puts under this many seconds is left to the planner: not timed, not
+ * cached (tg_autotune_shape, asked by name, still times it).  At a few microseconds neither
+ * back-to-back nor event-pair timing ranks the candidates as the calls themselves run: on the
+ * 40 calls of bench/results/autotune/ at 27fd950, the planner's own choice was within 2% of
+ * the fastest entry on 5 of the 8 calls the model put under 10 us, autotuning on 3. */
+#define TG_AT_MIN_PREDICTED_SECONDS 10e-6
+
 /* The GPU a cache file belongs to. */
 typedef struct tg_at_device {
     char name[96]; /* cudaDeviceProp.name, e.g. "NVIDIA H100 80GB HBM3" */

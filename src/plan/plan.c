@@ -674,11 +674,18 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
         }
         note(plan, "autotune: the cached choice %s is not followed (%s): the planner decides\n",
              tg_rungs[cached]->name, refused);
-    } else
-        note(plan, "%s", autotune_why);
-    /* --- End of autotuning. --- */
+    }
     if (!tg_choose(&dev, h->math, -1, h->split_k, p, &c))
         return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "no CUDA rung supports this call");
+    if (cached < 0 && plan->autotune_pending && c.seconds < TG_AT_MIN_PREDICTED_SECONDS) {
+        plan->autotune_pending = 0;
+        note(plan, "autotune: on, but the model puts this call at %.1f us, under the %.0f us "
+                   "below which timing cannot rank the candidates: the planner decides, and "
+                   "nothing is cached\n",
+             c.seconds * 1e6, TG_AT_MIN_PREDICTED_SECONDS * 1e6);
+    } else if (cached < 0)
+        note(plan, "%s", autotune_why);
+    /* --- End of autotuning. --- */
     plan->rung = c.rung;
     plan->split_k = c.split_k;
     note_choice(plan, &c, 0, h->compute_capability, p);
