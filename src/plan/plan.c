@@ -677,7 +677,8 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
     }
     if (!tg_choose(&dev, h->math, -1, h->split_k, p, &c))
         return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0, "no CUDA rung supports this call");
-    if (cached < 0 && plan->autotune_pending && c.seconds < TG_AT_MIN_PREDICTED_SECONDS) {
+    if (cached < 0 && plan->autotune_pending && c.seconds > 0.0 &&
+        c.seconds < TG_AT_MIN_PREDICTED_SECONDS) {
         plan->autotune_pending = 0;
         note(plan, "autotune: on, but the model puts this call at %.1f us, under the %.0f us "
                    "below which timing cannot rank the candidates: the planner decides, and "
