@@ -8,8 +8,9 @@
 # get more timed runs (--min-timed-ms), for cuBLAS and tilegemm alike.  JSON and logs under
 # ${OUT:-device-out}; the category tables last.
 #
-#   scripts/device_judge.sh SEED [COUNT]      environment: MODES (default "fp32 strict"),
-#                                             DEADLINE (seconds, default 560)
+#   scripts/device_judge.sh SEED [COUNT]      environment: MODES (default "fp32 strict"; empty:
+#                                             no random suite), FIXED (default 1: the fixed
+#                                             suites), DEADLINE (seconds, default 560)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
@@ -18,30 +19,32 @@ seed=$1
 count=${2:-200}
 export TILEGEMM_COMMIT=${TILEGEMM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 start=$SECONDS
-timeout "$(left)" scripts/test.sh >"$out/test.log" 2>&1
+timeout -k 5 "$(left)" scripts/test.sh >"$out/test.log" 2>&1
 status "scripts/test.sh" "rc $? in $((SECONDS - start)) s: $(grep -E 'tests passed|tests failed' "$out/test.log" | tail -n 1)"
 # A failing test's output at once, in a file of its own: a call cut short by its limit never
 # reaches the packing of the logs at the end, and only 8 files come back.
 grep -E -A60 '\*\*\*(Failed|Timeout|Exception)|\(Failed\)|Errors while running' "$out/test.log" \
   | head -n 400 >"$top/test-failures.txt"
 cli=build/tilegemm
-for math in ${MODES:-fp32 strict}; do
-  timeout "$(left)" "$cli" bench --suite random --seed "$seed" --count "$count" --algo auto \
+for math in ${MODES-fp32 strict}; do
+  timeout -k 5 "$(left)" "$cli" bench --suite random --seed "$seed" --count "$count" --algo auto \
     --math "$math" --min-timed-ms 1 --json "$top/random-seed$seed-auto-$math.json" \
     >"$out/random-$math.log" 2>&1
   status "random seed $seed x $count, auto $math" "rc $? at $SECONDS s"
 done
-timeout "$(left)" "$cli" bench --suite all --count 0 --algo auto --math fp32 --min-timed-ms 1 \
-  --json "$top/all-auto-fp32.json" >"$out/all-fp32.log" 2>&1
-status "all (fixed shapes), auto fp32" "rc $? at $SECONDS s"
-TILEGEMM_AUTOTUNE=1 TILEGEMM_CACHE_DIR=$(mktemp -d) timeout "$(left)" "$cli" bench --suite random \
+if [ "${FIXED:-1}" = 1 ]; then
+  timeout -k 5 "$(left)" "$cli" bench --suite all --count 0 --algo auto --math fp32 --min-timed-ms 1 \
+    --json "$top/all-auto-fp32.json" >"$out/all-fp32.log" 2>&1
+  status "all (fixed shapes), auto fp32" "rc $? at $SECONDS s"
+fi
+TILEGEMM_AUTOTUNE=1 TILEGEMM_CACHE_DIR=$(mktemp -d) timeout -k 5 "$(left)" "$cli" bench --suite random \
   --seed 4 --count "${AUTOTUNE_COUNT:-40}" --algo all --split-k pow2 --prune 3 --repeats 5 \
   --warmup 1 --min-timed-ms 2 --math fp32 --json "$top/autotune-seed4-fp32.json" >"$out/autotune.log" 2>&1
 status "autotune, seed 4 x ${AUTOTUNE_COUNT:-40}, every rung" "rc $? at $SECONDS s"
 python3 bench/regret.py "$top/autotune-seed4-fp32.json" --json "$top/autotune-regret.json" \
   >"$out/regret.txt" 2>&1
 start=$SECONDS
-timeout "$(left)" scripts/run.sh >"$out/run.log" 2>&1
+timeout -k 5 "$(left)" scripts/run.sh >"$out/run.log" 2>&1
 status "scripts/run.sh" "rc $? in $((SECONDS - start)) s"
 {
   echo "== summary"; cat "$summary"
