@@ -302,8 +302,9 @@ static void test_faults_in_timing(void)
     tg_set_autotune(h, 1);
     int faults = 0;
     for (int at = 0; at < 400; ++at) {
-        /* A fresh key each time (m), so that each call times. */
-        const shape s = {TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 96 + at, 160, 4100, 0};
+        /* A fresh key each time (k), so that each call times: a call the model puts at 25 us
+         * with a float64 reference of only 15M products, for the hundreds of keys. */
+        const shape s = {TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 16, 16, 60000 + 4 * at, 0};
         const tg_case c = case_of(&s, 0.5f);
         g_in_window = 0, g_window_sites = 0, g_fail_at = at;
         tg_fault_hook = fault_in_timing;
