@@ -57,8 +57,9 @@ COLUMNS = ["set", "suite", "layout", "trans", "m", "n", "k", "cublas_ms", "cubla
            "entries"]
 
 
-ENTRIES_HEADER = ("entries: rung=ms at 1,2,4,... slices of k (empty: not timed), ~ after the "
-                  "time of an entry timed once (--prune), a lower bound.")
+ENTRIES_HEADER = ("entries: rung=ms at 1,2,4,... slices of k (empty: not timed), rung@S=ms at "
+                  "S = 3, 5, 6 or 7 slices, ~ after the time of an entry timed once (--prune), "
+                  "a lower bound.")
 
 
 def case_key(r):
@@ -111,8 +112,11 @@ def format_entries(entries):
         by_rung.setdefault(rung, {})[int(slices)] = f"{format_ms(ms)}{'~' if pruned else ''}"
     items = []
     for rung, times in sorted(by_rung.items()):
-        counts = [1 << i for i in range(max(times).bit_length())]
-        items.append(f"{rung}=" + ",".join(times.get(n, "") for n in counts))
+        pow2 = {n: t for n, t in times.items() if n & (n - 1) == 0}
+        if pow2:
+            counts = [1 << i for i in range(max(pow2).bit_length())]
+            items.append(f"{rung}=" + ",".join(pow2.get(n, "") for n in counts))
+        items += [f"{rung}@{n}={t}" for n, t in sorted(times.items()) if n not in pow2]
     return " ".join(items)
 
 
@@ -121,6 +125,10 @@ def parse_entries(text):
     entries = {}
     for item in text.split():
         rung, times = item.split("=")
+        if "@" in rung:  # rung@S=ms
+            rung, slices = rung.split("@")
+            entries[f"{rung}/{int(slices)}"] = (float(times.rstrip("~")), times.endswith("~"))
+            continue
         for i, value in enumerate(times.split(",")):
             if value:
                 entries[f"{rung}/{1 << i}"] = (float(value.rstrip("~")), value.endswith("~"))
@@ -255,8 +263,8 @@ def main():
     else:
         cases = new
         header = [
-            "tilegemm regret corpus: every rung at 1 and each power of two of split-K slices the "
-            "planner allows (tg_split_k_most), median ms, on:",
+            "tilegemm regret corpus: every rung at the split-K slice counts the planner may weigh "
+            "(tg_split_k_counts), median ms, on:",
             *("  " + p for p in provenance),
             "set: train cases may be fitted on; held_out cases (random seeds "
             f"{', '.join(str(s) for s in sorted(held_out)) or 'none'}) never are.  "

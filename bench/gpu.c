@@ -386,13 +386,14 @@ static int run_case(gpu_ctx *g, const options *o, const bench_case *c)
         for (int a = 0; a < o->nalgos; ++a) {
             const char *algo = o->algos[a];
             int splits[16], nsplits = 0;
-            if (o->pow2_splits && strcmp(algo, "auto") != 0) {
-                int most = 1;
-                if (tg_split_k_most(algo, c->m, c->n, c->k, &most) != TG_SUCCESS)
-                    bench_die("tg_split_k_most(%s): %s", algo, tg_last_error(NULL));
-                for (int slices = 1; slices <= most && nsplits < 16; slices *= 2)
-                    splits[nsplits++] = slices;
-            } else if (o->pow2_splits) {
+            if (o->split_counts && strcmp(algo, "auto") != 0) {
+                int counts[16], ncounts = 0;
+                if (tg_split_k_counts(algo, c->m, c->n, c->k, counts, 16, &ncounts) != TG_SUCCESS)
+                    bench_die("tg_split_k_counts(%s): %s", algo, tg_last_error(NULL));
+                for (int i = 0; i < ncounts; ++i) /* pow2: the powers of two alone */
+                    if (o->split_counts == 2 || (counts[i] & (counts[i] - 1)) == 0)
+                        splits[nsplits++] = counts[i];
+            } else if (o->split_counts) {
                 splits[nsplits++] = 0; /* auto: the planner's choice */
             } else {
                 for (int i = 0; i < o->nsplits; ++i)

@@ -50,7 +50,9 @@ static void bench_usage(FILE *f)
             "  --commit SHA         commit to record (default $TILEGEMM_COMMIT, else git)\n"
             "  --split-k S[,S...]   time each rung with tg_set_split_k(S): 0 planner (default),\n"
             "                       1 never, n slices; pow2: 1 and every power of two up to\n"
-            "                       the most the planner allows the rung (tg_split_k_most)\n"
+            "                       the most the planner allows the rung (tg_split_k_most);\n"
+            "                       planner: every count the planner may weigh, 1 to 8 then\n"
+            "                       the powers of two (tg_split_k_counts)\n"
             "  --prune F            time no further a rung whose first timed run is F times\n"
             "                       the case's fastest so far (its one run is kept, marked\n"
             "                       pruned: a lower bound); 0 (default) times every entry\n"
@@ -220,8 +222,8 @@ static int parse_algos(const char *s, options *o)
 static int parse_splits(const char *v, options *o)
 {
     o->nsplits = 0;
-    o->pow2_splits = strcmp(v, "pow2") == 0;
-    if (o->pow2_splits) { /* per rung and case: gpu.c asks tg_split_k_most */
+    o->split_counts = strcmp(v, "pow2") == 0 ? 1 : strcmp(v, "planner") == 0 ? 2 : 0;
+    if (o->split_counts) { /* per rung and case: gpu.c asks tg_split_k_counts */
         o->splits[o->nsplits++] = 1;
         return 1;
     }
@@ -312,7 +314,7 @@ int bench_parse_options(int argc, char **argv, options *o, int *exit_code)
         {"--repeats", tg_arg_int, &repeats, "an integer 1..1000000"},
         {"--warmup", tg_arg_int, &warmups, "an integer 0..1000000"},
         {"--rotate-mib", tg_arg_int, &rotate, "an integer 0..1000000"},
-        {"--split-k", read_splits, o, "up to 8 values 0..256, comma-separated, e.g. 0,2,4, or pow2"},
+        {"--split-k", read_splits, o, "up to 8 values 0..256, comma-separated, e.g. 0,2,4, pow2 or planner"},
         {"--prune", read_nonnegative, &o->prune, "a number >= 0"},
         {"--min-timed-ms", read_nonnegative, &o->min_timed_ms, "a number >= 0"},
         {"--json", tg_arg_name, &o->json_path, "a file name"},

@@ -257,11 +257,19 @@ TG_API tg_status tg_set_split_k(tg_handle *handle, int slices);
 
 /* The most slices `auto` would cut a single m x n x k product into on the rung named algo (1:
  * it would not split it there): every slice of k at least the rung's shortest (128 of k, 1024 on
- * 3xTF32 rungs), the partial products within 256 MiB of workspace.  The planner weighs 1 and
- * the powers of two up to this, so a tuner that times those has timed every choice it can make.
+ * 3xTF32 rungs), the partial products within 256 MiB of workspace.  The planner weighs the
+ * counts tg_split_k_counts lists, all up to this.
  * TG_ERROR_INVALID_ARGUMENT (recorded for tg_last_error(NULL)) for a name that is not a rung of
  * this build or a size below 1. */
 TG_API tg_status tg_split_k_most(const char *algo, int64_t m, int64_t n, int64_t k, int *most);
+
+/* The slice counts the planner may weigh for this product on the rung named algo, ascending, into
+ * counts (room for max; *count gets how many): 1, each count up to 8, then the powers of two, up
+ * to tg_split_k_most.  A tuner that times these has timed every choice the planner can make;
+ * the planner weighs 3, 5, 6 and 7 only where its measured calls timed them.  Errors as
+ * tg_split_k_most, and TG_ERROR_INVALID_ARGUMENT for a NULL counts or count or max below 1. */
+TG_API tg_status tg_split_k_counts(const char *algo, int64_t m, int64_t n, int64_t k, int *counts,
+                                   int max, int *count);
 
 /* Autotuning, off by default (on for new handles when TILEGEMM_AUTOTUNE=1).  When on, the first
  * call of a key times the planner's best few candidates (rung and split-K; only those the

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The regret corpus's measurements, in one GPU call: build the CLI for the H100, then time every
-# rung of the build at 1 and each power of two of split-K slices the planner allows it
-# (`--split-k pow2`), beside cuBLAS, on the random suite of each seed given (COUNT shapes each)
-# and, with FIXED=1, on the fixed suites.  Hopeless entries are timed once (`--prune`).  One
+# rung of the build at every count of split-K slices the planner may weigh (`--split-k planner`:
+# 1 to 8, then the powers of two; SPLITS=pow2 for the powers of two alone), beside cuBLAS, on
+# the random suite of each seed given (COUNT shapes each) and, with FIXED=1, on the fixed suites.  Hopeless entries are timed once (`--prune`).  One
 # JSON a chunk under ${OUT:-device-out}, packed into one archive; bench/corpus.py turns them into
 # tuning/regret_corpus_sm_90.tsv.
 #
@@ -54,7 +54,7 @@ retime=() # the corpus's own cases to re-time, over runs adding up to 2 ms unles
   retime=(--shapes-longer-unaligned "$RETIME_LONGER_UNALIGNED")
 [ -n "${RETIME_WIDE_UNALIGNED:-}" ] && retime=(--shapes-wide-unaligned "$RETIME_WIDE_UNALIGNED")
 min_timed=${MIN_TIMED_MS:-$([ ${#retime[@]} -gt 0 ] && echo 2 || echo 0)}
-common=(--algo "${ALGOS:-all}" --split-k pow2 --prune "${PRUNE:-3}" --repeats 5 --warmup 1
+common=(--algo "${ALGOS:-all}" --split-k "${SPLITS:-planner}" --prune "${PRUNE:-3}" --repeats 5 --warmup 1
   --min-timed-ms "$min_timed")
 chunks=()
 for s in "$@"; do chunks+=("random-seed$s"); done

@@ -14,6 +14,7 @@
 #include "internal.h"
 #include "plan/tuning.h" /* tg_tuned: the row a choice followed */
 #include "plan/autotune.h"
+#include "plan/split_k.h" /* tg_split_k_next: the counts the planner weighs */
 
 /* Host calls under this much work (m*n*k*batch) stay on the CPU: the staging copies cost more
  * than the CPU needs.  Overridden by TILEGEMM_GPU_MIN_WORK. */
@@ -681,6 +682,22 @@ tg_status tg_split_k_most(const char *algo, int64_t m, int64_t n, int64_t k, int
                        (long long)n, (long long)k);
     const tg_problem p = {.m = m, .n = n, .k = k, .batch = 1};
     *most = tg_most_slices(rung, &p);
+    return TG_SUCCESS;
+}
+
+tg_status tg_split_k_counts(const char *algo, int64_t m, int64_t n, int64_t k, int *counts,
+                            int max, int *count)
+{
+    if (!counts || !count || max < 1)
+        return tg_fail(NULL, TG_ERROR_INVALID_ARGUMENT, 0, "%s",
+                       !counts ? "counts is NULL" : !count ? "count is NULL" : "max is below 1");
+    int most = 1;
+    const tg_status s = tg_split_k_most(algo, m, n, k, &most);
+    if (s != TG_SUCCESS)
+        return s;
+    *count = 0;
+    for (int slices = 1; slices <= most && *count < max; slices = tg_split_k_next(slices))
+        counts[(*count)++] = slices;
     return TG_SUCCESS;
 }
 

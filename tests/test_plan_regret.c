@@ -1,7 +1,7 @@
 /* plan_regret: the planner judged on measured data, on the CPU.  The regret corpus
  * (tuning/regret_corpus_sm_90.tsv, bench/corpus.py) holds, for several hundred calls, the median
- * time of every rung at 1 and each power of two of split-K slices the planner allows, measured
- * on an H100.  For each call and math mode this asks tg_choose what `auto` would run on an H100
+ * time of every rung at 1 and each power of two of split-K slices the planner allows (and at 3,
+ * 5, 6 and 7 where timed: `rung@S=ms`), measured on an H100.  For each call and math mode this asks tg_choose what `auto` would run on an H100
  * and compares that entry's time with the fastest entry the mode lets auto use:
  *   regret = time(planned rung and slices) / time(best allowed).
  * It is judged on the held-out cases (random seeds the planner never saw), in the fp32 and
@@ -111,7 +111,8 @@ static const char *category_name(int cat)
 }
 
 /* Parses "rung=ms,ms,..." items (the times at 1, 2, 4, ... slices, empty where not timed, "~"
- * after a time measured once) into c->entries; 0 on a malformed or unknown item. */
+ * after a time measured once) and "rung@S=ms" items (the time at S slices, a count between the
+ * powers of two) into c->entries; 0 on a malformed or unknown item. */
 static int parse_entries(char *text, corpus_case *c, int line)
 {
     int cap = 16;
@@ -124,13 +125,24 @@ static int parse_entries(char *text, corpus_case *c, int line)
             return 0;
         }
         *eq = '\0';
+        char *at = strchr(item, '@');
+        int only = 0; /* rung@S: the one count S */
+        if (at) {
+            *at = '\0';
+            only = atoi(at + 1);
+            if (tg_measured_slot(only) < 0 || (only & (only - 1)) == 0 || strchr(eq + 1, ',')) {
+                EXPECT(0, "corpus line %d: \"%s@%s\" is not rung@S=ms with S 3, 5, 6 or 7", line,
+                       item, at + 1);
+                return 0;
+            }
+        }
         const int rung = tg_find_rung(item);
         if (rung < 0) {
             EXPECT(0, "corpus line %d: rung \"%s\" is not in this build: re-time the corpus "
                       "(bench/corpus.py)", line, item);
             return 0;
         }
-        int slices = 1;
+        int slices = only ? only : 1;
         for (char *time = eq + 1; *time; slices *= 2) {
             char *comma = strchr(time, ',');
             if (comma)

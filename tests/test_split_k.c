@@ -81,8 +81,45 @@ static void check_split(tg_layout layout, tg_op ta, tg_op tb, int64_t m, int64_t
     free(A), free(B), free(C), free(C_in), free(ref), free(bound), free(workspace);
 }
 
+/* tg_split_k_counts: 1, then each count up to 8, then the powers of two, up to the most the
+ * rung allows; arguments checked. */
+static void check_counts(void)
+{
+    const char *algo = NULL; /* a rung of this build (the CPU-only build has none) */
+    for (const char *const *name = tg_algos(); *name && !algo; ++name)
+        if (!strcmp(*name, "ffma128x128"))
+            algo = *name;
+    const int64_t ks[] = {64, 700, 1500, 5000, 40000, 1 << 20};
+    for (int i = 0; algo && i < 6; ++i) {
+        int most = 0, counts[32], n = 0;
+        EXPECT(tg_split_k_most(algo, 300, 200, ks[i], &most) == TG_SUCCESS, "most");
+        EXPECT(tg_split_k_counts(algo, 300, 200, ks[i], counts, 32, &n) == TG_SUCCESS,
+               "counts: %s", tg_last_error(NULL));
+        int want = 1, j = 0;
+        for (; want <= most; want = want < 8 ? want + 1 : want * 2, ++j)
+            EXPECT(j < n && counts[j] == want, "k %lld: count %d is %d, not %d", (long long)ks[i],
+                   j, j < n ? counts[j] : -1, want);
+        EXPECT(n == j, "k %lld: %d counts, not %d (most %d)", (long long)ks[i], n, j, most);
+        if (most >= 3) {
+            EXPECT(tg_split_k_counts(algo, 300, 200, ks[i], counts, 2, &n) == TG_SUCCESS &&
+                       n == 2 && counts[1] == 2,
+                   "k %lld: room for 2 holds the first 2", (long long)ks[i]);
+        }
+    }
+    int counts[4], n = 0;
+    EXPECT(tg_split_k_counts("no-such-rung", 8, 8, 8, counts, 4, &n) ==
+               TG_ERROR_INVALID_ARGUMENT, "an unknown rung");
+    EXPECT(tg_split_k_counts(algo, 8, 8, 8, NULL, 4, &n) == TG_ERROR_INVALID_ARGUMENT,
+           "NULL counts");
+    EXPECT(tg_split_k_counts(algo, 8, 8, 8, counts, 0, &n) == TG_ERROR_INVALID_ARGUMENT,
+           "room for none");
+    EXPECT(tg_split_k_counts(algo, 0, 8, 8, counts, 4, &n) == TG_ERROR_INVALID_ARGUMENT,
+           "m = 0");
+}
+
 int main(void)
 {
+    check_counts();
     const tg_op ops[] = {TG_NO_TRANS, TG_TRANS};
     uint64_t seed = 42;
     for (int l = 0; l < 2; ++l)

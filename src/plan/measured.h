@@ -34,15 +34,25 @@ extern const tg_measured_call tg_measured_calls[];
 extern const int tg_measured_call_count;
 extern const tg_measured_entry tg_measured_entries[];
 
-/* Slices are 1 or a power of two up to TG_MAX_SPLIT_K (256): a (rung, slices) entry is kept at
- * rung * TG_MEASURED_SLOTS + log2(slices).  -1 for a count that is not a power of two. */
-enum { TG_MEASURED_SLOTS = 9 };
+/* Slices are the counts the planner weighs (split_k.h: tg_split_k_next): a power of two up to
+ * TG_MAX_SPLIT_K (256), kept at rung * TG_MEASURED_SLOTS + log2(slices), or 3, 5, 6 or 7, kept
+ * in the four slots after those.  -1 for any other count. */
+enum { TG_MEASURED_POW2_SLOTS = 9, TG_MEASURED_SLOTS = TG_MEASURED_POW2_SLOTS + 4 };
 static inline int tg_measured_slot(int slices)
 {
-    if (slices < 1 || (slices & (slices - 1)) != 0)
+    static const signed char fine[8] = {-1, -1, -1, 9, -1, 10, 11, 12}; /* 3, 5, 6, 7 */
+    if (slices < 1)
         return -1;
+    if ((slices & (slices - 1)) != 0)
+        return slices < 8 ? fine[slices] : -1;
     const int slot = __builtin_ctz((unsigned)slices);
-    return slot < TG_MEASURED_SLOTS ? slot : -1;
+    return slot < TG_MEASURED_POW2_SLOTS ? slot : -1;
+}
+/* The slice count a slot keeps: the inverse of tg_measured_slot. */
+static inline int tg_measured_slot_slices(int slot)
+{
+    static const int fine[4] = {3, 5, 6, 7};
+    return slot < TG_MEASURED_POW2_SLOTS ? 1 << slot : fine[slot - TG_MEASURED_POW2_SLOTS];
 }
 
 /* The measured calls nearest p: indices and weights, nearest first. */

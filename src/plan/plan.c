@@ -278,8 +278,9 @@ static void fill_regret_table(void)
                 const int allowed = !tg_auto_refuses(&dev, (tg_math)mode, i, p);
                 const int most = tg_most_slices(i, p);
                 for (int slot = 0; slot < TG_MEASURED_SLOTS; ++slot) {
-                    const double ms = tg_measured_ms(c, i, 1 << slot);
-                    const int counts = allowed && (1 << slot) <= most && ms > 0.0;
+                    const int slices = tg_measured_slot_slices(slot);
+                    const double ms = tg_measured_ms(c, i, slices);
+                    const int counts = allowed && slices <= most && ms > 0.0;
                     row[i * TG_MEASURED_SLOTS + slot] = counts ? (float)ms : NAN;
                     if (counts && ms < best)
                         best = ms;
@@ -316,11 +317,12 @@ static void fill_residual_table(void)
             const double staged = row ? tg_staged_bytes(i, p) : 0.0;
             const int turned = row ? rung_turns(i, p) : 0;
             for (int slot = 0; slot < TG_MEASURED_SLOTS; ++slot) {
-                const double ms = tg_measured_ms(c, i, 1 << slot);
+                const int slices = tg_measured_slot_slices(slot);
+                const double ms = tg_measured_ms(c, i, slices);
                 double lr = NAN;
                 if (row && ms > 0.0) {
                     const double predicted = 1e3 * model_seconds(model, row, correction, i, p, sms,
-                                                                 1 << slot, staged, turned);
+                                                                 slices, staged, turned);
                     if (predicted > 0.0)
                         lr = log(ms / predicted);
                 }
@@ -359,17 +361,22 @@ static double measured_log_residual(const tg_neighbours *nb, int i, int slices)
     return neighbour_mean(nb, residual_table, width, i, slices, 0.0);
 }
 
-/* The measured log regret of rung i cut into `slices` near p in math mode (see above). */
-static double measured_log_regret(const tg_neighbours *nb, tg_math math, int i, int slices)
+/* The measured log regret of rung i cut into `slices` near p in math mode (see above); NAN
+ * where no neighbour timed a count between the powers of two (such a count is weighed only
+ * where it was timed). */
+static double measured_log_regret(const tg_neighbours *nb, tg_math math, int i, int slices,
+                                  int forced)
 {
     pthread_once(&regret_once, fill_regret_table);
     const size_t width = (size_t)tg_rung_count * TG_MEASURED_SLOTS;
+    const int pow2 = (slices & (slices - 1)) == 0;
     return neighbour_mean(nb, regret_table ? regret_table + (size_t)math * width : NULL,
-                          3 * width, i, slices, UNTIMED_LOG_REGRET);
+                          3 * width, i, slices, pow2 || forced ? UNTIMED_LOG_REGRET : NAN);
 }
 
 typedef struct candidate {
     int rung, slices;
+    int forced_split; /* slices was forced (tg_set_split_k): weighed even where never timed */
     double seconds; /* the cost model's */
     double score;
 } candidate;
@@ -391,14 +398,16 @@ static int gather(const tg_device_props *dev, tg_math math, int forced_rung, int
             continue;
         const double staged = tg_staged_bytes(i, p);
         const int turned = rung_turns(i, p);
-        /* 1 and the powers of two up to the most slices allowed: the choices the regret corpus
-         * times, so every choice the planner can make has a measured cost there.  A forced
-         * split is obeyed as given: tg_set_split_k is for tuning. */
+        /* The counts of tg_split_k_next up to the most slices allowed: the choices the regret
+         * corpus times (score() weighs 3, 5, 6 and 7 only where the neighbours timed them), so
+         * every choice the planner can make has a measured cost there.  A forced split is
+         * obeyed as given: tg_set_split_k is for tuning. */
         const int most = forced_split ? forced_split : tg_most_slices(i, p);
         for (int slices = forced_split ? forced_split : 1; slices <= most && count < kMaxCandidates;
-             slices *= 2)
+             slices = tg_split_k_next(slices))
             out[count++] = (candidate){
                 i, slices,
+                forced_split != 0,
                 row ? model_seconds(model, row, correction, i, p, sms, slices, staged, turned)
                     : NAN,
                 0.0};
@@ -407,23 +416,29 @@ static int gather(const tg_device_props *dev, tg_math math, int forced_rung, int
 }
 
 /* Scores the candidates (see ALPHA and RESIDUAL_WEIGHT above); one without a model row is
- * taken as UNMODELLED_LOG_GAP behind the model's fastest. */
+ * taken as UNMODELLED_LOG_GAP behind the model's fastest; a count between the powers of two
+ * that no neighbour timed scores INFINITY, never chosen, unless tg_set_split_k forced it. */
 static void score(const tg_device_props *dev, tg_math math, const tg_problem *p, candidate *c,
                   int count)
 {
-    double fastest = INFINITY;
-    for (int j = 0; j < count; ++j)
-        fastest = c[j].seconds < fastest ? c[j].seconds : fastest;
     tg_neighbours nb;
     tg_measured_neighbours(dev->compute_capability, p, &nb);
+    double fastest = INFINITY;
+    for (int j = 0; j < count; ++j) { /* the measured term first: it says who is weighed */
+        c[j].score = measured_log_regret(&nb, math, c[j].rung, c[j].slices, c[j].forced_split);
+        if (!isnan(c[j].score) && c[j].seconds < fastest)
+            fastest = c[j].seconds;
+    }
     for (int j = 0; j < count; ++j)
-        c[j].score = ALPHA * measured_log_regret(&nb, math, c[j].rung, c[j].slices) +
-                     (1.0 - ALPHA) * (isnan(c[j].seconds)
-                                          ? UNMODELLED_LOG_GAP
-                                          : log(c[j].seconds / fastest) +
-                                                RESIDUAL_WEIGHT *
-                                                    measured_log_residual(&nb, c[j].rung,
-                                                                          c[j].slices));
+        c[j].score = isnan(c[j].score)
+                         ? INFINITY
+                         : ALPHA * c[j].score +
+                               (1.0 - ALPHA) * (isnan(c[j].seconds)
+                                                    ? UNMODELLED_LOG_GAP
+                                                    : log(c[j].seconds / fastest) +
+                                                          RESIDUAL_WEIGHT *
+                                                              measured_log_residual(
+                                                                  &nb, c[j].rung, c[j].slices));
 }
 
 static int by_score(const void *a, const void *b)
@@ -440,7 +455,7 @@ int tg_choose_ranked(const tg_device_props *dev, tg_math math, const tg_problem 
     score(dev, math, p, c, count);
     qsort(c, (size_t)count, sizeof *c, by_score);
     int n = 0;
-    for (; n < count && n < max; ++n)
+    for (; n < count && n < max && !isinf(c[n].score); ++n)
         out[n] = (tg_candidate){c[n].rung, c[n].slices, c[n].seconds};
     return n;
 }
@@ -455,7 +470,7 @@ int tg_autotune_candidates(const tg_device_props *dev, tg_math math, const tg_pr
     score(dev, math, p, c, count);
     qsort(c, (size_t)count, sizeof *c, by_score);
     int n = 1; /* the planner's own choice first, so timing can only improve on it */
-    for (int j = 0; j < count && n < max; ++j)
+    for (int j = 0; j < count && n < max && !isinf(c[j].score); ++j)
         if (c[j].rung != out[0].rung || c[j].slices != out[0].split_k)
             out[n++] = (tg_candidate){c[j].rung, c[j].slices, c[j].seconds};
     return n;
@@ -552,7 +567,7 @@ static int choose_uncached(const tg_device_props *dev, tg_math math, int forced_
         out->split_k = c[0].slices;
         out->seconds = c[0].seconds;
         out->score = c[0].score;
-        for (int j = 1; j < count; ++j)
+        for (int j = 1; j < count && !isinf(c[j].score); ++j)
             if (c[j].rung != c[0].rung) {
                 out->runner_up = c[j].rung;
                 out->runner_up_split = c[j].slices;

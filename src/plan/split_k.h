@@ -40,6 +40,17 @@ static inline tg_split_k_lengths tg_split_k_lengths_of(int64_t k, int slices)
     return l;
 }
 
+/* The slice counts the planner weighs, in order: 1, each count up to TG_SPLIT_K_FINE, then the
+ * powers of two.  The counts between the powers of two let tiles x slices fill whole waves: a
+ * product of 36 tiles on an H100 with room for 264 blocks of ffma128x128 runs 7 slices (252
+ * blocks) in one wave where 8 (288) take two; 227x2300x11645 row-major NT ran 0.368 ms at 7
+ * against 0.598 at 8 and 0.431 at 32 (bench/results/split-k/). */
+#define TG_SPLIT_K_FINE 8
+static inline int tg_split_k_next(int slices)
+{
+    return slices < TG_SPLIT_K_FINE ? slices + 1 : slices * 2;
+}
+
 typedef struct tg_split_k {
     int64_t slice_k;     /* k of each full slice, a multiple of TG_SPLIT_K_ALIGN */
     tg_problem full;     /* the full slices as one batch; full.batch of them */
