@@ -91,7 +91,8 @@ typedef struct options {
     int splits[8];         /* --split-k values, each timed for every rung; {0} = the planner's */
     int nsplits;
     int split_counts;      /* --split-k pow2 (1): 1 and each power of two up to tg_split_k_most;
-                            * planner (2): every count of tg_split_k_counts */
+                            * planner (2): every count of tg_split_k_counts; fine (3): its
+                            * counts between the powers of two */
     double prune;          /* --prune F: a rung entry F times slower than the case's fastest
                             * in its first timed run is not timed further (0: never) */
     int tune;              /* --tune: write the winners to a tuning table */

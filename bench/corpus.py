@@ -4,6 +4,7 @@ that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
 
     python3 bench/corpus.py --held-out SEED[,SEED...] OUT.tsv RUN.json [RUN.json ...]
     python3 bench/corpus.py --refresh OLD.tsv OUT.tsv RUN.json [...]
+    python3 bench/corpus.py --add OLD.tsv OUT.tsv RUN.json [...]
     python3 bench/corpus.py --shapes-below MS CORPUS.tsv
     python3 bench/corpus.py --shapes-k-at-most K CORPUS.tsv
     python3 bench/corpus.py --shapes-k-at-least K CORPUS.tsv
@@ -29,6 +30,10 @@ case (a kernel change re-timed with scripts/device_corpus.sh and --algo naming t
 rungs), and the header keeps both runs' provenance.  cuBLAS's times are replaced too where the runs have
 them.  Cases the corpus lacks (runs of new seeds) are added, to the train set unless their seed
 is named by --held-out.
+
+--add adds entries to the cases the corpus has, each (rung, slices) replacing only its own
+older time: the counts between the powers of two (`tilegemm bench --split-k fine`) timed on
+cases whose other entries stay.  Cases the corpus lacks are left out.
 
 --shapes-below prints, a line per layout and transposes, `LAYOUT TRANS MxNxK ...` of the cases
 whose fastest entry takes under MS milliseconds: the calls of a few microseconds, whose first
@@ -236,12 +241,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--held-out", default="", help="seeds whose cases are held out")
     ap.add_argument("--refresh", help="an existing corpus whose entries the runs replace")
+    ap.add_argument("--add", help="an existing corpus the runs' entries are added to, each "
+                                  "(rung, slices) replacing only itself")
     ap.add_argument("out")
     ap.add_argument("runs", nargs="+")
     args = ap.parse_args()
     held_out = {int(s) for s in args.held_out.split(",") if s}
     new, provenance = read_runs(args.runs, held_out)
-    if args.refresh:
+    if args.add:
+        header, cases = read_tsv(args.add)
+        for key, c in new.items():
+            if key in cases:  # its cuBLAS times stay those its other entries were timed beside
+                cases[key]["entries"].update(c["entries"])
+        header += ["added entries: " + p for p in provenance]
+    elif args.refresh:
         header, cases = read_tsv(args.refresh)
         added = 0
         for key, c in new.items():

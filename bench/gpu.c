@@ -390,9 +390,11 @@ static int run_case(gpu_ctx *g, const options *o, const bench_case *c)
                 int counts[16], ncounts = 0;
                 if (tg_split_k_counts(algo, c->m, c->n, c->k, counts, 16, &ncounts) != TG_SUCCESS)
                     bench_die("tg_split_k_counts(%s): %s", algo, tg_last_error(NULL));
-                for (int i = 0; i < ncounts; ++i) /* pow2: the powers of two alone */
-                    if (o->split_counts == 2 || (counts[i] & (counts[i] - 1)) == 0)
+                for (int i = 0; i < ncounts; ++i) { /* pow2 and fine: one kind alone */
+                    const int pow2 = (counts[i] & (counts[i] - 1)) == 0;
+                    if (o->split_counts == 2 || pow2 == (o->split_counts == 1))
                         splits[nsplits++] = counts[i];
+                }
             } else if (o->split_counts) {
                 splits[nsplits++] = 0; /* auto: the planner's choice */
             } else {

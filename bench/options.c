@@ -52,7 +52,8 @@ static void bench_usage(FILE *f)
             "                       1 never, n slices; pow2: 1 and every power of two up to\n"
             "                       the most the planner allows the rung (tg_split_k_most);\n"
             "                       planner: every count the planner may weigh, 1 to 8 then\n"
-            "                       the powers of two (tg_split_k_counts)\n"
+            "                       the powers of two (tg_split_k_counts); fine: its 3, 5, 6\n"
+            "                       and 7 alone\n"
             "  --prune F            time no further a rung whose first timed run is F times\n"
             "                       the case's fastest so far (its one run is kept, marked\n"
             "                       pruned: a lower bound); 0 (default) times every entry\n"
@@ -222,7 +223,10 @@ static int parse_algos(const char *s, options *o)
 static int parse_splits(const char *v, options *o)
 {
     o->nsplits = 0;
-    o->split_counts = strcmp(v, "pow2") == 0 ? 1 : strcmp(v, "planner") == 0 ? 2 : 0;
+    o->split_counts = !strcmp(v, "pow2")      ? 1
+                      : !strcmp(v, "planner") ? 2
+                      : !strcmp(v, "fine")    ? 3
+                                              : 0;
     if (o->split_counts) { /* per rung and case: gpu.c asks tg_split_k_counts */
         o->splits[o->nsplits++] = 1;
         return 1;
@@ -314,7 +318,7 @@ int bench_parse_options(int argc, char **argv, options *o, int *exit_code)
         {"--repeats", tg_arg_int, &repeats, "an integer 1..1000000"},
         {"--warmup", tg_arg_int, &warmups, "an integer 0..1000000"},
         {"--rotate-mib", tg_arg_int, &rotate, "an integer 0..1000000"},
-        {"--split-k", read_splits, o, "up to 8 values 0..256, comma-separated, e.g. 0,2,4, pow2 or planner"},
+        {"--split-k", read_splits, o, "up to 8 values 0..256, comma-separated, e.g. 0,2,4, pow2, planner or fine"},
         {"--prune", read_nonnegative, &o->prune, "a number >= 0"},
         {"--min-timed-ms", read_nonnegative, &o->min_timed_ms, "a number >= 0"},
         {"--json", tg_arg_name, &o->json_path, "a file name"},

@@ -11,6 +11,10 @@
 #                                               ALGOS (default all: the rungs to time; name
 #                                               the changed ones to re-time their rows, then
 #                                               bench/corpus.py --refresh)
+#   SPLITS=fine RETIME_SIDE_ABOVE=64 ALGOS=rung,... scripts/device_corpus.sh
+#                                               the counts 3, 5, 6 and 7 alone on those
+#                                               cases, then bench/corpus.py --add (keeps the
+#                                               powers of two timed before)
 #   RETIME_BELOW=MS scripts/device_corpus.sh    re-times, with runs adding up to MIN_TIMED_MS
 #                                               (default 2) each, the corpus's cases whose
 #                                               fastest entry is under MS ms, a chunk per
