@@ -190,8 +190,10 @@ int tg_choose_ranked(const tg_device_props *dev, tg_math math, const tg_problem 
                      tg_candidate *out, int max);
 
 /* What autotuning times for p, at most `max`: the ranking's first (tg_choose's choice where no
- * tuned row decides) first, then the ranking widened to the rungs the cost model has no row
- * for (their seconds NAN), best first.
+ * tuned row decides) first; then, where the cost model puts it faster than that choice, the
+ * same rung at the count of 3, 5, 6 or 7 slices it puts fastest (timed or not in the corpus);
+ * then the ranking widened to the rungs the cost model has no row for (their seconds NAN),
+ * best first.
  * Returns how many (0: no rung can run p). */
 int tg_autotune_candidates(const tg_device_props *dev, tg_math math, const tg_problem *p,
                            tg_candidate *out, int max);

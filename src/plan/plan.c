@@ -470,8 +470,18 @@ int tg_autotune_candidates(const tg_device_props *dev, tg_math math, const tg_pr
     score(dev, math, p, c, count);
     qsort(c, (size_t)count, sizeof *c, by_score);
     int n = 1; /* the planner's own choice first, so timing can only improve on it */
+    /* Second, the count between the powers of two that the model puts fastest for the chosen
+     * rung, where it beats the choice: timing may take a count whose whole waves the corpus
+     * never timed (bench/results/split-k/). */
+    int fine = -1;
+    for (int j = 0; j < count; ++j)
+        if (c[j].rung == out[0].rung && (c[j].slices & (c[j].slices - 1)) != 0 &&
+            c[j].seconds < out[0].seconds && (fine < 0 || c[j].seconds < c[fine].seconds))
+            fine = j;
+    if (fine >= 0 && n < max)
+        out[n++] = (tg_candidate){c[fine].rung, c[fine].slices, c[fine].seconds};
     for (int j = 0; j < count && n < max && !isinf(c[j].score); ++j)
-        if (c[j].rung != out[0].rung || c[j].slices != out[0].split_k)
+        if ((c[j].rung != out[0].rung || c[j].slices != out[0].split_k) && j != fine)
             out[n++] = (tg_candidate){c[j].rung, c[j].slices, c[j].seconds};
     return n;
 }
