@@ -274,7 +274,7 @@ double tg_model_predict_ms(const tg_device_props *dev, int i, int slices, const 
 
 enum { kMaxCandidates = 64 * TG_MEASURED_SLOTS }; /* rungs x slice counts */
 
-/* Each measured call's log regrets by math mode: ln(time of rung i at 2^slot slices / the
+/* Each measured call's log regrets by math mode: ln(time of rung i at a slot's slices / the
  * fastest entry the mode let auto use there), NAN where it was not timed or the mode forbids
  * it; [(call * 3 + mode) * width + rung * TG_MEASURED_SLOTS + slot].  Worked out once, so a
  * choice reads numbers and asks no rung anything. */
@@ -313,25 +313,29 @@ static void fill_regret_table(void)
     regret_table = table;
 }
 
-/* Each measured call's model error: ln(its median time on rung i at 2^slot slices / what the
+/* Each measured call's model error, ln(its median time on rung i at a slot's slices / what the
  * cost model predicts for it on the GPU it was timed on), NAN where it was not timed or the
- * model has no row; [call * width + rung * TG_MEASURED_SLOTS + slot]. */
-static float *residual_table;
-static pthread_once_t residual_once = PTHREAD_ONCE_INIT;
+ * model has no row; and its wave fill there (wave_fill), NAN without a model row.  Both
+ * [call * width + rung * TG_MEASURED_SLOTS + slot], filled together. */
+static float *residual_table, *fill_table;
+static pthread_once_t model_tables_once = PTHREAD_ONCE_INIT;
 
-static void fill_residual_table(void)
+static void fill_model_tables(void)
 {
     const int n = tg_measured_call_count, width = tg_rung_count * TG_MEASURED_SLOTS;
     if (n == 0 || width == 0)
         return;
-    float *table = malloc((size_t)n * (size_t)width * sizeof *table);
-    if (!table) /* no residuals: the model's term is its own */
+    float *residuals = malloc((size_t)n * (size_t)width * sizeof *residuals);
+    float *fills = malloc((size_t)n * (size_t)width * sizeof *fills);
+    if (!residuals || !fills) { /* none: the model's term is its own, neighbours unweighted */
+        free(residuals), free(fills);
         return;
+    }
     for (int c = 0; c < n; ++c) {
         const tg_model_device *model = tg_model_device_for(tg_measured_calls[c].cc);
         const tg_problem *p = tg_measured_problem(c);
         const int sms = tg_measured_calls[c].sms > 0 ? tg_measured_calls[c].sms : 1;
-        float *row_of_call = table + (size_t)c * (size_t)width;
+        const size_t of_call = (size_t)c * (size_t)width;
         for (int i = 0; i < tg_rung_count; ++i) {
             const tg_model_correction *correction;
             const tg_model_rung *row = model ? model_row(model, i, p, &correction) : NULL;
@@ -347,41 +351,14 @@ static void fill_residual_table(void)
                     if (predicted > 0.0)
                         lr = log(ms / predicted);
                 }
-                row_of_call[i * TG_MEASURED_SLOTS + slot] = (float)lr;
+                const size_t at = of_call + (size_t)(i * TG_MEASURED_SLOTS + slot);
+                residuals[at] = (float)lr;
+                fills[at] = row ? (float)wave_fill(row, i, p, sms, slices, turned) : NAN;
             }
         }
     }
-    residual_table = table;
-}
-
-/* Each measured call's wave fill (wave_fill) for rung i at 2^slot slices, NAN without a model
- * row; [call * width + rung * TG_MEASURED_SLOTS + slot]. */
-static float *fill_table;
-static pthread_once_t fill_once = PTHREAD_ONCE_INIT;
-
-static void fill_fill_table(void)
-{
-    const int n = tg_measured_call_count, width = tg_rung_count * TG_MEASURED_SLOTS;
-    if (n == 0 || width == 0)
-        return;
-    float *table = malloc((size_t)n * (size_t)width * sizeof *table);
-    if (!table)
-        return;
-    for (int c = 0; c < n; ++c) {
-        const tg_model_device *model = tg_model_device_for(tg_measured_calls[c].cc);
-        const tg_problem *p = tg_measured_problem(c);
-        const int sms = tg_measured_calls[c].sms > 0 ? tg_measured_calls[c].sms : 1;
-        for (int i = 0; i < tg_rung_count; ++i) {
-            const tg_model_correction *correction;
-            const tg_model_rung *row = model ? model_row(model, i, p, &correction) : NULL;
-            for (int slot = 0; slot < TG_MEASURED_SLOTS; ++slot)
-                table[(size_t)c * (size_t)width + (size_t)(i * TG_MEASURED_SLOTS + slot)] =
-                    row ? (float)wave_fill(row, i, p, sms, tg_measured_slot_slices(slot),
-                                           rung_turns(i, p))
-                        : NAN;
-        }
-    }
-    fill_table = table;
+    residual_table = residuals;
+    fill_table = fills;
 }
 
 /* The weighted mean, over the neighbours, of a per-call table's value for rung i cut into
@@ -396,7 +373,7 @@ static double neighbour_mean(const tg_neighbours *nb, const float *table, size_t
     const int slot = tg_measured_slot(slices);
     const size_t width = (size_t)tg_rung_count * TG_MEASURED_SLOTS;
     if (!isnan(fill))
-        pthread_once(&fill_once, fill_fill_table);
+        pthread_once(&model_tables_once, fill_model_tables);
     double sum = 0.0, weight = 0.0;
     for (int j = 0; table && slot >= 0 && j < nb->count; ++j) {
         const size_t at = (size_t)(i * TG_MEASURED_SLOTS + slot);
@@ -417,7 +394,7 @@ static double neighbour_mean(const tg_neighbours *nb, const float *table, size_t
 
 static double measured_log_residual(const tg_neighbours *nb, int i, int slices)
 {
-    pthread_once(&residual_once, fill_residual_table);
+    pthread_once(&model_tables_once, fill_model_tables);
     const size_t width = (size_t)tg_rung_count * TG_MEASURED_SLOTS;
     return neighbour_mean(nb, residual_table, width, i, slices, 0.0, NAN);
 }
