@@ -9,7 +9,8 @@ With it on, the first call of a key (GPU, shape, orientation, math mode, alignme
 operands times the planner's best few candidates on scratch buffers and later calls, in this
 process or another, run the fastest (the cache under TILEGEMM_CACHE_DIR, else
 $XDG_CACHE_HOME/tilegemm, else ~/.cache/tilegemm).  Only candidates the math mode allows are
-timed.  Every call sets the state it resolves on its handle, as the math mode does.
+timed; calls the cost model puts under 10 us are left to the planner, untimed.  Every call sets
+the state it resolves on its handle, as the math mode does.
 """
 
 import os
