@@ -412,12 +412,13 @@ static double measured_log_regret(const tg_neighbours *nb, tg_math math, int i, 
                           3 * width, i, slices, pow2 || forced ? UNTIMED_LOG_REGRET : NAN, fill);
 }
 
+/* 24 bytes: the lists live on the stack of the caller's thread, kMaxCandidates long. */
 typedef struct candidate {
-    int rung, slices;
-    int forced_split; /* slices was forced (tg_set_split_k): weighed even where never timed */
-    double fill;      /* wave_fill, NAN without a model row */
     double seconds; /* the cost model's */
     double score;
+    float fill;     /* wave_fill, NAN without a model row */
+    short rung;     /* registry index, under kMaxRungs */
+    short slices;   /* at most TG_MAX_SPLIT_K */
 } candidate;
 
 /* Every (rung, slices) the chooser may weigh for p, with the model's time: unsplit, then 1's
@@ -445,27 +446,28 @@ static int gather(const tg_device_props *dev, tg_math math, int forced_rung, int
         for (int slices = forced_split ? forced_split : 1; slices <= most && count < kMaxCandidates;
              slices = tg_split_k_next(slices))
             out[count++] = (candidate){
-                i, slices,
-                forced_split != 0,
-                row ? wave_fill(row, i, p, sms, slices, turned) : NAN,
-                row ? model_seconds(model, row, correction, i, p, sms, slices, staged, turned)
-                    : NAN,
-                0.0};
+                .seconds = row ? model_seconds(model, row, correction, i, p, sms, slices, staged,
+                                               turned)
+                               : NAN,
+                .fill = row ? (float)wave_fill(row, i, p, sms, slices, turned) : NAN,
+                .rung = (short)i,
+                .slices = (short)slices};
     }
     return count;
 }
 
 /* Scores the candidates (see ALPHA and RESIDUAL_WEIGHT above); one without a model row is
  * taken as UNMODELLED_LOG_GAP behind the model's fastest; a count between the powers of two
- * that no neighbour timed scores INFINITY, never chosen, unless tg_set_split_k forced it. */
+ * that no neighbour timed scores INFINITY, never chosen, unless tg_set_split_k forced the
+ * slices (forced_split). */
 static void score(const tg_device_props *dev, tg_math math, const tg_problem *p, candidate *c,
-                  int count)
+                  int count, int forced_split)
 {
     tg_neighbours nb;
     tg_measured_neighbours(dev->compute_capability, p, &nb);
     double fastest = INFINITY;
     for (int j = 0; j < count; ++j) { /* the measured term first: it says who is weighed */
-        c[j].score = measured_log_regret(&nb, math, c[j].rung, c[j].slices, c[j].forced_split,
+        c[j].score = measured_log_regret(&nb, math, c[j].rung, c[j].slices, forced_split != 0,
                                          c[j].fill);
         if (!isnan(c[j].score) && c[j].seconds < fastest)
             fastest = c[j].seconds;
@@ -493,7 +495,7 @@ int tg_choose_ranked(const tg_device_props *dev, tg_math math, const tg_problem 
 {
     candidate c[kMaxCandidates];
     const int count = gather(dev, math, -1, 0, 0, p, c);
-    score(dev, math, p, c, count);
+    score(dev, math, p, c, count, 0);
     qsort(c, (size_t)count, sizeof *c, by_score);
     int n = 0;
     for (; n < count && n < max && !isinf(c[n].score); ++n)
@@ -508,7 +510,7 @@ int tg_autotune_candidates(const tg_device_props *dev, tg_math math, const tg_pr
         return 0;
     candidate c[kMaxCandidates];
     const int count = gather(dev, math, -1, 0, 1, p, c);
-    score(dev, math, p, c, count);
+    score(dev, math, p, c, count, 0);
     qsort(c, (size_t)count, sizeof *c, by_score);
     int n = 1; /* the planner's own choice first, so timing can only improve on it */
     /* Second, the count between the powers of two that the model puts fastest for the chosen
@@ -598,7 +600,7 @@ static int choose_uncached(const tg_device_props *dev, tg_math math, int forced_
                                                   split_allowed(i, p, slices))) {
             candidate c[kMaxCandidates];
             const int count = slices == 0 ? gather(dev, math, i, 0, 0, p, c) : 0;
-            score(dev, math, p, c, count);
+            score(dev, math, p, c, count, 0);
             qsort(c, (size_t)count, sizeof *c, by_score);
             out->rung = i;
             out->split_k = count ? c[0].slices : slices ? slices : 1;
@@ -612,7 +614,7 @@ static int choose_uncached(const tg_device_props *dev, tg_math math, int forced_
     candidate c[kMaxCandidates];
     const int count = gather(dev, math, forced_rung, forced_split, 0, p, c);
     if (count > 0) {
-        score(dev, math, p, c, count);
+        score(dev, math, p, c, count, forced_split);
         qsort(c, (size_t)count, sizeof *c, by_score);
         out->rung = c[0].rung;
         out->split_k = c[0].slices;
