@@ -183,6 +183,18 @@ done:
     free(a), free(b), free(c0), free(plain), free(tuned);
 }
 
+/* A new handle with autotuning on, or NULL (a failed expectation) where it cannot be made. */
+static tg_handle *autotuning_handle(void)
+{
+    tg_handle *h = NULL;
+    if (tg_create(&h) != TG_SUCCESS) {
+        EXPECT(0, "tg_create: %s", tg_last_error(NULL));
+        return NULL;
+    }
+    EXPECT(tg_set_autotune(h, 1) == TG_SUCCESS, "tg_set_autotune: %s", tg_last_error(h));
+    return h;
+}
+
 /* A call on a capturing stream takes the planner's choice and times nothing. */
 static void test_capture(void)
 {
@@ -226,12 +238,9 @@ static void test_capture(void)
  * times nothing, caches nothing, is right, and tg_explain says why. */
 static void test_short_call(void)
 {
-    tg_handle *h = NULL;
-    if (tg_create(&h) != TG_SUCCESS) {
-        EXPECT(0, "tg_create");
+    tg_handle *h = autotuning_handle();
+    if (!h)
         return;
-    }
-    tg_set_autotune(h, 1);
     const shape s = {TG_COL_MAJOR, TG_NO_TRANS, TG_TRANS, 40, 24, 33, 0};
     float *d = NULL;
     char text[4096] = "";
@@ -294,12 +303,9 @@ static int fault_in_timing(const char *site)
 
 static void test_faults_in_timing(void)
 {
-    tg_handle *h = NULL;
-    if (tg_create(&h) != TG_SUCCESS) {
-        EXPECT(0, "tg_create");
+    tg_handle *h = autotuning_handle();
+    if (!h)
         return;
-    }
-    tg_set_autotune(h, 1);
     int faults = 0;
     for (int at = 0; at < 400; ++at) {
         /* A fresh key each time (k), so that each call times: a call the model puts at 25 us

@@ -125,12 +125,20 @@ static inline double tg_model_correction_factor(const tg_model_correction *c, co
     return exp(x < -bound ? -bound : x > bound ? bound : x);
 }
 
+static inline double tg_model_ceil_div(double a, double b) { return (double)(int64_t)((a + b - 1.0) / b); }
+
+/* The block tiles of p's outputs, every item of its batch: one slice of k's blocks. */
+static inline double tg_model_tiles(int block_rows, int block_cols, const tg_problem *p)
+{
+    return tg_model_ceil_div((double)p->m, block_rows) * tg_model_ceil_div((double)p->n, block_cols) *
+           (double)p->batch;
+}
+
 /* Predicted seconds for p on a rung with this block tile and model row, cut into `slices`
  * slices of k (1: not split), on a GPU with sm_count SMs, moving staged_bytes through
  * workspace besides.  Inline: the planner weighs up to a
  * few hundred (rung, slices) pairs a call, and what does not depend on the slices is hoisted
  * out of its loop. */
-static inline double tg_model_ceil_div(double a, double b) { return (double)(int64_t)((a + b - 1.0) / b); }
 
 static inline double tg_model_seconds(const tg_model_device *dev, const tg_model_rung *row, int block_rows,
                         int block_cols, int sm_count, const tg_problem *p, int slices,
@@ -141,7 +149,7 @@ static inline double tg_model_seconds(const tg_model_device *dev, const tg_model
     /* split: `full` slices of slice_k in one launch, then the tail's launch (split_k.h) */
     const tg_split_k_lengths cut = tg_split_k_lengths_of(p->k, slices);
     const double full = (double)cut.full, partials = full + (cut.tail > 0);
-    const double per_slice = tg_model_ceil_div(m, block_rows) * tg_model_ceil_div(n, block_cols) * batch;
+    const double per_slice = tg_model_tiles(block_rows, block_cols, p);
     const double per_wave = (double)sm_count * row->occupancy;
     const double waves = tg_model_ceil_div(per_slice * full, per_wave);
     const double ksteps = tg_model_ceil_div((double)cut.slice_k, row->bk);

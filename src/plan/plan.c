@@ -191,6 +191,14 @@ static int rung_turns(int i, const tg_problem *p)
     return r->turns && r->turns(p);
 }
 
+/* Rung i's block tile as it cuts p: its rows along m, or along n where it runs p turned. */
+static void block_tile(int i, int turned, int *rows, int *cols)
+{
+    const tg_rung *r = tg_rungs[i];
+    *rows = turned ? r->block_cols : r->block_rows;
+    *cols = turned ? r->block_rows : r->block_cols;
+}
+
 /* The cost model's seconds for rung i (model row `row`, staging `staged` bytes, run `turned`
  * or not) on p cut into `slices`: the formula, times the row's measured correction (NULL:
  * none; the fit of that correction asks for the formula's own time so). */
@@ -198,26 +206,24 @@ static double model_seconds(const tg_model_device *model, const tg_model_rung *r
                             const tg_model_correction *correction, int i, const tg_problem *p,
                             int sms, int slices, double staged, int turned)
 {
-    const tg_rung *r = tg_rungs[i];
-    const int rows = turned ? r->block_cols : r->block_rows;
-    const int cols = turned ? r->block_rows : r->block_cols;
+    int rows, cols;
+    block_tile(i, turned, &rows, &cols);
     return tg_model_seconds(model, row, rows, cols, sms, p, slices, staged) *
            tg_model_correction_factor(correction, p, slices);
 }
 
-/* How full rung i's last wave is on p cut into `slices` (row `row`, run `turned` or not): blocks
- * over the SMs' room, divided by the whole waves they take; 1 fills every wave. */
+/* How full rung i's last wave is on p cut into `slices` (row `row`, run `turned` or not): the
+ * full slices' blocks over the SMs' room, divided by the whole waves they take, as
+ * tg_model_seconds counts them; 1 fills every wave. */
 static double wave_fill(const tg_model_rung *row, int i, const tg_problem *p, int sms, int slices,
                         int turned)
 {
-    const tg_rung *r = tg_rungs[i];
-    const int rows = turned ? r->block_cols : r->block_rows;
-    const int cols = turned ? r->block_rows : r->block_cols;
-    const double blocks = tg_model_ceil_div((double)p->m, rows) *
-                          tg_model_ceil_div((double)p->n, cols) * (double)p->batch *
+    int rows, cols;
+    block_tile(i, turned, &rows, &cols);
+    const double blocks = tg_model_tiles(rows, cols, p) *
                           (double)tg_split_k_lengths_of(p->k, slices).full;
-    const double waves = blocks / ((double)sms * row->occupancy);
-    return waves / ceil(waves);
+    const double per_wave = (double)sms * row->occupancy;
+    return blocks / per_wave / tg_model_ceil_div(blocks, per_wave);
 }
 
 double tg_staged_bytes(int i, const tg_problem *p)
@@ -375,8 +381,8 @@ static double neighbour_mean(const tg_neighbours *nb, const float *table, size_t
     if (!isnan(fill))
         pthread_once(&model_tables_once, fill_model_tables);
     double sum = 0.0, weight = 0.0;
+    const size_t at = (size_t)(i * TG_MEASURED_SLOTS + slot);
     for (int j = 0; table && slot >= 0 && j < nb->count; ++j) {
-        const size_t at = (size_t)(i * TG_MEASURED_SLOTS + slot);
         const float x = table[(size_t)nb->call[j] * call_stride + at];
         if (isnan(x))
             continue;
@@ -407,9 +413,9 @@ static double measured_log_regret(const tg_neighbours *nb, tg_math math, int i, 
 {
     pthread_once(&regret_once, fill_regret_table);
     const size_t width = (size_t)tg_rung_count * TG_MEASURED_SLOTS;
-    const int pow2 = (slices & (slices - 1)) == 0;
-    return neighbour_mean(nb, regret_table ? regret_table + (size_t)math * width : NULL,
-                          3 * width, i, slices, pow2 || forced ? UNTIMED_LOG_REGRET : NAN, fill);
+    return neighbour_mean(nb, regret_table ? regret_table + (size_t)math * width : NULL, 3 * width,
+                          i, slices, tg_split_k_fine(slices) && !forced ? NAN : UNTIMED_LOG_REGRET,
+                          fill);
 }
 
 /* 24 bytes: the lists live on the stack of the caller's thread, kMaxCandidates long. */
@@ -518,7 +524,7 @@ int tg_autotune_candidates(const tg_device_props *dev, tg_math math, const tg_pr
      * never timed (bench/results/split-k/). */
     int fine = -1;
     for (int j = 0; j < count; ++j)
-        if (c[j].rung == out[0].rung && (c[j].slices & (c[j].slices - 1)) != 0 &&
+        if (c[j].rung == out[0].rung && tg_split_k_fine(c[j].slices) &&
             c[j].seconds < out[0].seconds && (fine < 0 || c[j].seconds < c[fine].seconds))
             fine = j;
     if (fine >= 0 && n < max)

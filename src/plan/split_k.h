@@ -50,6 +50,8 @@ static inline int tg_split_k_next(int slices)
 {
     return slices < TG_SPLIT_K_FINE ? slices + 1 : slices * 2;
 }
+/* Whether a count lies between the powers of two (3, 5, 6 or 7 of those weighed). */
+static inline int tg_split_k_fine(int slices) { return (slices & (slices - 1)) != 0; }
 
 typedef struct tg_split_k {
     int64_t slice_k;     /* k of each full slice, a multiple of TG_SPLIT_K_ALIGN */
