@@ -20,6 +20,7 @@
 #include "rng.h"
 #include "testing.h"
 #include "plan/measured.h"
+#include "plan/split_k.h"
 #include "plan/tuning.h"
 
 static const tg_device_props kH100 = {.compute_capability = 90, .sm_count = 132};
@@ -84,14 +85,20 @@ static void check_contract(tg_math math, const tg_problem *p, const tg_choice *c
     }
 }
 
-/* Whether rung i cut into `slices` is a count the planner weighs for p: one of
- * tg_split_k_counts within the rung's limit, and a count between the powers of two only where
- * a measured call timed it (plan.c's score). */
+/* Whether `slices` is one of tg_split_k_counts for rung i on p: 1 to 8, then the powers of
+ * two, within the rung's limit. */
+static int listed_split(int i, int slices, const tg_problem *p)
+{
+    return tg_measured_slot(slices) >= 0 && (slices == 1 || slices <= tg_most_slices(i, p));
+}
+
+/* Whether rung i cut into `slices` is a count the planner weighs for p: a listed one, and a
+ * count between the powers of two only where a measured call timed it (plan.c's score). */
 static int weighed_split(int i, int slices, const tg_problem *p)
 {
-    if (tg_measured_slot(slices) < 0 || (slices > 1 && slices > tg_most_slices(i, p)))
+    if (!listed_split(i, slices, p))
         return 0;
-    if ((slices & (slices - 1)) == 0)
+    if (!tg_split_k_fine(slices))
         return 1;
     for (int c = 0; c < tg_measured_call_count; ++c)
         if (tg_measured_ms(c, i, slices) > 0.0)
@@ -140,9 +147,8 @@ static int check_autotune_candidates(tg_math math, const tg_problem *p, const tg
         /* the second may be the first's rung at a count between the powers of two that the
          * model puts faster, timed in the corpus or not */
         const int fine_second = j == 1 && x->rung == list[0].rung &&
-                                (x->split_k & (x->split_k - 1)) != 0 &&
-                                tg_measured_slot(x->split_k) >= 0 &&
-                                x->split_k <= tg_most_slices(x->rung, p) &&
+                                tg_split_k_fine(x->split_k) &&
+                                listed_split(x->rung, x->split_k, p) &&
                                 x->seconds < list[0].seconds;
         g_fine_candidates += fine_second;
         EXPECT(fine_second || weighed_split(x->rung, x->split_k, p), "%s: candidate %s/%d", what,

@@ -1,8 +1,9 @@
 /* plan_regret: the planner judged on measured data, on the CPU.  The regret corpus
  * (tuning/regret_corpus_sm_90.tsv, bench/corpus.py) holds, for several hundred calls, the median
  * time of every rung at 1 and each power of two of split-K slices the planner allows (and at 3,
- * 5, 6 and 7 where timed: `rung@S=ms`), measured on an H100.  For each call and math mode this asks tg_choose what `auto` would run on an H100
- * and compares that entry's time with the fastest entry the mode lets auto use:
+ * 5, 6 and 7 where timed: `rung@S=ms`), measured on an H100.  For each call and math mode this
+ * asks tg_choose what `auto` would run on an H100 and compares that entry's time with the
+ * fastest entry the mode lets auto use:
  *   regret = time(planned rung and slices) / time(best allowed).
  * It is judged on the held-out cases (random seeds the planner never saw), in the fp32 and
  * strict modes, against two sets of bounds:
@@ -13,8 +14,8 @@
  *     printed as met or not: raise the floor to them as the planner reaches them.
  * Autotuning is replayed the same way: of the candidates its first call would time
  * (tg_autotune_candidates), the fastest by the corpus's times, over the best allowed; the
- * share within 1.02 on the held-out cases it times has a floor too, so a change to the candidate list
- * that leaves the fastest entry out more often fails here.
+ * share within 1.02 on the held-out cases it times has a floor too, so a change to the
+ * candidate list that leaves the fastest entry out more often fails here.
  * A planned entry the corpus lacks fails (the corpus is stale: re-time it, bench/corpus.py
  * --refresh), as does a corpus rung this build lacks.
  *
