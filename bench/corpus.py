@@ -13,6 +13,7 @@ that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
     python3 bench/corpus.py --shapes-unaligned K CORPUS.tsv
     python3 bench/corpus.py --shapes-longer-unaligned K CORPUS.tsv
     python3 bench/corpus.py --shapes-wide-unaligned S CORPUS.tsv
+    python3 bench/corpus.py --shapes-split-within F CORPUS.tsv
 
 
 One line a case (a shape, its layout and transposes) with every entry that ran correctly, a
@@ -53,6 +54,9 @@ bytes: those rung 9's 3xTF32 forms feed by copying that operand (RETIME_LONGER_U
 --shapes-wide-unaligned lists the cases with both sides of C at least S and a leading dimension
 of A or B off 16 bytes: those where rung 9's 3xTF32 forms pack the operand they would copy
 into an aligned panel (from S = 2048), among others (RETIME_WIDE_UNALIGNED).
+--shapes-split-within lists the cases where an entry of 2 or more split-K slices runs within F
+times the fastest: those where the counts between the powers of two may pay
+(SPLITS=fine RETIME_SPLIT_WITHIN).
 """
 import argparse
 import json
@@ -232,6 +236,15 @@ def main():
             return (k >= least and max(m, n) >= 2 * min(m, n) and longer % 4 != 0 and
                     shorter % 4 == 0)
         print_cases(sys.argv[3], longer_unaligned)
+        return
+    if len(sys.argv) == 4 and sys.argv[1] == "--shapes-split-within":
+        within = float(sys.argv[2])
+
+        def split_near_best(m, n, k, c):
+            best = min(ms for ms, _ in c["entries"].values())
+            return any(ms <= within * best and int(name.split("/")[1]) > 1
+                       for name, (ms, _) in c["entries"].items())
+        print_cases(sys.argv[3], split_near_best)
         return
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-wide-unaligned":
         side = int(sys.argv[2])

@@ -15,6 +15,9 @@
 #                                               the counts 3, 5, 6 and 7 alone on those
 #                                               cases, then bench/corpus.py --add (keeps the
 #                                               powers of two timed before)
+#   SPLITS=fine RETIME_SPLIT_WITHIN=F ALGOS=rung,... scripts/device_corpus.sh
+#                                               the same on the cases where a split entry
+#                                               runs within F times the fastest
 #   RETIME_BELOW=MS scripts/device_corpus.sh    re-times, with runs adding up to MIN_TIMED_MS
 #                                               (default 2) each, the corpus's cases whose
 #                                               fastest entry is under MS ms, a chunk per
@@ -57,6 +60,7 @@ retime=() # the corpus's own cases to re-time, over runs adding up to 2 ms unles
 [ -n "${RETIME_LONGER_UNALIGNED:-}" ] &&
   retime=(--shapes-longer-unaligned "$RETIME_LONGER_UNALIGNED")
 [ -n "${RETIME_WIDE_UNALIGNED:-}" ] && retime=(--shapes-wide-unaligned "$RETIME_WIDE_UNALIGNED")
+[ -n "${RETIME_SPLIT_WITHIN:-}" ] && retime=(--shapes-split-within "$RETIME_SPLIT_WITHIN")
 min_timed=${MIN_TIMED_MS:-$([ ${#retime[@]} -gt 0 ] && echo 2 || echo 0)}
 common=(--algo "${ALGOS:-all}" --split-k "${SPLITS:-planner}" --prune "${PRUNE:-3}" --repeats 5 --warmup 1
   --min-timed-ms "$min_timed")
