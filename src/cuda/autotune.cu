@@ -39,7 +39,8 @@
 
 namespace {
 
-/* Each candidate runs for about this long per sample, in up to kSamples samples (median). */
+/* Each candidate runs for about this long per sample, in up to kSamples samples (median),
+ * the candidates in turn, a round of samples at a time. */
 constexpr double kSampleMs = 1.0;
 constexpr int kSamples = 5;
 constexpr int kMaxLaunchesPerSample = 32;
@@ -118,43 +119,43 @@ tg_problem on_set(const tg_problem &d, const scratch &s, int set)
     return r;
 }
 
-/* Milliseconds of one run of candidate c on d (set 0 of the scratch s): the median of the
- * samples, each a run of launches that walks through the sets from *next on. */
-tg_status time_one(tg_handle *h, const scratch &s, const tg_candidate &c, const tg_problem &d,
-                   int *next, double *ms)
+/* One candidate's timing: launches per sample, samples wanted, and those taken so far. */
+struct timing {
+    int launches = 0, samples = 0, taken = 0;
+    double times[kSamples];
+};
+
+/* Runs `launches` launches of candidate c on d, walking through the sets of s from *next on;
+ * *ms: their event-timed milliseconds. */
+tg_status run_launches(tg_handle *h, const scratch &s, const tg_candidate &c, const tg_problem &d,
+                       int launches, int *next, float *ms)
 {
     cudaStream_t stream = (cudaStream_t)h->stream;
-    /* A first run: warms up, and sizes the samples. */
     TG_AT_CHECK(h, cudaEventRecord(s.start, stream));
-    tg_problem on = on_set(d, s, *next);
-    *next = (*next + 1) % s.sets;
-    tg_status st = tg_cuda_launch_product(h, c.rung, c.split_k, &on);
-    if (st != TG_SUCCESS)
-        return st;
+    for (int j = 0; j < launches; ++j) {
+        const tg_problem on = on_set(d, s, *next);
+        *next = (*next + 1) % s.sets;
+        const tg_status st = tg_cuda_launch_product(h, c.rung, c.split_k, &on);
+        if (st != TG_SUCCESS)
+            return st;
+    }
     TG_AT_CHECK(h, cudaEventRecord(s.stop, stream));
     TG_AT_CHECK(h, cudaEventSynchronize(s.stop));
+    TG_AT_CHECK(h, cudaEventElapsedTime(ms, s.start, s.stop));
+    return TG_SUCCESS;
+}
+
+/* A first run of candidate c, which warms it up and sizes its samples. */
+tg_status size_samples(tg_handle *h, const scratch &s, const tg_candidate &c, const tg_problem &d,
+                       int *next, timing *t)
+{
     float first = 0.0f;
-    TG_AT_CHECK(h, cudaEventElapsedTime(&first, s.start, s.stop));
-    const int launches =
+    const tg_status st = run_launches(h, s, c, d, 1, next, &first);
+    if (st != TG_SUCCESS)
+        return st;
+    t->launches =
         std::max(1, std::min(kMaxLaunchesPerSample, (int)(kSampleMs / std::max(first, 1e-3f))));
-    const int samples = first > 50.0f ? 1 : first > 10.0f ? 3 : kSamples;
-    double times[kSamples];
-    for (int i = 0; i < samples; ++i) {
-        TG_AT_CHECK(h, cudaEventRecord(s.start, stream));
-        for (int j = 0; j < launches; ++j) {
-            on = on_set(d, s, *next);
-            *next = (*next + 1) % s.sets;
-            if ((st = tg_cuda_launch_product(h, c.rung, c.split_k, &on)) != TG_SUCCESS)
-                return st;
-        }
-        TG_AT_CHECK(h, cudaEventRecord(s.stop, stream));
-        TG_AT_CHECK(h, cudaEventSynchronize(s.stop));
-        float elapsed = 0.0f;
-        TG_AT_CHECK(h, cudaEventElapsedTime(&elapsed, s.start, s.stop));
-        times[i] = elapsed / launches;
-    }
-    std::sort(times, times + samples);
-    *ms = times[samples / 2];
+    t->samples = first > 50.0f ? 1 : first > 10.0f ? 3 : kSamples;
     return TG_SUCCESS;
 }
 
@@ -242,16 +243,42 @@ tg_status tg_cuda_autotune_measure(tg_handle *h, const tg_problem *p, int copy_o
     TG_AT_CHECK(h, cudaEventCreate(&s.start));
     TG_AT_CHECK(h, cudaEventCreate(&s.stop));
 
-    int best = -1, next = 0;
-    double best_ms = 0.0;
+    /* The candidates take their samples in turn, a round at a time, so that a drift of the
+     * clocks or of the L2 while they are timed falls on all of them alike, not on whichever
+     * was timed last; each keeps the median of its own. */
+    std::vector<timing> timings(count);
+    int next = 0, rounds = 0;
     tg_status last = TG_SUCCESS;
     for (int i = 0; i < count; ++i) {
-        double ms = 0.0;
-        const tg_status t = time_one(h, s, candidates[i], d, &next, &ms);
+        const tg_status t = size_samples(h, s, candidates[i], d, &next, &timings[i]);
         if (t != TG_SUCCESS) {
             last = t; /* a candidate that cannot run is left out */
-            continue;
+            timings[i].samples = 0;
         }
+        rounds = std::max(rounds, timings[i].samples);
+    }
+    for (int round = 0; round < rounds; ++round)
+        for (int i = 0; i < count; ++i) {
+            timing &t = timings[i];
+            if (t.taken >= t.samples)
+                continue;
+            float elapsed = 0.0f;
+            const tg_status r = run_launches(h, s, candidates[i], d, t.launches, &next, &elapsed);
+            if (r != TG_SUCCESS) {
+                last = r;
+                t.samples = t.taken = 0; /* one that fails a sample is left out too */
+                continue;
+            }
+            t.times[t.taken++] = elapsed / t.launches;
+        }
+    int best = -1;
+    double best_ms = 0.0;
+    for (int i = 0; i < count; ++i) {
+        timing &t = timings[i];
+        if (t.taken == 0)
+            continue;
+        std::sort(t.times, t.times + t.taken);
+        const double ms = t.times[t.taken / 2];
         if (best < 0 || ms < best_ms)
             best = i, best_ms = ms;
     }
