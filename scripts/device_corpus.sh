@@ -2,8 +2,9 @@
 # The regret corpus's measurements, in one GPU call: build the CLI for the H100, then time every
 # rung of the build at every count of split-K slices the planner may weigh (`--split-k planner`:
 # 1 to 8, then the powers of two; SPLITS=pow2 for the powers of two alone), beside cuBLAS, on
-# the random suite of each seed given (COUNT shapes each) and, with FIXED=1, on the fixed suites.  Hopeless entries are timed once (`--prune`).  One
-# JSON a chunk under ${OUT:-device-out}, packed into one archive; bench/corpus.py turns them into
+# the random suite of each seed given (COUNT shapes each) and, with FIXED=1, on the fixed
+# suites.  Hopeless entries are timed once (`--prune`).  One JSON a chunk under
+# ${OUT:-device-out}, packed into one archive; bench/corpus.py turns them into
 # tuning/regret_corpus_sm_90.tsv.
 #
 #   scripts/device_corpus.sh SEED [SEED...]     environment: COUNT (default 100), FIXED (0),

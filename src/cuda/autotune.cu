@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <vector>
 
 #include "../plan/autotune.h"
 #include "backend.h"
@@ -246,7 +245,7 @@ tg_status tg_cuda_autotune_measure(tg_handle *h, const tg_problem *p, int copy_o
     /* The candidates take their samples in turn, a round at a time, so that a drift of the
      * clocks or of the L2 while they are timed falls on all of them alike, not on whichever
      * was timed last; each keeps the median of its own. */
-    std::vector<timing> timings(count);
+    timing timings[TG_AT_CANDIDATES]; /* count <= TG_AT_CANDIDATES: nothing to allocate */
     int next = 0, rounds = 0;
     tg_status last = TG_SUCCESS;
     for (int i = 0; i < count; ++i) {

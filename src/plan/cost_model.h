@@ -139,7 +139,6 @@ static inline double tg_model_tiles(int block_rows, int block_cols, const tg_pro
  * workspace besides.  Inline: the planner weighs up to a
  * few hundred (rung, slices) pairs a call, and what does not depend on the slices is hoisted
  * out of its loop. */
-
 static inline double tg_model_seconds(const tg_model_device *dev, const tg_model_rung *row, int block_rows,
                         int block_cols, int sm_count, const tg_problem *p, int slices,
                         double staged_bytes)
