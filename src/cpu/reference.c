@@ -34,7 +34,8 @@ static double reference_element(const tg_problem *p, const float *C_in, int64_t 
                                 int64_t j, double *magnitude)
 {
     double value = 0.0, mag = 0.0;
-    if (tg_has_product(p->alpha, p->k)) {
+    const int product = tg_has_product(p->alpha, p->k);
+    if (product) {
         double abs_sum;
         value = (double)p->alpha *
                 dot_f64(p, p->A + b * p->stride_a, p->B + b * p->stride_b, i, j, &abs_sum);
@@ -42,7 +43,8 @@ static double reference_element(const tg_problem *p, const float *C_in, int64_t 
     }
     if (p->beta != 0.0f) {
         const double bc = (double)p->beta * (double)C_in[b * p->stride_c + i * p->ldc + j];
-        value += bc;
+        /* Without a product the result is beta * C itself: 0.0 + bc would turn a -0 into +0. */
+        value = product ? value + bc : bc;
         mag += fabs(bc);
     }
     *magnitude = mag;
