@@ -9,7 +9,9 @@
  *      take A_hat and B_hat mod m_l as INT8 (symmetric residues) and multiply them with exact
  *      INT32 sums (k cut where INT32 could overflow): C_hat mod m_l.
  *   3. Rebuild C_hat from its residues (Chinese remainder theorem) and scale back:
- *      C = alpha 2^(-s_i - t_j) C_hat + beta C, rounded to float once.
+ *      C = alpha 2^(-s_i - t_j) C_hat + beta C, rounded to float once.  ozaki2.c rebuilds it in
+ *      128-bit integers; the INT8 rung, without 128-bit products (tg_oz2_crt below), rebuilds
+ *      the same integer.
  *
  * How many bits, and so how many moduli.  Rounding A's row i to bits_a bits moves each nonzero
  * element by at most 2^(e_max - bits_a - 1), where 2^(e_max - 1) <= row max < 2^e_max; every
@@ -195,10 +197,11 @@ static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_add(tg_oz2_crt_sum *s, const tg
 static inline TG_OZ2_HOST_DEVICE tg_oz2_i128 tg_oz2_crt_value(const tg_oz2_crt_sum *s,
                                                              const tg_oz2_crt *c, int limbs)
 {
-    const uint64_t q = (s->frac + 0x80000000u) >> 32; /* floor(F 2^-32 + 1/2); F < 2^45 */
+    const uint32_t q = (uint32_t)((s->frac + 0x80000000u) >> 32); /* floor(F 2^-32 + 1/2):
+                                                                     * F < 2^45, q < 2^14 */
     if (limbs <= 2) { /* M < 2^64 - 2^48: |D| < 2^63, all modulo 2^64 */
         const uint64_t m = c->product[0];
-        uint64_t d = s->limb[0] + (s->limb[1] << 32) - q * m;
+        uint64_t d = s->limb[0] + (s->limb[1] << 32) - (uint64_t)q * m;
         if ((int64_t)d > (int64_t)c->half[0])
             d -= m;
         else if ((int64_t)d < -(int64_t)(m - c->half[0] - 1))
