@@ -109,12 +109,14 @@ typedef unsigned __int128 tg_oz2_u128;
  * exactly as four sums of u_l times 32-bit limbs of e_l (each under 16 2^9 2^32 = 2^45: 64-bit
  * sums never wrap).  q is estimated from F = sum_l u_l w_l, w_l = floor(e_l 2^32 / M): with
  * f = S / M, 0 <= f - F 2^-32 < sum_l u_l 2^-32 < 2^-19.  Let g = C_hat / M in (-1/2, 1/2],
- * f = q + g; q_est = floor(F 2^-32 + 1/2) is q + 1 only if g = 1/2 (then S - q_est M = -M / 2),
- * q - 1 only if g < -1/2 + 2^-19 (then S - q_est M < M (1/2 + 2^-19)), else q.  So
- * D = S - q_est M, computed modulo 2^128 (or 2^64, `limbs` 2), lies within M (1/2 + 2^-19) of 0,
- * under 2^127 (2^63) in magnitude: the wrapped difference read as signed is D exactly, and one
- * add or subtract of M where D falls outside [h + 1 - M, h] gives C_hat.  Exact whatever the
- * residues: no assumption on C_hat's size, so forced counts too.
+ * f = q + g, and q_est = floor(F 2^-32 + 1/2 - 2^-32).  Then F 2^-32 + 1/2 - 2^-32 <= q + g +
+ * 1/2 - 2^-32 < q + 1, and > q + g + 1/2 - 2^-19 - 2^-32, which is >= q unless
+ * g < -1/2 + 2^-19 + 2^-32: q_est is q, or q - 1 in that sliver only.  So D = S - q_est M is
+ * C_hat (<= h), or C_hat + M (> h, and < M (1/2 + 2^-18)): D lies in [h + 1 - M, M (1/2 + 2^-18)),
+ * under 2^127 in magnitude (2^63 where `limbs` is 2, M < 2^64 - 2^48).  Computed modulo 2^128
+ * (2^64), the wrapped difference read as signed is D exactly, and subtracting M where D > h
+ * gives C_hat.  Exact whatever the residues: no assumption on C_hat's size, so forced counts
+ * too.
  */
 typedef struct tg_oz2_crt {
     uint32_t weight[TG_OZ2_MAX_MODULI][4]; /* e_l in 32-bit limbs, lowest first (first member:
@@ -197,15 +199,13 @@ static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_add(tg_oz2_crt_sum *s, const tg
 static inline TG_OZ2_HOST_DEVICE tg_oz2_i128 tg_oz2_crt_value(const tg_oz2_crt_sum *s,
                                                              const tg_oz2_crt *c, int limbs)
 {
-    const uint32_t q = (uint32_t)((s->frac + 0x80000000u) >> 32); /* floor(F 2^-32 + 1/2):
-                                                                     * F < 2^45, q < 2^14 */
+    /* q_est = floor(F 2^-32 + 1/2 - 2^-32): F < 2^45, so q_est < 2^14 */
+    const uint32_t q = (uint32_t)((s->frac + 0x7fffffffu) >> 32);
     if (limbs <= 2) { /* M < 2^64 - 2^48: |D| < 2^63, all modulo 2^64 */
         const uint64_t m = c->product[0];
         uint64_t d = s->limb[0] + (s->limb[1] << 32) - (uint64_t)q * m;
         if ((int64_t)d > (int64_t)c->half[0])
             d -= m;
-        else if ((int64_t)d < -(int64_t)(m - c->half[0] - 1))
-            d += m;
         return (int64_t)d;
     }
     const tg_oz2_u128 m = (tg_oz2_u128)c->product[1] << 64 | c->product[0];
@@ -215,10 +215,9 @@ static inline TG_OZ2_HOST_DEVICE tg_oz2_i128 tg_oz2_crt_value(const tg_oz2_crt_s
     if (limbs > 3)
         sum += (tg_oz2_u128)s->limb[3] << 96;
     tg_oz2_u128 d = sum - (tg_oz2_u128)q * m; /* modulo 2^128 */
-    if ((tg_oz2_i128)d > (tg_oz2_i128)h)
+    /* D > h by the sign of D - (h + 1), in [-M, M / 2): cheaper than a 128-bit compare */
+    if ((int64_t)((uint64_t)((d - h - 1) >> 64)) >= 0)
         d -= m;
-    else if ((tg_oz2_i128)d < -(tg_oz2_i128)(m - h - 1))
-        d += m;
     return (tg_oz2_i128)d;
 }
 
