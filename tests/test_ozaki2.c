@@ -208,9 +208,107 @@ static void check_moduli(void)
     }
 }
 
+/* C_hat as ozaki2.c rebuilds it: sum of ((r_l inv_l) mod m_l) (M / m_l), reduced mod M as it
+ * goes, centred (x > M / 2 goes to x - M). */
+static tg_oz2_i128 crt_reference(const int32_t *products, int count)
+{
+    tg_oz2_u128 big_m = 1, x = 0;
+    for (int l = 0; l < count; ++l)
+        big_m *= (tg_oz2_u128)tg_oz2_moduli[l];
+    for (int l = 0; l < count; ++l) {
+        const int mod = tg_oz2_moduli[l];
+        const tg_oz2_u128 cofactor = big_m / (tg_oz2_u128)mod;
+        int inverse = 1;
+        for (int y = 1; y < mod; ++y)
+            if ((int)(cofactor % (tg_oz2_u128)mod) * y % mod == 1) {
+                inverse = y;
+                break;
+            }
+        const int r = (products[l] % mod + mod) % mod;
+        x += (tg_oz2_u128)(r * inverse % mod) * cofactor;
+        if (x >= big_m)
+            x -= big_m;
+    }
+    return x > big_m / 2 ? -(tg_oz2_i128)(big_m - x) : (tg_oz2_i128)x;
+}
+
+static tg_oz2_u128 next128(uint64_t *state)
+{
+    return (tg_oz2_u128)next(state) << 75 ^ (tg_oz2_u128)next(state) << 30 ^ next(state);
+}
+
+/* The INT8 rung's CRT (tg_oz2_crt_*) against the 128-bit one and the integer itself, for every
+ * count of moduli: C_hat at 0, +-1, the ends of [h + 1 - M, h], where its estimate of q is
+ * closest to wrong (C_hat / M within 2^-19 of +-1/2), near +-2^32, 2^63, 2^64, 2^96, and at
+ * random over the range, both uniform and log-uniform; each residue as INT32 products give it,
+ * any integer of its class (small, random, near INT32's ends). */
+static void check_crt(void)
+{
+    uint64_t seed = 20261127;
+    long long checked = 0;
+    for (int count = 1; count <= TG_OZ2_MAX_MODULI; ++count) {
+        tg_oz2_crt crt;
+        tg_oz2_crt_init(&crt, tg_oz2_moduli, count);
+        tg_oz2_u128 big_m = 1;
+        for (int l = 0; l < count; ++l)
+            big_m *= (tg_oz2_u128)tg_oz2_moduli[l];
+        const tg_oz2_i128 hi = (tg_oz2_i128)(big_m / 2), lo = hi + 1 - (tg_oz2_i128)big_m;
+        EXPECT(crt.limbs >= 2 && crt.limbs <= 4 &&
+                   (crt.limbs == 4 || big_m <= (tg_oz2_u128)1 << (32 * crt.limbs)) &&
+                   (crt.limbs > 2 || big_m < ((tg_oz2_u128)1 << 64) - ((tg_oz2_u128)1 << 48)),
+               "%d moduli: %d limbs", count, crt.limbs);
+        enum { kFixed = 14, kRandom = 3000 };
+        const tg_oz2_i128 edge = (tg_oz2_i128)(big_m >> 19);
+        const tg_oz2_i128 fixed[kFixed] = {0, 1, -1, hi, lo, hi - 1, lo + 1, hi - edge, lo + edge,
+                                           (tg_oz2_i128)1 << 32, (tg_oz2_i128)1 << 63,
+                                           (tg_oz2_i128)1 << 64, (tg_oz2_i128)1 << 96, hi / 3};
+        for (int v = 0; v < kFixed * 16 + kRandom; ++v) {
+            tg_oz2_i128 x;
+            if (v < kFixed * 16) { /* each fixed point, both signs, offsets -3..4 */
+                x = fixed[v / 16] * (v % 2 ? -1 : 1) + (v / 2 % 8 - 3);
+            } else if (v % 2) { /* uniform over [lo, hi] */
+                x = (tg_oz2_i128)(next128(&seed) % big_m) + lo;
+            } else { /* a random number of bits */
+                const int bits = (int)(next(&seed) % 128);
+                x = (tg_oz2_i128)(next128(&seed) >> (127 - bits)) * (next(&seed) % 2 ? -1 : 1);
+            }
+            if (x < lo || x > hi)
+                continue;
+            int32_t products[TG_OZ2_MAX_MODULI];
+            for (int l = 0; l < count; ++l) {
+                const int mod = tg_oz2_moduli[l];
+                const int32_t r = (int32_t)(x % mod); /* in (-mod, mod) */
+                const int64_t most = (INT32_MAX - mod) / mod, pick = (int64_t)(next(&seed) % 4);
+                const int64_t j = pick == 0   ? 0
+                                  : pick == 1 ? (int64_t)(next(&seed) % (uint64_t)(2 * most + 1)) - most
+                                  : pick == 2 ? most
+                                              : -most;
+                products[l] = (int32_t)(r + j * mod);
+            }
+            tg_oz2_crt_sum sum = {{0, 0, 0, 0}, 0};
+            for (int l = 0; l < count; ++l)
+                tg_oz2_crt_add(&sum, &crt, l, tg_oz2_moduli[l], products[l], crt.limbs);
+            const tg_oz2_i128 got = tg_oz2_crt_value(&sum, &crt, crt.limbs);
+            /* 4 limbs whatever the count: what a caller may pass, also exact */
+            tg_oz2_crt_sum wide = {{0, 0, 0, 0}, 0};
+            for (int l = 0; l < count; ++l)
+                tg_oz2_crt_add(&wide, &crt, l, tg_oz2_moduli[l], products[l], 4);
+            const tg_oz2_i128 got_wide = tg_oz2_crt_value(&wide, &crt, 4);
+            const tg_oz2_i128 ref = crt_reference(products, count);
+            EXPECT(got == x && got_wide == x && ref == x,
+                   "%d moduli, C_hat %.17g (case %d): crt %.17g, 4 limbs %.17g, 128-bit %.17g",
+                   count, (double)x, v, (double)got, (double)got_wide, (double)ref);
+            ++checked;
+        }
+    }
+    printf("  CRT without 128-bit products: %lld values over 1..%d moduli\n", checked,
+           TG_OZ2_MAX_MODULI);
+}
+
 int main(void)
 {
     check_moduli();
+    check_crt();
     const tg_op ops[2] = {TG_NO_TRANS, TG_TRANS};
     uint64_t seed = 20261126;
     int shown = 0;

@@ -9,7 +9,9 @@
  *      take A_hat and B_hat mod m_l as INT8 (symmetric residues) and multiply them with exact
  *      INT32 sums (k cut where INT32 could overflow): C_hat mod m_l.
  *   3. Rebuild C_hat from its residues (Chinese remainder theorem) and scale back:
- *      C = alpha 2^(-s_i - t_j) C_hat + beta C, rounded to float once.
+ *      C = alpha 2^(-s_i - t_j) C_hat + beta C, rounded to float once.  ozaki2.c rebuilds it in
+ *      128-bit integers; the INT8 rung, without 128-bit products (tg_oz2_crt below), rebuilds
+ *      the same integer.
  *
  * How many bits, and so how many moduli.  Rounding A's row i to bits_a bits moves each nonzero
  * element by at most 2^(e_max - bits_a - 1), where 2^(e_max - 1) <= row max < 2^e_max; every
@@ -91,6 +93,133 @@ static inline TG_OZ2_HOST_DEVICE int tg_oz2_line_taken(const tg_oz2_line *l, int
 enum { TG_OZ2_MAX_MODULI = 16 };
 #define TG_OZ2_MODULI 256, 255, 253, 251, 247, 241, 239, 233, 229, 227, 223, 217, 211, 199, 197, 193
 extern const int tg_oz2_moduli[TG_OZ2_MAX_MODULI];
+
+typedef __int128 tg_oz2_i128;
+typedef unsigned __int128 tg_oz2_u128;
+
+/*
+ * The CRT without 128-bit products (the INT8 rung's reconstruct; ozaki2.c keeps its own sum of
+ * 128-bit terms reduced mod M, and the two must agree on every integer).  With the first
+ * `count` moduli, M their product, inv_l the inverse of M / m_l modulo m_l and
+ * e_l = (M / m_l) inv_l (< M, as inv_l < m_l):
+ *   for any integers u_l = C_hat (mod m_l), S = sum_l u_l e_l = C_hat (mod M), and C_hat is
+ *   S - q M for the one integer q that puts it in [h + 1 - M, h], h = floor(M / 2) (ozaki2.c's
+ *   centring: x > h goes to x - M).
+ * u_l is the INT32 product mod m_l plus m_l, in [1, 2 m_l - 1], so u_l < 2^9.  S is summed
+ * exactly as four sums of u_l times 32-bit limbs of e_l (each under 16 2^9 2^32 = 2^45: 64-bit
+ * sums never wrap).  q is estimated from F = sum_l u_l w_l, w_l = floor(e_l 2^32 / M): with
+ * f = S / M, 0 <= f - F 2^-32 < sum_l u_l 2^-32 < 2^-19.  Let g = C_hat / M in (-1/2, 1/2],
+ * f = q + g, and q_est = floor(F 2^-32 + 1/2 - 2^-32).  Then F 2^-32 + 1/2 - 2^-32 <= q + g +
+ * 1/2 - 2^-32 < q + 1, and > q + g + 1/2 - 2^-19 - 2^-32, which is >= q unless
+ * g < -1/2 + 2^-19 + 2^-32: q_est is q, or q - 1 in that sliver only.  So D = S - q_est M is
+ * C_hat (<= h), or C_hat + M (> h, and < M (1/2 + 2^-18)): D lies in [h + 1 - M, M (1/2 + 2^-18)),
+ * under 2^127 in magnitude (2^63 where `limbs` is 2, M < 2^64 - 2^48).  Computed modulo 2^128
+ * (2^64), the wrapped difference read as signed is D exactly, and subtracting M where D > h
+ * gives C_hat.  Exact whatever the residues: no assumption on C_hat's size, so forced counts
+ * too.
+ */
+typedef struct tg_oz2_crt {
+    uint32_t weight[TG_OZ2_MAX_MODULI][4]; /* e_l in 32-bit limbs, lowest first (first member:
+                                            * 16-byte rows where the struct is 16-aligned) */
+    uint32_t frac[TG_OZ2_MAX_MODULI];      /* w_l = floor(e_l 2^32 / M) */
+    uint64_t product[2], half[2];          /* M and h, low 64 bits first */
+    int moduli;
+    int limbs; /* limbs of e_l that can be nonzero: 2 where M < 2^64 - 2^48 (then |D| < 2^63),
+                * 3 where M <= 2^96, else 4 */
+} tg_oz2_crt;
+
+/* The sums of one output: S in limbs (S = sum_j limb[j] 2^(32 j)) and F. */
+typedef struct tg_oz2_crt_sum {
+    uint64_t limb[4], frac;
+} tg_oz2_crt_sum;
+
+/* The constants for the first `count` of `moduli` (pairwise coprime, at most 256, product under
+ * 2^127).  No 128-bit division: the device builds them too. */
+static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_init(tg_oz2_crt *c, const int *moduli,
+                                                      int count)
+{
+    tg_oz2_u128 big_m = 1;
+    for (int l = 0; l < count; ++l)
+        big_m *= (tg_oz2_u128)moduli[l];
+    for (int l = 0; l < TG_OZ2_MAX_MODULI; ++l) {
+        tg_oz2_u128 e = 0;
+        uint32_t w = 0;
+        if (l < count) {
+            const int mod = moduli[l];
+            tg_oz2_u128 cofactor = 1;
+            int rest = 1; /* the cofactor modulo m_l */
+            for (int o = 0; o < count; ++o)
+                if (o != l) {
+                    cofactor *= (tg_oz2_u128)moduli[o];
+                    rest = rest * (moduli[o] % mod) % mod;
+                }
+            int inverse = 1;
+            for (int y = 1; y < mod; ++y)
+                if (rest * y % mod == 1) {
+                    inverse = y;
+                    break;
+                }
+            e = cofactor * (tg_oz2_u128)inverse;
+            tg_oz2_u128 rem = e; /* long division of e 2^32 by M, a bit at a time: 2 rem < 2^128 */
+            for (int b = 0; b < 32; ++b) {
+                rem <<= 1;
+                w <<= 1;
+                if (rem >= big_m) {
+                    rem -= big_m;
+                    w |= 1u;
+                }
+            }
+        }
+        for (int j = 0; j < 4; ++j)
+            c->weight[l][j] = (uint32_t)(e >> (32 * j));
+        c->frac[l] = w;
+    }
+    const tg_oz2_u128 half = big_m >> 1;
+    c->product[0] = (uint64_t)big_m, c->product[1] = (uint64_t)(big_m >> 64);
+    c->half[0] = (uint64_t)half, c->half[1] = (uint64_t)(half >> 64);
+    c->moduli = count;
+    c->limbs = big_m < ((tg_oz2_u128)1 << 64) - ((tg_oz2_u128)1 << 48) ? 2
+               : big_m <= ((tg_oz2_u128)1 << 96)                       ? 3
+                                                                       : 4;
+}
+
+/* Adds modulus l (m_l = mod) to the sums: product is any integer = C_hat (mod m_l), such as
+ * the INT32 product of the residues.  limbs: c->limbs, or more. */
+static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_add(tg_oz2_crt_sum *s, const tg_oz2_crt *c,
+                                                     int l, int mod, int32_t product, int limbs)
+{
+    const uint32_t u = (uint32_t)(product % mod + mod); /* in [1, 2 mod - 1] */
+    for (int j = 0; j < 4; ++j)
+        if (j < limbs)
+            s->limb[j] += (uint64_t)u * c->weight[l][j];
+    s->frac += (uint64_t)u * c->frac[l];
+}
+
+/* C_hat in [h + 1 - M, h], exactly, from the sums of every chosen modulus. */
+static inline TG_OZ2_HOST_DEVICE tg_oz2_i128 tg_oz2_crt_value(const tg_oz2_crt_sum *s,
+                                                             const tg_oz2_crt *c, int limbs)
+{
+    /* q_est = floor(F 2^-32 + 1/2 - 2^-32): F < 2^45, so q_est < 2^14 */
+    const uint32_t q = (uint32_t)((s->frac + 0x7fffffffu) >> 32);
+    if (limbs <= 2) { /* M < 2^64 - 2^48: |D| < 2^63, all modulo 2^64 */
+        const uint64_t m = c->product[0];
+        uint64_t d = s->limb[0] + (s->limb[1] << 32) - (uint64_t)q * m;
+        if ((int64_t)d > (int64_t)c->half[0])
+            d -= m;
+        return (int64_t)d;
+    }
+    const tg_oz2_u128 m = (tg_oz2_u128)c->product[1] << 64 | c->product[0];
+    const tg_oz2_u128 h = (tg_oz2_u128)c->half[1] << 64 | c->half[0];
+    tg_oz2_u128 sum = s->limb[0] + ((tg_oz2_u128)s->limb[1] << 32) +
+                      ((tg_oz2_u128)s->limb[2] << 64);
+    if (limbs > 3)
+        sum += (tg_oz2_u128)s->limb[3] << 96;
+    tg_oz2_u128 d = sum - (tg_oz2_u128)q * m; /* modulo 2^128 */
+    /* D > h by the sign of D - (h + 1), in [-M, M / 2): cheaper than a 128-bit compare */
+    if ((int64_t)((uint64_t)((d - h - 1) >> 64)) >= 0)
+        d -= m;
+    return (tg_oz2_i128)d;
+}
 
 /* Products of exact INT8 residues summed in INT32: |r_a r_b| <= 2^14, so 2^16 of them fit. */
 enum { TG_OZ2_K_CHUNK = 1 << 16 };

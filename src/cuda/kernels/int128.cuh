@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cuda_runtime.h>
 
@@ -24,6 +25,21 @@ __host__ __device__ __forceinline__ int leading_zeros64(uint64_t x)
 #endif
 }
 
+/* 2^e for e in [-1022, 1023], from its bits: x * tg_pow2(e) is ldexp(x, e) wherever that is
+ * a normal double, exactly, without ldexp's general path (clamps and four multiplies on the
+ * device). */
+__host__ __device__ __forceinline__ double tg_pow2(int e)
+{
+    const uint64_t bits = (uint64_t)(e + 1023) << 52;
+#ifdef __CUDA_ARCH__
+    return __longlong_as_double((long long)bits);
+#else
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+#endif
+}
+
 /* The top 64 bits (64-bit conversion rounds them correctly), with every bit below them ORed
  * into their lowest: that bit lies under the rounding position, so it decides ties and no
  * more. */
@@ -35,7 +51,7 @@ __host__ __device__ __forceinline__ double u128_to_double(tg_u128 x)
     const int s = leading_zeros64(hi);
     const uint64_t top = s ? hi << s | lo >> (64 - s) : hi;
     const uint64_t rest = s ? lo << s : lo;
-    return ldexp((double)(top | (rest != 0)), 64 - s);
+    return (double)(top | (rest != 0)) * tg_pow2(64 - s); /* under 2^128: exact */
 }
 
 __host__ __device__ __forceinline__ double i128_to_double(tg_i128 x)

@@ -9,16 +9,23 @@
  *     choose_plan       one block: the lines taken (no Inf/NaN, range within what 16 moduli
  *                       carry), the widest ranges, bits and moduli from tables the host made
  *                       with ozaki2.c's functions for this k, and the CRT's constants
+                       (tg_oz2_crt_init: no 128-bit division)
  *     to_residues (x2)  each line times 2^(bits - e_max), rounded to an integer (int64), and
  *                       its symmetric residues modulo each chosen modulus as int8, rows of kp
  *                       bytes (k padded with zeros to 16); 32 x 32 tiles through shared
  *                       memory, read along whichever side is contiguous
  *     s8gemm            int8_gemm.cuh: the INT32 products of the residues, one batch item a
  *                       modulus, 128x256x128 blocks on wgmma; items past the chosen count leave
- *     reconstruct       a thread an output: the CRT in 128-bit integers (sum of
- *                       r_l inv_l mod m_l times M / m_l, reduced mod M), C_hat in (-M/2, M/2],
- *                       2^-(s_i + t_j) alpha C_hat (+ beta C) in double, one rounding to float;
- *                       outputs of a line left out by an FP32 FMA dot product in k order
+ *     reconstruct       a thread an output: the CRT without 128-bit products (ozaki2.h's
+ *                       tg_oz2_crt: per modulus the product mod m_l, 3 to 5 32x32->64-bit
+ *                       multiply-adds into exact sums of 32-bit limbs, q from a 32-bit
+ *                       fixed-point estimate of S / M, one exact correction), the same integer
+ *                       C_hat as ozaki2.c's 128-bit CRT; 2^-(s_i + t_j) alpha C_hat (+ beta C)
+ *                       in double, one rounding to float; outputs of a line left out by an
+ *                       FP32 FMA dot product in k order.  The limbs (2, 3 or 4, by M) are a
+ *                       template constant; the CRT's constants are copied to shared memory once
+ *                       a block and read afresh for each output (held in registers across the
+ *                       row loop they took 168 registers)
  * INT32 sums stay exact: int8_gemm.cuh reduces its accumulators every 2^16 of k itself.
  * Workspace: line records, the plan, residues for all 16 moduli of A (16 m kp bytes) and of
  *   one panel of B's columns, and the panel's products (16 m panel 4 bytes, at most
@@ -27,8 +34,11 @@
  * Constraints: compute capability 9.0 and a build with sm_90a code; k at most where 16
  *   moduli's line range passes the host's table (about 2^31); never chosen by `auto`
  *   (in_auto = 0): only when forced (tg_set_algo, --algo ozaki2_int8).
- * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 48, to_residues 32 and 40, scan_lines 26
- *   and 28, choose_plan 32 (its one thread's plan on a 432-byte stack frame); no spills.
+ * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 64 (48 with the 128-bit CRT), to_residues 32
+ *   and 40, scan_lines 26 and 28, choose_plan 32 (its one thread's plan on a 448-byte stack
+ *   frame); no spills.  reconstruct's SASS per output (a taken line, C_hat >= 2^64, beta 0):
+ *   324 instructions at 9 moduli, 476 at 16 (the 128-bit CRT: 695 and 1110), about 17 a
+ *   modulus instead of 60; powers of two by their bits (tg_pow2) instead of ldexp.
  * Benchmark: tilegemm bench 4096 8192 16384 --algo ozaki2_int8 (cuBLAS in the same run)
  * Measured: H100 80GB HBM3, 8d407e6, C in panels (bench/results/ozaki/, beside GEMMul8): 43.4,
  *   68.4 and 81.1 TFLOP/s at 4096^3, 8192^3 and 16384^3 on uniform data, 0.84x, 1.32x and
@@ -36,7 +46,8 @@
  *   mode with 8 moduli: 66, 97, 124), RMS error 2.5e-8; test_gpu_ozaki2 bit for bit with
  *   ozaki2.c on every case.  At 16384^3 (ncu): the INT8 products 72% of the time, the CRT 16%,
  *   the residues 10%; the INT32 products of every modulus are written out and read back (1 GiB
- *   a modulus at 16384^3).
+ *   a modulus at 16384^3).  All of this with the 128-bit CRT: the CRT without 128-bit products
+ *   is not yet measured on a GPU.
  */
 #include <math.h>
 #include <stdint.h>
@@ -87,10 +98,8 @@ struct Choice {
 
 /* What the device chose for one batch item, and the CRT's constants for it. */
 struct DevicePlan {
+    tg_oz2_crt crt; /* ozaki2.h: for the moduli chosen */
     int moduli, bits_a, bits_b, range_a, range_b;
-    int inverse[kMaxModuli];    /* of (M / m_l) modulo m_l */
-    tg_u128 product;            /* M, the product of the moduli chosen */
-    tg_u128 cofactor[kMaxModuli]; /* M / m_l */
 };
 
 /* ---- scan_lines ------------------------------------------------------------------------- */
@@ -171,26 +180,8 @@ __global__ void __launch_bounds__(256) choose_plan(const tg_oz2_line *rows, int6
         d.bits_a = choice.bits[d.range_a], d.bits_b = choice.bits[d.range_b];
         d.moduli = choice.moduli[d.range_a][d.range_b];
     }
-    d.product = 1;
-    for (int l = 0; l < d.moduli; ++l)
-        d.product *= (tg_u128)modulus_at(l);
-    for (int l = 0; l < d.moduli; ++l) {
-        const int mod = modulus_at(l);
-        tg_u128 cofactor = 1;
-        int rest = 1; /* the cofactor modulo m_l */
-        for (int o = 0; o < d.moduli; ++o)
-            if (o != l) {
-                cofactor *= (tg_u128)modulus_at(o);
-                rest = rest * (modulus_at(o) % mod) % mod;
-            }
-        d.cofactor[l] = cofactor;
-        d.inverse[l] = 1; /* the moduli are coprime: found below (mod 1 has none) */
-        for (int y = 1; y < mod; ++y)
-            if (rest * y % mod == 1) {
-                d.inverse[l] = y;
-                break;
-            }
-    }
+    const int list[kMaxModuli] = {TG_OZ2_MODULI};
+    tg_oz2_crt_init(&d.crt, list, d.moduli);
     *plan = d;
 }
 
@@ -255,6 +246,32 @@ __global__ void __launch_bounds__(256) to_residues(const float *X, int64_t line_
 
 /* ---- reconstruct ------------------------------------------------------------------------ */
 
+/* C_hat of one output as a double, rounded as ozaki2.c rounds its 128-bit integer: the
+ * products of modulus l at at[l * plane].  LIMBS: crt.limbs, a constant so that the limbs
+ * that are zero for the count cost nothing; with 2, C_hat fits int64, whose conversion rounds
+ * as i128_to_double does. */
+template <int LIMBS>
+__device__ __forceinline__ double rebuild(const tg_oz2_crt &crt, int moduli, const int32_t *at,
+                                          int64_t plane)
+{
+    int32_t product[kMaxModuli]; /* all loads first, so that their latencies overlap */
+#pragma unroll
+    for (int l = 0; l < kMaxModuli; ++l, at += plane) {
+        if (l >= moduli)
+            break;
+        product[l] = *at;
+    }
+    tg_oz2_crt_sum s = {{0, 0, 0, 0}, 0};
+#pragma unroll
+    for (int l = 0; l < kMaxModuli; ++l) {
+        if (l >= moduli)
+            break;
+        tg_oz2_crt_add(&s, &crt, l, modulus_at(l), product[l], LIMBS);
+    }
+    const tg_i128 c_hat = tg_oz2_crt_value(&s, &crt, LIMBS);
+    return LIMBS == 2 ? (double)(int64_t)c_hat : i128_to_double(c_hat);
+}
+
 /* One batch item's C (p's pointers at the item): a thread an output, 32 columns x 8 rows a
  * block, rows in steps of the grid.  products: plane l at products + l * plane, row i at
  * i * ldp. */
@@ -264,13 +281,22 @@ __global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_
                                                    const int32_t *products, int64_t ldp,
                                                    int64_t plane)
 {
+    /* the CRT's constants, read by every output: once a block into shared memory */
+    __shared__ __align__(16) tg_oz2_crt crt;
+    static_assert(sizeof(tg_oz2_crt) % 4 == 0 && sizeof(tg_oz2_crt) / 4 <= 256, "one word a thread");
+    const int tid = threadIdx.y * 32 + threadIdx.x;
+    if (tid < (int)(sizeof(tg_oz2_crt) / 4))
+        reinterpret_cast<uint32_t *>(&crt)[tid] = reinterpret_cast<const uint32_t *>(&plan->crt)[tid];
+    __syncthreads();
     const int64_t j = blockIdx.x * (int64_t)32 + threadIdx.x;
     if (j >= p.n)
         return;
-    const int moduli = plan->moduli;
+    const int moduli = crt.moduli, limbs = crt.limbs;
     const tg_oz2_line col = cols[j];
     const bool take_col = tg_oz2_line_taken(&col, cap);
     const int shift_col = col.nonzero ? plan->bits_b - col.e_max : 0;
+    const int bits_a = plan->bits_a; /* read once: C's stores could alias plan, as far as the
+                                      * compiler knows */
     for (int64_t i = blockIdx.y * (int64_t)8 + threadIdx.y; i < p.m; i += gridDim.y * (int64_t)8) {
         float *const c = p.C + i * p.ldc + j;
         const tg_oz2_line row = rows[i];
@@ -283,23 +309,21 @@ __global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_
             *c = p.beta != 0.0f ? __fmaf_rn(p.beta, *c, product) : product;
             continue;
         }
-        const tg_u128 big_m = plan->product;
-        tg_u128 x = 0;
-#pragma unroll
-        for (int l = 0; l < kMaxModuli; ++l) {
-            if (l >= moduli)
-                break;
-            const int mod = modulus_at(l);
-            int r = products[l * plane + i * ldp + j] % mod;
-            r += r < 0 ? mod : 0;
-            x += (tg_u128)(r * plan->inverse[l] % mod) * plan->cofactor[l];
-            if (x >= big_m)
-                x -= big_m;
-        }
-        const tg_i128 c_hat = x > big_m / 2 ? -(tg_i128)(big_m - x) : (tg_i128)x;
-        const int shift_row = row.nonzero ? plan->bits_a - row.e_max : 0;
-        const double value =
-            ldexp(i128_to_double(c_hat), -(shift_row + shift_col)) * (double)p.alpha;
+        const int32_t *const at = products + i * ldp + j;
+        /* The constants read afresh for each output, from shared memory: hoisted out of the
+         * loop over rows they would take 80 registers. */
+        int zero = 0;
+#ifdef __CUDA_ARCH__
+        asm volatile("" : "+r"(zero));
+#endif
+        const tg_oz2_crt &fresh = (&crt)[zero];
+        const double c_hat = limbs == 2   ? rebuild<2>(fresh, moduli, at, plane)
+                             : limbs == 3 ? rebuild<3>(fresh, moduli, at, plane)
+                                          : rebuild<4>(fresh, moduli, at, plane);
+        const int shift_row = row.nonzero ? bits_a - row.e_max : 0;
+        /* shifts are bits - e_max, in [1 - 128, 62 + 148]: the power of two lies in
+         * [2^-420, 2^254], and multiplying by it is ldexp exactly */
+        const double value = c_hat * tg_pow2(-(shift_row + shift_col)) * (double)p.alpha;
         /* beta C is exact in double: a fused or separate add rounds the same */
         *c = (float)(p.beta != 0.0f ? value + (double)p.beta * (double)*c : value);
     }
@@ -512,8 +536,8 @@ extern "C" int tg_int8_gemm_run(const int8_t *a, const int8_t *b, int32_t *c, in
 extern "C" const tg_rung tg_rung_ozaki2_int8 = {.name = "ozaki2_int8", .level = 11,
     .summary = "FP32 accuracy on the INT8 tensor cores (Ozaki scheme II): lines scaled by "
                "powers of two to integers, their residues modulo up to 16 moduli as int8, "
-               "INT32 products by TMA + wgmma (128x256x128 block, 4 stages), the CRT in 128-bit "
-               "integers, one rounding; lines with Inf, NaN or too wide a range by FP32 FMA; "
+               "INT32 products by TMA + wgmma (128x256x128 block, 4 stages), the CRT in 32-bit "
+               "limbs, one rounding; lines with Inf, NaN or too wide a range by FP32 FMA; "
                "only when forced",
     .block_rows = int8_gemm::kBM, .block_cols = int8_gemm::kBN, .in_auto = 0,
     .arith = TG_ARITH_INT8, .min_cc = 90, .launch = launch_needs_workspace,
