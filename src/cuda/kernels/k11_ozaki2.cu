@@ -40,14 +40,13 @@
  *   324 instructions at 9 moduli, 476 at 16 (the 128-bit CRT: 695 and 1110), about 17 a
  *   modulus instead of 60; powers of two by their bits (tg_pow2) instead of ldexp.
  * Benchmark: tilegemm bench 4096 8192 16384 --algo ozaki2_int8 (cuBLAS in the same run)
- * Measured: H100 80GB HBM3, 8d407e6, C in panels (bench/results/ozaki/, beside GEMMul8): 43.4,
- *   68.4 and 81.1 TFLOP/s at 4096^3, 8192^3 and 16384^3 on uniform data, 0.84x, 1.32x and
- *   1.54x cuBLAS FP32 in the same run (auto's 3xTF32 rung: 119, 108, 111; GEMMul8's accurate
- *   mode with 8 moduli: 66, 97, 124), RMS error 2.5e-8; test_gpu_ozaki2 bit for bit with
- *   ozaki2.c on every case.  At 16384^3 (ncu): the INT8 products 72% of the time, the CRT 16%,
- *   the residues 10%; the INT32 products of every modulus are written out and read back (1 GiB
- *   a modulus at 16384^3).  All of this with the 128-bit CRT: the CRT without 128-bit products
- *   is not yet measured on a GPU.
+ * Measured: H100 80GB HBM3, 1e60204 (bench/results/ozaki/, beside the 128-bit CRT in the same
+ *   call): 47.6, 77.6 and 90.8 TFLOP/s at 4096^3, 8192^3 and 16384^3 on uniform data (128-bit
+ *   CRT: 41.1, 69.8, 84.5), the same errors as the 128-bit CRT; test_gpu_ozaki2 bit for bit
+ *   with ozaki2.c on every case.  GEMMul8's accurate mode with 8 moduli: 66, 97, 124 (8d407e6,
+ *   a day earlier).  At 16384^3 (ncu): reconstruct 1.08 ms a panel of 8 (2.23 with 128-bit
+ *   products); the INT8 products, about 78 ms, are 80% of the time, and the INT32 products of
+ *   every modulus are written out and read back (1 GiB a modulus at 16384^3).
  */
 #include <math.h>
 #include <stdint.h>
