@@ -9,6 +9,9 @@
  *   sgemm_ffma_128x128x8_w64x64_t16x8_s3_g8   ("ffma128x128")      128 threads, 2 blocks an SM:
  *                                                                  twice the blocks, for
  *                                                                  medium products
+ *   experimental (in_auto 0, see "Spread copies" below):
+ *   sgemm_ffma_128x128x8_w64x64_t16x8_s3_g8_spread ("ffma128x128_a")    ffma128x128, copies spread
+ *   sgemm_ffma_128x256x8_w64x64_t16x8_s3_g8_spread ("ffma128x256_a")    ffma128x256, copies spread
  * All are one template (sgemm_ffma below), instantiated per configuration for the sweep.
  *
  * What it adds over rung 3 (warptile128, and its grouped order, warptile128_l2):
@@ -68,6 +71,24 @@
  *              the 4-byte copies' address registers are recycled for fragments within 8-40
  *              instructions, and warps wait for those copies to read them (stall_long_sb,
  *              5.7% of samples, against 0.6% in cuBLAS's kernel).
+ * Spread copies (SPREAD, the _a entries): each operand's copies of a phase are issued one by one
+ *              after the FFMA of the phase's first BK / 2 k steps instead of all at its start,
+ *              through one chained 64-bit pointer per operand (ChainedTileLoader,
+ *              tile_loader.cuh), and the last step's barrier is taken on the last phase too.
+ *              Same shared layout, bounds tests and zero-fill; copies of phases past the end of
+ *              k zero-fill the free buffer instead of being branched around.  sm_90 SASS, CUDA
+ *              13.0, column-major TN (scripts/sass_loop.py "copy war": instructions from each
+ *              copy to the first write of its address registers): ffma128x256 5-40 for all 12
+ *              copies, ffma128x256_a 25 for one and 43-448 for the other 11; ffma128x128 7-54,
+ *              ffma128x128_a 29-1144.  The cost: 3 dummy LDS ptxas puts before each group of
+ *              copies (+9 a phase), the FFMA order of ffma128x256's pairs partly lost (202 of
+ *              1024 FFMA read 3 registers, against 83) and, in ffma128x128_a, ptxas moving
+ *              most of the last step's FFMA above the barrier (first fragment read 3
+ *              instructions before its use).  Registers: 240 (ffma128x128_a, against 255) and
+ *              243 (ffma128x256_a, against 240), no spills.  Speed: not yet measured.
+ *              No 32-bit offsets from a uniform base: sm_90's global addresses (LDG, LDGSTS)
+ *              take a 64-bit register plus an immediate only, ptxas emits no [R + UR] form
+ *              for them, and none of cuBLAS's sm_90 kernels has one.
  * Benchmark:   tilegemm bench --algo ffma256x128,ffma128x256,ffma256x128_k16,ffma256x128_s4,
  *              ffma128x128,warptile128_l2 4096x4096x4096 8192x8192x8192 16384x16384x16384
  *              4097x4097x4097
@@ -75,11 +96,19 @@
  */
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "async_copy.cuh"
 #include "common.cuh"
 #include "tile_loader.cuh"
 
 namespace {
+
+/* SPREAD: the loop issues each operand's copies one by one over a phase's k steps
+ * (ChainedTileLoader), else all at the start of the phase (AsyncTileLoader). */
+template <bool SPREAD, int ROWS, int BK, int THREADS, bool K_CONTIG, bool VEC>
+using FfmaLoader = std::conditional_t<SPREAD, ChainedTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC>,
+                                      AsyncTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC>>;
 
 /*
  * A_K_CONTIG: op(A) is contiguous along k (a_cs == 1), else along m (a_rs == 1, or general
@@ -87,7 +116,7 @@ namespace {
  * the operand is contiguous along m / n and may be copied by 16-byte vectors.
  */
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int GROUP_M,
-          bool PAIRED, bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG, bool B_VEC>
+          bool PAIRED, bool SPREAD, bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG, bool B_VEC>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(const tg_problem p)
 {
     constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
@@ -107,8 +136,14 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(cons
     static_assert(BK % 2 == 0,
                   "the fragments alternate between two register buffers per k step, so a phase "
                   "must end on the second for the next phase to start on the first");
-    using LoadA = AsyncTileLoader<BM, BK, kThreads, A_K_CONTIG, A_VEC>;
-    using LoadB = AsyncTileLoader<BN, BK, kThreads, !B_N_CONTIG, B_VEC>;
+    using LoadA = FfmaLoader<SPREAD, BM, BK, kThreads, A_K_CONTIG, A_VEC>;
+    using LoadB = FfmaLoader<SPREAD, BN, BK, kThreads, !B_N_CONTIG, B_VEC>;
+    /* SPREAD: copy e of op(A) after the FFMA of k step e * kSpreadSteps / kCopies of the phase,
+     * op(B)'s alike.  Over the first half of the phase: a copy issued in step BK - 2 would have
+     * one phase to land instead of two, and over all BK - 1 steps, ptxas leaves 3 of 12 copies
+     * of ffma128x256 with their address registers rewritten within 32 instructions, against 1
+     * of 12 over 4 steps (scripts/sass_loop.py, both operands along k). */
+    constexpr int kSpreadSteps = BK / 2;
 
     extern __shared__ __align__(16) float smem[];
     /* This block's tile of C (the grouped order for GROUP_M > 1), its loaders, the prologue */
@@ -136,15 +171,27 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(cons
      * visible to the block and every thread has finished reading phase t - 1's buffer, which
      * is `write`. */
     for (int64_t k_left = p.k; k_left > 0; k_left -= BK) {
-        block.refill(write, k_left, p); /* phase t + STAGES - 1 */
-        write = read;                   /* phase t + STAGES goes where phase t is now */
+        /* phase t + STAGES - 1 into buffer `write`: here at once, or (SPREAD) after the FFMA of
+         * the first kSpreadSteps k steps, copy by copy */
+        [[maybe_unused]] float *const As_w = As + write * LoadA::kTileFloats;
+        [[maybe_unused]] float *const Bs_w = Bs + write * LoadB::kTileFloats;
+        [[maybe_unused]] const int64_t next_left = k_left - (STAGES - 1) * BK;
+        if (!SPREAD)
+            block.refill(write, k_left, p);
+        write = read; /* phase t + STAGES goes where phase t is now */
 #pragma unroll
         for (int kk = 0; kk < BK; ++kk) {
             if (kk < BK - 1) {
                 /* step kk + 1's fragments from the same phase, while step kk's FFMA run */
                 load_fragment<TM, kPieceM>(af[(kk + 1) % 2], a + (kk + 1) * LoadA::kPitch);
                 load_fragment<TN, kPieceN>(bf[(kk + 1) % 2], b + (kk + 1) * LoadB::kPitch);
-            } else if (k_left > BK) {
+            } else if (SPREAD) {
+                async_commit(); /* this phase's copies, one group (zero-fills past the end of k) */
+            }
+            /* SPREAD takes this step on the last phase too, where the fragments it reads go
+             * unused: with the branch, ptxas moves most of this step's FFMA above the barrier
+             * and the first reads of the next phase meet their FFMA a few instructions on. */
+            if (kk == BK - 1 && (SPREAD || k_left > BK)) {
                 /* Last step: move to phase t + 1 before its FFMA.  Groups committed so far are
                  * phases 0 .. t + STAGES - 1; leaving the newest STAGES - 2 in flight means
                  * phase t + 1 has landed, and after the barrier everyone's copies of it are
@@ -163,9 +210,23 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(cons
                 ffma_outer_product_paired(acc, af[kk % 2], bf[kk % 2]);
             else
                 ffma_outer_product(acc, af[kk % 2], bf[kk % 2]);
+            if constexpr (SPREAD) {
+                /* unconditional: past the end of k the copies only zero-fill the free buffer,
+                 * and a branch here would split the FFMA stream */
+#pragma unroll
+                for (int e = 0; e < LoadA::kCopies; ++e)
+                    if (e * kSpreadSteps / LoadA::kCopies == kk)
+                        block.load_a.copy(e, As_w, p.a_rs, p.a_cs, next_left);
+#pragma unroll
+                for (int e = 0; e < LoadB::kCopies; ++e)
+                    if (e * kSpreadSteps / LoadB::kCopies == kk)
+                        block.load_b.copy(e, Bs_w, p.b_cs, p.b_rs, next_left);
+            }
         }
     }
-    async_wait<0>(); /* only empty groups can be left; drain them before the block exits */
+    /* only groups of phases past the end of k can be left (empty, or SPREAD's zero-fills of a
+     * free buffer); drain them before the block exits */
+    async_wait<0>();
 
     /* acc[i][j] is C(i0 + a_off + i / 4 * kPieceM + i % 4, j0 + b_off + j / 4 * kPieceN + j % 4) */
     store_thread_tile<TM, TN, kPieceM, kPieceN>(acc, p, i0 + a_off, j0 + b_off);
@@ -173,26 +234,27 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(cons
 
 /* The launch of each layout's instantiation, for launch_for_copies (tile_loader.cuh). */
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int GROUP_M,
-          bool PAIRED>
+          bool PAIRED, bool SPREAD>
 struct FfmaLaunch {
     template <bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG, bool B_VEC>
     static int run(const tg_problem *p, cudaStream_t stream)
     {
         constexpr int kThreads = kWarpTiledThreads<BM, BN, WM, WN>;
         return launch_tiled<sgemm_ffma<BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP_M, PAIRED,
-                                       A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>,
+                                       SPREAD, A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>,
                             BM, BN, STAGES, GROUP_M, kThreads,
-                            AsyncTileLoader<BM, BK, kThreads, A_K_CONTIG, A_VEC>,
-                            AsyncTileLoader<BN, BK, kThreads, !B_N_CONTIG, B_VEC>>(p, stream);
+                            FfmaLoader<SPREAD, BM, BK, kThreads, A_K_CONTIG, A_VEC>,
+                            FfmaLoader<SPREAD, BN, BK, kThreads, !B_N_CONTIG, B_VEC>>(p, stream);
     }
 };
 
 /* PAIRED: the FFMA of a k step in pairs of columns (ffma_outer_product_paired), else row by row
- * (the header's "FFMA order" says which configurations pair, and why). */
-template <int BM, int BN, int BK, int STAGES, bool PAIRED>
+ * (the header's "FFMA order" says which configurations pair, and why).  SPREAD: the copies of a
+ * phase spread over its k steps (the _a entries). */
+template <int BM, int BN, int BK, int STAGES, bool PAIRED, bool SPREAD = false>
 int launch_ffma(const tg_problem *p, void *stream)
 {
-    return launch_for_copies<FfmaLaunch<BM, BN, BK, 64, 64, 16, 8, STAGES, 8, PAIRED>>(
+    return launch_for_copies<FfmaLaunch<BM, BN, BK, 64, 64, 16, 8, STAGES, 8, PAIRED, SPREAD>>(
         p, (cudaStream_t)stream);
 }
 
@@ -243,4 +305,25 @@ extern "C" const tg_rung tg_rung_ffma256x128 = {.name = "ffma256x128", .level = 
     .block_rows = 256, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_ffma<256, 128, 8, 3, true>,
     .unsupported = grouped_order_unsupported<256, 128, 8>};
+#endif
+
+/* Experimental: ffma128x128 and ffma128x256 with each operand's copies spread over a phase's k
+ * steps through one chained pointer (ChainedTileLoader), for the layouts with both operands
+ * along k.  Not chosen by auto until timed against the entries above. */
+#if TG_IN_UNIT(ffma128x128_a)
+extern "C" const tg_rung tg_rung_ffma128x128_a = {.name = "ffma128x128_a", .level = 4,
+    .summary = "ffma128x128 with a phase's copies spread over its k steps, each operand's "
+               "addresses chained in one register pair",
+    .block_rows = 128, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_FFMA,
+    .launch = launch_ffma<128, 128, 8, 3, false, true>,
+    .unsupported = grouped_order_unsupported<128, 128, 8>};
+#endif
+
+#if TG_IN_UNIT(ffma128x256_a)
+extern "C" const tg_rung tg_rung_ffma128x256_a = {.name = "ffma128x256_a", .level = 4,
+    .summary = "ffma128x256 with a phase's copies spread over its k steps, each operand's "
+               "addresses chained in one register pair",
+    .block_rows = 128, .block_cols = 256, .in_auto = 0, .arith = TG_ARITH_FFMA,
+    .launch = launch_ffma<128, 256, 8, 3, true, true>,
+    .unsupported = grouped_order_unsupported<128, 256, 8>};
 #endif

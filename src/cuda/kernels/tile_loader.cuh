@@ -6,6 +6,9 @@
  *   AsyncTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC>
  *       copies one operand's ROWS x BK tile into shared memory stored k-major,
  *       S[BK][ROWS + kPad], a phase per load() call (see its comment for the three copy paths)
+ *   ChainedTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC>
+ *       the same copies one at a time (copy(e, ...)), each operand's addresses chained in one
+ *       pointer, for a loop that spreads them over a phase (rung 4's _a entries)
  *   launch_for_copies<LAUNCH>(p, stream)
  *       calls LAUNCH::run<A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>(p, stream) for the problem's
  *       layouts: op(A) along k when a_cs == 1, else along m (a_rs == 1, or general strides);
@@ -113,6 +116,61 @@ struct AsyncTileLoader {
             g += step;
         }
         src += BK * ks;
+    }
+};
+
+/*
+ * AsyncTileLoader's copies one at a time, for a loop that spreads a phase's copies over its k
+ * steps (rung 4's _a entries): the same thread-to-copy map, shared tile and bounds tests, but src
+ * is the address of the next copy to issue and moves on by one copy after each.  Why: issued as
+ * one burst, each copy's address is computed into a scratch register pair that ptxas gives to a
+ * fragment or the next address 3-40 instructions later, and with 4-byte copies along k (four
+ * 128-byte lines each) the LSU, busy with the burst, is slow to read those operands, so the
+ * overwrite waits (stall_long_scoreboard).  Spread, a few copies are in flight at a time and
+ * ptxas leaves most address pairs unwritten for 40 instructions or more (k04_ffma.cu's header
+ * has the figures), with no register kept per copy.  The pointer stays 64-bit (sm_90's global
+ * addressing is a 64-bit register plus an immediate: no 32-bit offset from a uniform base), so
+ * any leading dimension works.
+ */
+template <int ROWS, int BK, int THREADS, bool K_CONTIG, bool VEC>
+struct ChainedTileLoader : AsyncTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC> {
+    using Base = AsyncTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC>;
+    using Base::kCopies;
+    using Base::kDepthStep;
+    using Base::kOuterStep;
+    using Base::kPitch;
+
+    __device__ __forceinline__ ChainedTileLoader(const float *first, int64_t os, int64_t ks,
+                                                 int64_t outer_left, int tid)
+        : Base(first, os, ks, outer_left, tid)
+    {
+    }
+
+    /* Issues copy e of a phase into the shared tile S and moves src to copy e + 1, or after the
+     * last copy to copy 0 of the next phase; e is a constant once the caller's loops unroll.
+     * k_left: k left from the phase's first k on; <= 0 for a phase past the end, whose copies
+     * then only zero-fill S (no global read), so that a loop can issue them unconditionally
+     * instead of branching between its FFMA. */
+    __device__ __forceinline__ void copy(int e, float *S, int64_t os, int64_t ks, int64_t k_left)
+    {
+        float *const s = S + this->tile_offset + e * (kOuterStep + kDepthStep * kPitch);
+        const bool k_in = this->depth + e * kDepthStep < k_left;
+        if (VEC) {
+            const int floats_in = this->outer_in < 4 ? this->outer_in : 4;
+            copy_async_16_zfill_partial(s, this->src, k_in && floats_in > 0 ? floats_in : 0);
+        } else {
+            copy_async_4_zfill(s, this->src, k_in && e * kOuterStep < this->outer_in);
+        }
+        const int64_t step = K_CONTIG ? kOuterStep * os : kDepthStep * ks;
+        this->src += e < kCopies - 1 ? step : BK * ks - (kCopies - 1) * step;
+    }
+
+    /* A whole phase, back to back (the prologue's). */
+    __device__ __forceinline__ void load(float *S, int64_t os, int64_t ks, int64_t k_left)
+    {
+#pragma unroll
+        for (int e = 0; e < kCopies; ++e)
+            copy(e, S, os, ks, k_left);
     }
 };
 
