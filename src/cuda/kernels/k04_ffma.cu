@@ -10,8 +10,8 @@
  *                                                                  twice the blocks, for
  *                                                                  medium products
  *   experimental (in_auto 0, see "Spread copies" below):
- *   sgemm_ffma_128x128x8_w64x64_t16x8_s3_g8_spread ("ffma128x128_a")    ffma128x128, copies spread
- *   sgemm_ffma_128x256x8_w64x64_t16x8_s3_g8_spread ("ffma128x256_a")    ffma128x256, copies spread
+ *   sgemm_ffma_128x128x8_w64x64_t16x8_s3_g8_spread ("ffma128x128_spread")    ffma128x128, copies spread
+ *   sgemm_ffma_128x256x8_w64x64_t16x8_s3_g8_spread ("ffma128x256_spread")    ffma128x256, copies spread
  * All are one template (sgemm_ffma below), instantiated per configuration for the sweep.
  *
  * What it adds over rung 3 (warptile128, and its grouped order, warptile128_l2):
@@ -79,13 +79,13 @@
  *              k zero-fill the free buffer instead of being branched around.  sm_90 SASS, CUDA
  *              13.0, column-major TN (scripts/sass_loop.py "copy war": instructions from each
  *              copy to the first write of its address registers): ffma128x256 5-40 for all 12
- *              copies, ffma128x256_a 25 for one and 43-448 for the other 11; ffma128x128 7-54,
- *              ffma128x128_a 29-1144.  The cost: 3 dummy LDS ptxas puts before each group of
+ *              copies, ffma128x256_spread 25 for one and 43-448 for the other 11; ffma128x128 7-54,
+ *              ffma128x128_spread 29-1144.  The cost: 3 dummy LDS ptxas puts before each group of
  *              copies (+9 a phase), the FFMA order of ffma128x256's pairs partly lost (202 of
- *              1024 FFMA read 3 registers, against 83) and, in ffma128x128_a, ptxas moving
+ *              1024 FFMA read 3 registers, against 83) and, in ffma128x128_spread, ptxas moving
  *              most of the last step's FFMA above the barrier (first fragment read 3
- *              instructions before its use).  Registers: 240 (ffma128x128_a, against 255) and
- *              243 (ffma128x256_a, against 240), no spills.  Speed: not yet measured.
+ *              instructions before its use).  Registers: 240 (ffma128x128_spread, against 255) and
+ *              243 (ffma128x256_spread, against 240), no spills.  Speed: not yet measured.
  *              No 32-bit offsets from a uniform base: sm_90's global addresses (LDG, LDGSTS)
  *              take a 64-bit register plus an immediate only, ptxas emits no [R + UR] form
  *              for them, and none of cuBLAS's sm_90 kernels has one.
@@ -310,8 +310,8 @@ extern "C" const tg_rung tg_rung_ffma256x128 = {.name = "ffma256x128", .level = 
 /* Experimental: ffma128x128 and ffma128x256 with each operand's copies spread over a phase's k
  * steps through one chained pointer (ChainedTileLoader), for the layouts with both operands
  * along k.  Not chosen by auto until timed against the entries above. */
-#if TG_IN_UNIT(ffma128x128_a)
-extern "C" const tg_rung tg_rung_ffma128x128_a = {.name = "ffma128x128_a", .level = 4,
+#if TG_IN_UNIT(ffma128x128_spread)
+extern "C" const tg_rung tg_rung_ffma128x128_spread = {.name = "ffma128x128_spread", .level = 4,
     .summary = "ffma128x128 with a phase's copies spread over its k steps, each operand's "
                "addresses chained in one register pair",
     .block_rows = 128, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_FFMA,
@@ -319,8 +319,8 @@ extern "C" const tg_rung tg_rung_ffma128x128_a = {.name = "ffma128x128_a", .leve
     .unsupported = grouped_order_unsupported<128, 128, 8>};
 #endif
 
-#if TG_IN_UNIT(ffma128x256_a)
-extern "C" const tg_rung tg_rung_ffma128x256_a = {.name = "ffma128x256_a", .level = 4,
+#if TG_IN_UNIT(ffma128x256_spread)
+extern "C" const tg_rung tg_rung_ffma128x256_spread = {.name = "ffma128x256_spread", .level = 4,
     .summary = "ffma128x256 with a phase's copies spread over its k steps, each operand's "
                "addresses chained in one register pair",
     .block_rows = 128, .block_cols = 256, .in_auto = 0, .arith = TG_ARITH_FFMA,
