@@ -53,24 +53,25 @@ def normalized(r):
 
 
 def load(paths):
-    """Runs of rungs with their measured microseconds.  A rung's runs come from the last sweep
-    that has it: a rung measured again after a change replaces its old data."""
-    device, tiles, runs = None, {}, []
+    """Runs of rungs with their measured microseconds.  A rung's run of a case comes from the
+    last sweep that has that case: a rung measured again after a change replaces its old data,
+    and sweeps of different cases (a re-timing split by layout) all count."""
+    device, runs = None, []
     newest = {}
+    docs = []
     for index, path in enumerate(paths):
         with open(path) as f:
-            for r in json.load(f)["results"]:
-                newest[r["algo"].split("/")[0]] = index
-    for index, path in enumerate(paths):
-        with open(path) as f:
-            doc = json.load(f)
+            docs.append(json.load(f))
+        for r in docs[-1]["results"]:
+            newest[run_key(r)] = index
+    for index, doc in enumerate(docs):
         device = device or doc["device"]
         for r in doc["results"]:
             if r["status"] not in ("OK", "LOWPREC") or r.get("median_ms") is None:
                 continue
-            algo = r["algo"].split("/")[0]
-            if newest[algo] != index:
+            if newest[run_key(r)] != index:
                 continue
+            algo = r["algo"].split("/")[0]
             split = int(r["algo"].split("/k")[1]) if "/k" in r["algo"] else r.get("split_k", 0)
             m, n, k, a_k, b_n = normalized(r)
             runs.append({"algo": algo, "split": split, "m": m, "n": n, "k": k, "a_k": a_k,
@@ -79,6 +80,11 @@ def load(paths):
                          "ran": r.get("ran", ""), "key": (r["m"], r["n"], r["k"], r["trans"],
                                                           r["layout"])})
     return device, runs
+
+
+def run_key(r):
+    """A rung's run of one case: the rung, the shape, its transposes and layout."""
+    return (r["algo"].split("/")[0], r["m"], r["n"], r["k"], r["trans"], r["layout"])
 
 
 def bytes_moved(x):

@@ -9,9 +9,10 @@
  *   sgemm_ffma_128x128x8_w64x64_t16x8_s3_g8   ("ffma128x128")      128 threads, 2 blocks an SM:
  *                                                                  twice the blocks, for
  *                                                                  medium products
- *   experimental (in_auto 0, see "Spread copies" below):
- *   sgemm_ffma_128x128x8_w64x64_t16x8_s3_g8_spread ("ffma128x128_spread")    ffma128x128, copies spread
- *   sgemm_ffma_128x256x8_w64x64_t16x8_s3_g8_spread ("ffma128x256_spread")    ffma128x256, copies spread
+ *   sgemm_ffma_128x128x8_w64x64_t16x8_s3_g8_spread  ffma128x128 and ffma128x256 with a phase's
+ *   sgemm_ffma_128x256x8_w64x64_t16x8_s3_g8_spread  copies spread over its k steps ("Spread
+ *     ("ffma128x128_spread", "ffma128x256_spread")  copies" below): faster where the grid is
+ *                                                   many waves deep, slower under one wave
  * All are one template (sgemm_ffma below), instantiated per configuration for the sweep.
  *
  * What it adds over rung 3 (warptile128, and its grouped order, warptile128_l2):
@@ -71,7 +72,7 @@
  *              the 4-byte copies' address registers are recycled for fragments within 8-40
  *              instructions, and warps wait for those copies to read them (stall_long_sb,
  *              5.7% of samples, against 0.6% in cuBLAS's kernel).
- * Spread copies (SPREAD, the _a entries): each operand's copies of a phase are issued one by one
+ * Spread copies (SPREAD, the _spread entries): each operand's copies of a phase are issued one by one
  *              after the FFMA of the phase's first BK / 2 k steps instead of all at its start,
  *              through one chained 64-bit pointer per operand (ChainedTileLoader,
  *              tile_loader.cuh), and the last step's barrier is taken on the last phase too.
@@ -85,7 +86,11 @@
  *              1024 FFMA read 3 registers, against 83) and, in ffma128x128_spread, ptxas moving
  *              most of the last step's FFMA above the barrier (first fragment read 3
  *              instructions before its use).  Registers: 240 (ffma128x128_spread, against 255) and
- *              243 (ffma128x256_spread, against 240), no spills.  Speed: not yet measured.
+ *              243 (ffma128x256_spread, against 240), no spills.  Speed (H100, strict, against
+ *              cuBLAS in the same run, bench/results/ffma/spread-*.json): 8192^3 column-major
+ *              TN 0.94x (ffma128x256: 0.83x), NN 0.95x (0.94x); 481x23964x3377 TN 0.90x
+ *              (0.84x); but 2186x408x3505, 36 blocks on 132 SMs, 0.25x (0.62x).  auto weighs
+ *              both forms by their corpus and model rows.
  *              No 32-bit offsets from a uniform base: sm_90's global addresses (LDG, LDGSTS)
  *              take a 64-bit register plus an immediate only, ptxas emits no [R + UR] form
  *              for them, and none of cuBLAS's sm_90 kernels has one.
@@ -307,14 +312,13 @@ extern "C" const tg_rung tg_rung_ffma256x128 = {.name = "ffma256x128", .level = 
     .unsupported = grouped_order_unsupported<256, 128, 8>};
 #endif
 
-/* Experimental: ffma128x128 and ffma128x256 with each operand's copies spread over a phase's k
- * steps through one chained pointer (ChainedTileLoader), for the layouts with both operands
- * along k.  Not chosen by auto until timed against the entries above. */
+/* ffma128x128 and ffma128x256 with each operand's copies spread over a phase's k steps through
+ * one chained pointer (ChainedTileLoader): auto's choice where the grid is many waves deep. */
 #if TG_IN_UNIT(ffma128x128_spread)
 extern "C" const tg_rung tg_rung_ffma128x128_spread = {.name = "ffma128x128_spread", .level = 4,
     .summary = "ffma128x128 with a phase's copies spread over its k steps, each operand's "
                "addresses chained in one register pair",
-    .block_rows = 128, .block_cols = 128, .in_auto = 0, .arith = TG_ARITH_FFMA,
+    .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_ffma<128, 128, 8, 3, false, true>,
     .unsupported = grouped_order_unsupported<128, 128, 8>};
 #endif
@@ -323,7 +327,7 @@ extern "C" const tg_rung tg_rung_ffma128x128_spread = {.name = "ffma128x128_spre
 extern "C" const tg_rung tg_rung_ffma128x256_spread = {.name = "ffma128x256_spread", .level = 4,
     .summary = "ffma128x256 with a phase's copies spread over its k steps, each operand's "
                "addresses chained in one register pair",
-    .block_rows = 128, .block_cols = 256, .in_auto = 0, .arith = TG_ARITH_FFMA,
+    .block_rows = 128, .block_cols = 256, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_ffma<128, 256, 8, 3, true, true>,
     .unsupported = grouped_order_unsupported<128, 256, 8>};
 #endif
