@@ -11,8 +11,8 @@
  *                                                                  medium products
  *   sgemm_ffma_128x128x8_w64x64_t16x8_s3_g8_spread  ffma128x128 and ffma128x256 with a phase's
  *   sgemm_ffma_128x256x8_w64x64_t16x8_s3_g8_spread  copies spread over its k steps ("Spread
- *     ("ffma128x128_spread", "ffma128x256_spread")  copies" below): faster where the grid is
- *                                                   many waves deep, slower under one wave
+ *     ("ffma128x128_spread", "ffma128x256_spread")  copies" below): faster with both
+ *                                                   operands along k, even elsewhere
  * All are one template (sgemm_ffma below), instantiated per configuration for the sweep.
  *
  * What it adds over rung 3 (warptile128, and its grouped order, warptile128_l2):
@@ -89,8 +89,10 @@
  *              243 (ffma128x256_spread, against 240), no spills.  Speed (H100, strict, against
  *              cuBLAS in the same run, bench/results/ffma/spread-*.json): 8192^3 column-major
  *              TN 0.94x (ffma128x256: 0.83x), NN 0.95x (0.94x); 481x23964x3377 TN 0.90x
- *              (0.84x); but 2186x408x3505, 36 blocks on 132 SMs, 0.25x (0.62x).  auto weighs
- *              both forms by their corpus and model rows.
+ *              (0.84x).  On the regret corpus's 590 cases with min(m, n) > 64, at the same
+ *              count of slices: 0.96-0.98 of the original's time with both operands along k,
+ *              0.99-1.05 in the other layouts (worst 1.12 and 1.36); auto weighs both forms
+ *              by their corpus and model rows.
  *              No 32-bit offsets from a uniform base: sm_90's global addresses (LDG, LDGSTS)
  *              take a 64-bit register plus an immediate only, ptxas emits no [R + UR] form
  *              for them, and none of cuBLAS's sm_90 kernels has one.
@@ -313,7 +315,7 @@ extern "C" const tg_rung tg_rung_ffma256x128 = {.name = "ffma256x128", .level = 
 #endif
 
 /* ffma128x128 and ffma128x256 with each operand's copies spread over a phase's k steps through
- * one chained pointer (ChainedTileLoader): auto's choice where the grid is many waves deep. */
+ * one chained pointer (ChainedTileLoader): auto's choice mostly with both operands along k. */
 #if TG_IN_UNIT(ffma128x128_spread)
 extern "C" const tg_rung tg_rung_ffma128x128_spread = {.name = "ffma128x128_spread", .level = 4,
     .summary = "ffma128x128 with a phase's copies spread over its k steps, each operand's "
