@@ -72,27 +72,26 @@
  *              the 4-byte copies' address registers are recycled for fragments within 8-40
  *              instructions, and warps wait for those copies to read them (stall_long_sb,
  *              5.7% of samples, against 0.6% in cuBLAS's kernel).
- * Spread copies (SPREAD, the _spread entries): each operand's copies of a phase are issued one by one
- *              after the FFMA of the phase's first BK / 2 k steps instead of all at its start,
- *              through one chained 64-bit pointer per operand (ChainedTileLoader,
- *              tile_loader.cuh), and the last step's barrier is taken on the last phase too.
- *              Same shared layout, bounds tests and zero-fill; copies of phases past the end of
- *              k zero-fill the free buffer instead of being branched around.  sm_90 SASS, CUDA
- *              13.0, column-major TN (scripts/sass_loop.py "copy war": instructions from each
- *              copy to the first write of its address registers): ffma128x256 5-40 for all 12
- *              copies, ffma128x256_spread 25 for one and 43-448 for the other 11; ffma128x128 7-54,
- *              ffma128x128_spread 29-1144.  The cost: 3 dummy LDS ptxas puts before each group of
- *              copies (+9 a phase), the FFMA order of ffma128x256's pairs partly lost (202 of
- *              1024 FFMA read 3 registers, against 83) and, in ffma128x128_spread, ptxas moving
- *              most of the last step's FFMA above the barrier (first fragment read 3
- *              instructions before its use).  Registers: 240 (ffma128x128_spread, against 255) and
- *              243 (ffma128x256_spread, against 240), no spills.  Speed (H100, strict, against
- *              cuBLAS in the same run, bench/results/ffma/spread-*.json): 8192^3 column-major
- *              TN 0.94x (ffma128x256: 0.83x), NN 0.95x (0.94x); 481x23964x3377 TN 0.90x
- *              (0.84x).  On the regret corpus's 590 cases with min(m, n) > 64, at the same
- *              count of slices: 0.96-0.98 of the original's time with both operands along k,
- *              0.99-1.05 in the other layouts (worst 1.12 and 1.36); auto weighs both forms
- *              by their corpus and model rows.
+ * Spread copies (SPREAD, the _spread entries): each operand's copies of a phase are issued one by
+ *              one after the FFMA of the phase's first BK / 2 k steps instead of all at its start,
+ *              through one chained 64-bit pointer per operand (ChainedTileLoader, tile_loader.cuh),
+ *              and the last step's barrier is taken on the last phase too.  Same shared layout,
+ *              bounds tests and zero-fill; copies of phases past the end of k zero-fill the free
+ *              buffer instead of being branched around. sm_90 SASS, CUDA 13.0, column-major TN
+ *              (scripts/sass_loop.py "copy war": instructions from each copy to the first write of
+ *              its address registers): ffma128x256 5-40 for all 12 copies, ffma128x256_spread 25
+ *              for one and 43-448 for the other 11; ffma128x128 7-54, ffma128x128_spread 29-1144.
+ *              The cost: 3 dummy LDS ptxas puts before each group of copies (+9 a phase), the FFMA
+ *              order of ffma128x256's pairs partly lost (202 of 1024 FFMA read 3 registers, against
+ *              83) and, in ffma128x128_spread, ptxas moving most of the last step's FFMA above the
+ *              barrier (first fragment read 3 instructions before its use).  Registers: 240
+ *              (ffma128x128_spread, against 255) and 243 (ffma128x256_spread, against 240), no
+ *              spills.  Speed (H100, strict, against cuBLAS in the same run,
+ *              bench/results/ffma/spread-*.json): 8192^3 column-major TN 0.94x (ffma128x256:
+ *              0.83x), NN 0.95x (0.94x); 481x23964x3377 TN 0.90x (0.84x).  On the regret corpus's
+ *              590 cases with min(m, n) > 64, at the same count of slices: 0.96-0.98 of the
+ *              original's time with both operands along k, 0.99-1.05 in the other layouts (worst
+ *              1.12 and 1.36); auto weighs both forms by their corpus and model rows.
  *              No 32-bit offsets from a uniform base: sm_90's global addresses (LDG, LDGSTS)
  *              take a 64-bit register plus an immediate only, ptxas emits no [R + UR] form
  *              for them, and none of cuBLAS's sm_90 kernels has one.
