@@ -48,7 +48,7 @@ typedef struct result {
     tg_layout layout;
     char algo[64];      /* a rung, "auto", "cublas", "cublas_tf32", "cpu"; "/kN" for split-K */
     int split_k;        /* what tg_set_split_k was given: 0 planner, 1 never, n slices */
-    int ran_split_k;    /* the slices the call ran with (auto: the planner's), 0 unknown */
+    int ran_split_k;    /* the slices the call ran with (split-K 0: the planner's), 0 unknown */
     char math[8];       /* the handle's math mode for tilegemm's entries, "" for cuBLAS */
     char chosen[64];    /* what the call ran (tg_last_algo): the rung auto chose */
     int arith;          /* tg_arith of what ran; -1 unknown */

@@ -294,6 +294,17 @@ static double planner_ns(tg_handle *h, const bench_case *c, const gpu_bufs *d, i
     return ns;
 }
 
+/* The slices the handle's settings give this case (tg_choose_algo), 0 when it cannot say. */
+static int planned_split(tg_handle *h, const bench_case *c, const gpu_bufs *d)
+{
+    const char *algo = NULL;
+    int split = 0;
+    if (tg_choose_algo(h, c->layout, c->ta, c->tb, c->m, c->n, c->k, d->lda, d->ldb, d->ldc, &algo,
+                       &split) != TG_SUCCESS)
+        return 0;
+    return split;
+}
+
 /* --prune spares runs no shorter than this: below it the timed runs cost little. */
 #define PRUNE_MIN_MS 0.5
 
@@ -327,6 +338,8 @@ static int run_tilegemm(gpu_ctx *g, const options *o, const bench_case *c, gpu_b
     r->ran_split_k = split > 0 ? split : 0;
     if (is_auto)
         r->plan_ns = planner_ns(g->h, c, b, &r->ran_split_k);
+    else if (split == 0) /* a rung left to the planner's count of slices: say which it ran */
+        r->ran_split_k = planned_split(g->h, c, b);
     bench_check(r, b->host_a, b->host_b, b->host_c);
     const int passed = strcmp(r->status, "MISMATCH") != 0;
     if (o->prune > 0.0 && !is_auto) { /* one timed run first: hopeless entries stop there */
