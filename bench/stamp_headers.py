@@ -4,14 +4,17 @@
     python3 bench/stamp_headers.py [--results bench/results] [--kernels src/cuda/kernels]
                                    [--check]
 
-For every kernel file (k*.cu) the rungs it registers (`.name = "..."`) are looked up in the
-newest GPU-mode JSON under --results that has them (by the file's "date"), and the line
+For every kernel file (k*.cu) the rungs it registers (`.name = "..."`, or `TG_IN_UNIT(name)`
+around a macro's entry) are looked up in the newest GPU-mode JSON under --results that has them
+(by the file's "date"), and the line
 
     * Measured:    <rung> <T> TFLOP/s (<R>x cuBLAS) at <shape>, ... on <device>, <file>
 
 replaces the old `Measured:` line (one line; shapes are those of the file, at most four,
-squares first).  Nothing else in the file changes.  --check writes nothing and exits 1 when a
-file would change (for CI).  Files whose rungs have no results keep their line.
+squares first; a rung timed at several split-K counts, `rung/kS`, by its fastest).  A
+`Measured:` paragraph of several lines is left as it is.  Nothing else in the file changes.
+--check writes nothing and exits 1 when a file would change (for CI).  Files whose rungs have
+no results keep their line.
 """
 import argparse
 import json
@@ -37,20 +40,22 @@ def gpu_files(results_dir):
 def measured_text(rungs, files, root):
     """The text after `Measured:` for these rungs, from the newest file that has them."""
     for path, data in files:
-        rows = [r for r in data["results"] if r.get("algo") in rungs and r.get("status") == "OK"
+        rows = [r for r in data["results"] if rung_of(r) in rungs and r.get("status") == "OK"
                 and isinstance(r.get("tflops"), (int, float))]
         if not rows:
             continue
         parts = []
         for rung in rungs:
-            mine = [r for r in rows if r["algo"] == rung]
+            mine = fastest_split([r for r in rows if rung_of(r) == rung])
             # squares first, NN before the transposes, largest first
             mine.sort(key=lambda r: (not (r["m"] == r["n"] == r["k"]), r.get("trans", "NN") != "NN",
                                      -r["m"] * r["n"] * r["k"]))
 
             def where(r):
                 trans = r.get("trans", "NN")
-                return f'{r["m"]}x{r["n"]}x{r["k"]}' + ("" if trans == "NN" else f" {trans}")
+                slices = r["algo"].split("/k")[1] if "/k" in r["algo"] else "1"
+                return (f'{r["m"]}x{r["n"]}x{r["k"]}' + ("" if trans == "NN" else f" {trans}") +
+                        ("" if slices == "1" or "/k" not in r["algo"] else f" in {slices} slices"))
 
             shapes = ", ".join(
                 f'{r["tflops"]:.1f} TFLOP/s ({r["ratio"]:.2f}x cuBLAS) at {where(r)}'
@@ -69,12 +74,31 @@ def measured_text(rungs, files, root):
     return None
 
 
+def rung_of(r):
+    """The rung of a result: its algo without a split-K suffix (`skinny32x32/k4`)."""
+    return r.get("algo", "").split("/")[0]
+
+
+def fastest_split(rows):
+    """Of a rung's results timed at several split-K counts (`rung/kS`), each case's fastest."""
+    best = {}
+    for r in rows:
+        case = (r["m"], r["n"], r["k"], r.get("trans", "NN"), r.get("layout", "row"))
+        if case not in best or r["tflops"] > best[case]["tflops"]:
+            best[case] = r
+    return list(best.values())
+
+
 def stamp(kernel, files, root, check):
     text = kernel.read_text(encoding="utf-8")
-    rungs = re.findall(r'\.name\s*=\s*"([^"]+)"', text)
+    # a rung's entry is in `.name = "..."`, or in a macro's argument under `#if TG_IN_UNIT(name)`
+    names = re.findall(r'\.name\s*=\s*"([^"]+)"', text) + re.findall(r"TG_IN_UNIT\((\w+)\)", text)
+    rungs = list(dict.fromkeys(names))
     line = re.search(r"^(\s*\*\s*Measured:\s*)(.*)$", text, flags=re.M)
     if not rungs or not line:
         return False
+    if re.match(r"\s*\*\s{5,}\S", text[line.end() + 1:].split("\n", 1)[0]):
+        return False  # a paragraph of its own, written by hand: left as it is
     new = measured_text(rungs, files, root)
     if new is None or line.group(2) == new:
         return False
