@@ -30,11 +30,11 @@
  * 2^-10..2^10 within a row 14; the worst element then sits at a thousandth of the bound, since
  * one small element sets a row's range and rounding errors rarely add up.  A fixed 6 moduli
  * breaks the bound (2.6x) on the spread data.  Fewer moduli at the same guarantee would need a
- * tighter bound per element, or splitting a row's few small elements off.  At k = 4096 to
- * 16384, uniform rows span 17 to 21 binades (a few tiny elements), so 29 to 32 bits and 10
- * moduli, where 24 or 25 bits, FP32's own precision, would take 8 or 9: a bound on each row's
- * error from a lower bound of sum_p |a_ip b_pj| (an INT8 product of the operands' leading
- * bits, as GEMMul8's accurate mode computes one) instead of from the range could save them.
+ * tighter bound per element, or splitting a row's few small elements off.  At k = 4096 to 16384,
+ * uniform rows span 17 to 21 binades or more (a few tiny elements), so 29 bits or more and 10 or 11
+ * moduli, where 24 or 25 bits, FP32's own precision, would take 8 or 9: a bound on each row's error
+ * from a lower bound of sum_p |a_ip b_pj| (an INT8 product of the operands' leading bits, as
+ * GEMMul8's accurate mode computes one) instead of from the range could save them.
  */
 #ifndef TG_OZAKI2_H
 #define TG_OZAKI2_H
