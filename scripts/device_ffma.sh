@@ -75,16 +75,18 @@ fi
   cat "$summary"
   for f in "$top"/ffma-*.json; do
     [ -f "$f" ] || continue
-    echo "== $(basename "$f" .json): ms, TFLOP/s and ratio to cuBLAS FP32 of each entry"
+    echo "== $(basename "$f" .json): ms, TFLOP/s and ratio to cuBLAS FP32 of each entry, and" \
+      "the slices it ran (entries left to the planner's count may differ: BENCH_OPTS=--split-k 1)"
     python3 - "$f" <<'EOF'
 import json, sys
 runs = json.load(open(sys.argv[1]))["results"]
 for r in runs:
     if r.get("median_ms"):
         shape = f'{r["m"]}x{r["n"]}x{r["k"]}'
-        print(f'{shape:>18} {r["layout"]:>3} {r["trans"]:>2} {r["algo"]:>15} '
+        slices = r.get("ran_split_k") or "?"
+        print(f'{shape:>18} {r["layout"]:>3} {r["trans"]:>2} {r["algo"]:>18} '
               f'{r["median_ms"]:9.3f} ms {r["tflops"]:5.1f} TFLOP/s {r["ratio"]:5.2f}x '
-              f'{r["status"]}')
+              f'{slices:>3} slices {r["status"]}')
 EOF
   done
 } | tee "$top/table.txt"
