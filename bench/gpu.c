@@ -277,32 +277,27 @@ static int run_cublas(gpu_ctx *g, const options *o, const bench_case *c, gpu_buf
     return strcmp(r->status, "MISMATCH") != 0;
 }
 
+/* The slices the handle's settings give this case: one planning call (tg_choose_algo). */
+static tg_status planned_split(tg_handle *h, const bench_case *c, const gpu_bufs *d, int *split)
+{
+    const char *algo = NULL;
+    return tg_choose_algo(h, c->layout, c->ta, c->tb, c->m, c->n, c->k, d->lda, d->ldb, d->ldc,
+                          &algo, split);
+}
+
 /* Host time of one planning call for this case (tg_choose_algo: validation, normalization and
  * the rung choice), the mean of many; NAN when it fails.  *split_out: the slices it chose. */
 static double planner_ns(tg_handle *h, const bench_case *c, const gpu_bufs *d, int *split_out)
 {
     enum { CALLS = 2000 };
-    const char *algo = NULL;
     int split = 0;
     const double start = tg_now_seconds();
     for (int i = 0; i < CALLS; ++i)
-        if (tg_choose_algo(h, c->layout, c->ta, c->tb, c->m, c->n, c->k, d->lda, d->ldb, d->ldc,
-                           &algo, &split) != TG_SUCCESS)
+        if (planned_split(h, c, d, &split) != TG_SUCCESS)
             return NAN;
     const double ns = (tg_now_seconds() - start) * 1e9 / CALLS;
     *split_out = split;
     return ns;
-}
-
-/* The slices the handle's settings give this case (tg_choose_algo), 0 when it cannot say. */
-static int planned_split(tg_handle *h, const bench_case *c, const gpu_bufs *d)
-{
-    const char *algo = NULL;
-    int split = 0;
-    if (tg_choose_algo(h, c->layout, c->ta, c->tb, c->m, c->n, c->k, d->lda, d->ldb, d->ldc, &algo,
-                       &split) != TG_SUCCESS)
-        return 0;
-    return split;
 }
 
 /* --prune spares runs no shorter than this: below it the timed runs cost little. */
@@ -338,8 +333,9 @@ static int run_tilegemm(gpu_ctx *g, const options *o, const bench_case *c, gpu_b
     r->ran_split_k = split > 0 ? split : 0;
     if (is_auto)
         r->plan_ns = planner_ns(g->h, c, b, &r->ran_split_k);
-    else if (split == 0) /* a rung left to the planner's count of slices: say which it ran */
-        r->ran_split_k = planned_split(g->h, c, b);
+    else if (split == 0 && /* a rung left to the planner's count of slices: say which it ran */
+             planned_split(g->h, c, b, &r->ran_split_k) != TG_SUCCESS)
+        r->ran_split_k = 0;
     bench_check(r, b->host_a, b->host_b, b->host_c);
     const int passed = strcmp(r->status, "MISMATCH") != 0;
     if (o->prune > 0.0 && !is_auto) { /* one timed run first: hopeless entries stop there */

@@ -55,7 +55,7 @@ def measured_text(rungs, files, root):
                 trans = r.get("trans", "NN")
                 slices = r["algo"].split("/k")[1] if "/k" in r["algo"] else "1"
                 return (f'{r["m"]}x{r["n"]}x{r["k"]}' + ("" if trans == "NN" else f" {trans}") +
-                        ("" if slices == "1" or "/k" not in r["algo"] else f" in {slices} slices"))
+                        ("" if slices == "1" else f" in {slices} slices"))
 
             shapes = ", ".join(
                 f'{r["tflops"]:.1f} TFLOP/s ({r["ratio"]:.2f}x cuBLAS) at {where(r)}'

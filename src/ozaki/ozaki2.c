@@ -106,15 +106,6 @@ static int allocate(buffers *b, int64_t m, int64_t n, int64_t k)
     return 0;
 }
 
-/* The multiplicative inverse of a modulo m (a and m coprime), by trial: m <= 256. */
-static int inverse_mod(int a, int m)
-{
-    for (int y = 1; y < m; ++y)
-        if ((a * y) % m == 1)
-            return y;
-    return 1; /* m == 1 only */
-}
-
 /* Marks which of `count` lines the scheme takes (no Inf or NaN, a range of at most cap); their
  * widest range to *range, how many it leaves to *left. */
 static void take_lines(const tg_oz2_line *lines, int64_t count, int cap, int *take, int *range,
@@ -196,7 +187,7 @@ static void run_item(const tg_problem *p, const float *A, const float *B, float 
     for (int l = 0; l < item->moduli; ++l) {
         const int mod = tg_oz2_moduli[l];
         const u128 m_l = M / (u128)mod;
-        const int inv = inverse_mod((int)(m_l % (u128)mod), mod);
+        const int inv = tg_oz2_inverse_mod((int)(m_l % (u128)mod), mod);
         for (int64_t e = 0; e < m * k; ++e)
             b->ra[e] = tg_oz2_residue(b->a_hat[e], mod);
         for (int64_t e = 0; e < n * k; ++e)

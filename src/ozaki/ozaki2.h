@@ -137,6 +137,15 @@ typedef struct tg_oz2_crt_sum {
     uint64_t limb[4], frac;
 } tg_oz2_crt_sum;
 
+/* The multiplicative inverse of a modulo m (a and m coprime), by trial: m <= 256. */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_inverse_mod(int a, int m)
+{
+    for (int y = 1; y < m; ++y)
+        if (a * y % m == 1)
+            return y;
+    return 1; /* m == 1 only */
+}
+
 /* The constants for the first `count` of `moduli` (pairwise coprime, at most 256, product under
  * 2^127).  No 128-bit division: the device builds them too. */
 static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_init(tg_oz2_crt *c, const int *moduli,
@@ -157,13 +166,7 @@ static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_init(tg_oz2_crt *c, const int *
                     cofactor *= (tg_oz2_u128)moduli[o];
                     rest = rest * (moduli[o] % mod) % mod;
                 }
-            int inverse = 1;
-            for (int y = 1; y < mod; ++y)
-                if (rest * y % mod == 1) {
-                    inverse = y;
-                    break;
-                }
-            e = cofactor * (tg_oz2_u128)inverse;
+            e = cofactor * (tg_oz2_u128)tg_oz2_inverse_mod(rest, mod);
             tg_oz2_u128 rem = e; /* long division of e 2^32 by M, a bit at a time: 2 rem < 2^128 */
             for (int b = 0; b < 32; ++b) {
                 rem <<= 1;

@@ -256,7 +256,7 @@ struct FfmaLaunch {
 
 /* PAIRED: the FFMA of a k step in pairs of columns (ffma_outer_product_paired), else row by row
  * (the header's "FFMA order" says which configurations pair, and why).  SPREAD: the copies of a
- * phase spread over its k steps (the _a entries). */
+ * phase spread over its k steps (the _spread entries). */
 template <int BM, int BN, int BK, int STAGES, bool PAIRED, bool SPREAD = false>
 int launch_ffma(const tg_problem *p, void *stream)
 {

@@ -8,7 +8,7 @@
  *       S[BK][ROWS + kPad], a phase per load() call (see its comment for the three copy paths)
  *   ChainedTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC>
  *       the same copies one at a time (copy(e, ...)), each operand's addresses chained in one
- *       pointer, for a loop that spreads them over a phase (rung 4's _a entries)
+ *       pointer, for a loop that spreads them over a phase (rung 4's _spread entries)
  *   launch_for_copies<LAUNCH>(p, stream)
  *       calls LAUNCH::run<A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>(p, stream) for the problem's
  *       layouts: op(A) along k when a_cs == 1, else along m (a_rs == 1, or general strides);
@@ -120,17 +120,17 @@ struct AsyncTileLoader {
 };
 
 /*
- * AsyncTileLoader's copies one at a time, for a loop that spreads a phase's copies over its k
- * steps (rung 4's _a entries): the same thread-to-copy map, shared tile and bounds tests, but src
- * is the address of the next copy to issue and moves on by one copy after each.  Why: issued as
- * one burst, each copy's address is computed into a scratch register pair that ptxas gives to a
+ * AsyncTileLoader's copies one at a time, for a loop that spreads a phase's copies over its k steps
+ * (rung 4's _spread entries): the same thread-to-copy map, shared tile and bounds tests, but src is
+ * the address of the next copy to issue and moves on by one copy after each.  Why: issued as one
+ * burst, each copy's address is computed into a scratch register pair that ptxas gives to a
  * fragment or the next address 3-40 instructions later, and with 4-byte copies along k (four
  * 128-byte lines each) the LSU, busy with the burst, is slow to read those operands, so the
- * overwrite waits (stall_long_scoreboard).  Spread, a few copies are in flight at a time and
- * ptxas leaves most address pairs unwritten for 40 instructions or more (k04_ffma.cu's header
- * has the figures), with no register kept per copy.  The pointer stays 64-bit (sm_90's global
- * addressing is a 64-bit register plus an immediate: no 32-bit offset from a uniform base), so
- * any leading dimension works.
+ * overwrite waits (stall_long_scoreboard).  Spread, a few copies are in flight at a time and ptxas
+ * leaves most address pairs unwritten for 40 instructions or more (k04_ffma.cu's header has the
+ * figures), with no register kept per copy.  The pointer stays 64-bit (sm_90's global addressing is
+ * a 64-bit register plus an immediate: no 32-bit offset from a uniform base), so any leading
+ * dimension works.
  */
 template <int ROWS, int BK, int THREADS, bool K_CONTIG, bool VEC>
 struct ChainedTileLoader : AsyncTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC> {
