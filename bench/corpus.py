@@ -9,6 +9,7 @@ that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
     python3 bench/corpus.py --shapes-k-at-most K CORPUS.tsv
     python3 bench/corpus.py --shapes-k-at-least K CORPUS.tsv
     python3 bench/corpus.py --shapes-side-above S CORPUS.tsv
+    python3 bench/corpus.py --shapes-side-between LO,HI CORPUS.tsv
     python3 bench/corpus.py --shapes-lacking RUNG CORPUS.tsv
     python3 bench/corpus.py --shapes-unaligned K CORPUS.tsv
     python3 bench/corpus.py --shapes-longer-unaligned K CORPUS.tsv
@@ -44,7 +45,8 @@ such k can run, for re-timing it when its limit grows (RETIME_K_AT_MOST).  --sha
 lists the cases with k >= K: those a 3xTF32 rung may run in the fp32 mode, which admits 3xTF32
 from k = 256 on (RETIME_K_AT_LEAST).  --shapes-side-above
 lists the cases whose shorter side of C, min(m, n), exceeds S: those a new rung for medium and
-large outputs is timed on (RETIME_SIDE_ABOVE).  --shapes-lacking lists the cases with no entry
+large outputs is timed on (RETIME_SIDE_ABOVE); --shapes-side-between those with LO < min(m, n) <=
+HI: a new rung for thin and medium outputs (RETIME_SIDE_BETWEEN).  --shapes-lacking lists the cases with no entry
 of RUNG: the rest of a new rung's rows (RETIME_LACKING).  --shapes-unaligned lists the cases
 with k >= K where neither A's nor B's leading dimension is a multiple of 4 floats (16 bytes):
 those the TMA can read neither operand of in place, re-timed when that path changes
@@ -216,6 +218,10 @@ def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-side-above":
         side = int(sys.argv[2])
         print_cases(sys.argv[3], lambda m, n, k, c: min(m, n) > side)
+        return
+    if len(sys.argv) == 4 and sys.argv[1] == "--shapes-side-between":
+        low, high = (int(x) for x in sys.argv[2].split(","))
+        print_cases(sys.argv[3], lambda m, n, k, c: low < min(m, n) <= high)
         return
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-lacking":
         rung = sys.argv[2]

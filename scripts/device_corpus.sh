@@ -32,6 +32,9 @@
 #   RETIME_SIDE_ABOVE=S ALGOS=rung scripts/device_corpus.sh
 #                                               the same for the cases with min(m, n) > S: a
 #                                               new rung for medium and large outputs
+#   RETIME_SIDE_BETWEEN=LO,HI ALGOS=rung scripts/device_corpus.sh
+#                                               the same for the cases with LO < min(m, n) <= HI:
+#                                               a new rung for thin and medium outputs
 #   RETIME_LACKING=rung ALGOS=rung scripts/device_corpus.sh
 #                                               the same for the cases with no entry of the rung
 #   RETIME_UNALIGNED=K ALGOS=rung scripts/device_corpus.sh
@@ -56,6 +59,7 @@ retime=() # the corpus's own cases to re-time, over runs adding up to 2 ms unles
 [ -n "${RETIME_K_AT_MOST:-}" ] && retime=(--shapes-k-at-most "$RETIME_K_AT_MOST")
 [ -n "${RETIME_K_AT_LEAST:-}" ] && retime=(--shapes-k-at-least "$RETIME_K_AT_LEAST")
 [ -n "${RETIME_SIDE_ABOVE:-}" ] && retime=(--shapes-side-above "$RETIME_SIDE_ABOVE")
+[ -n "${RETIME_SIDE_BETWEEN:-}" ] && retime=(--shapes-side-between "$RETIME_SIDE_BETWEEN")
 [ -n "${RETIME_LACKING:-}" ] && retime=(--shapes-lacking "$RETIME_LACKING")
 [ -n "${RETIME_UNALIGNED:-}" ] && retime=(--shapes-unaligned "$RETIME_UNALIGNED")
 [ -n "${RETIME_LONGER_UNALIGNED:-}" ] &&

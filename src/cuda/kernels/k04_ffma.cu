@@ -313,6 +313,28 @@ extern "C" const tg_rung tg_rung_ffma256x128 = {.name = "ffma256x128", .level = 
     .unsupported = grouped_order_unsupported<256, 128, 8>};
 #endif
 
+/* Thin outputs: one side of C of 33 to 64 (a 64-wide tile wastes at most half) with long k.
+ * The same 64x64 warp tiles and 16x8 thread tiles, 4 warps stacked along the long side: two
+ * blocks an SM, as ffma128x128.  The narrow FFMA rungs below (skinny, stream) use 4x4 to 8x8
+ * thread tiles and stay near a third of the FFMA peak. */
+#if TG_IN_UNIT(ffma256x64)
+extern "C" const tg_rung tg_rung_ffma256x64 = {.name = "ffma256x64", .level = 4,
+    .summary = "ffma128x128's warps stacked along m: a 256x64x8 block of 4 warps, two blocks an "
+               "SM, for products with n of 64 or less",
+    .block_rows = 256, .block_cols = 64, .in_auto = 1, .arith = TG_ARITH_FFMA,
+    .launch = launch_ffma<256, 64, 8, 3, false>,
+    .unsupported = grouped_order_unsupported<256, 64, 8>};
+#endif
+
+#if TG_IN_UNIT(ffma64x256)
+extern "C" const tg_rung tg_rung_ffma64x256 = {.name = "ffma64x256", .level = 4,
+    .summary = "ffma128x128's warps side by side along n: a 64x256x8 block of 4 warps, two "
+               "blocks an SM, for products with m of 64 or less",
+    .block_rows = 64, .block_cols = 256, .in_auto = 1, .arith = TG_ARITH_FFMA,
+    .launch = launch_ffma<64, 256, 8, 3, false>,
+    .unsupported = grouped_order_unsupported<64, 256, 8>};
+#endif
+
 /* ffma128x128 and ffma128x256 with each operand's copies spread over a phase's k steps through
  * one chained pointer (ChainedTileLoader): auto's choice mostly with both operands along k. */
 #if TG_IN_UNIT(ffma128x128_spread)

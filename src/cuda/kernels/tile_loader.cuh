@@ -51,15 +51,22 @@ struct AsyncTileLoader {
     static constexpr int kPitch = ROWS + kPad;
     static constexpr int kTileFloats = BK * kPitch;
     static constexpr int kCopies = ROWS * BK / (THREADS * kWidth);
+    /* Along outer by 4-byte copies, a shared row wider than a round of threads (256 rows, 128
+     * threads: ffma256x64's op(A)) takes kSpan copies a thread side by side, THREADS floats
+     * apart, then the next depth; otherwise kSpan is 1 and a round covers whole rows. */
+    static constexpr int kSpan = !K_CONTIG && !VEC && ROWS > THREADS ? ROWS / THREADS : 1;
     static constexpr int kOuterStep = K_CONTIG ? THREADS / BK : 0;
-    static constexpr int kDepthStep = K_CONTIG ? 0 : THREADS * kWidth / ROWS;
+    static constexpr int kDepthStep = K_CONTIG ? 0 : kSpan > 1 ? 1 : THREADS * kWidth / ROWS;
     static_assert(kPitch % 4 == 0, "shared rows must stay 16-byte aligned for LDS.128");
     static_assert(ROWS * BK % (THREADS * kWidth) == 0,
                   "the threads must split a tile evenly into copies");
-    static_assert(K_CONTIG || (ROWS % kWidth == 0 && THREADS % (ROWS / kWidth) == 0 &&
-                               BK % kDepthStep == 0),
+    static_assert(K_CONTIG || kSpan > 1 ||
+                      (ROWS % kWidth == 0 && THREADS % (ROWS / kWidth) == 0 &&
+                       BK % kDepthStep == 0),
                   "along outer, a whole number of shared rows must be copied per round of "
                   "threads, and rounds must tile the depth");
+    static_assert(kSpan == 1 || ROWS % THREADS == 0,
+                  "a row wider than a round of threads must be a whole number of rounds");
     static_assert(!K_CONTIG || (BK % 8 == 0 && THREADS % (4 * BK) == 0 &&
                                 (THREADS / 32) % (BK / 8) == 0 && ROWS % (THREADS / BK) == 0),
                   "along k, each warp copies 8 k x 4 rows: BK a multiple of 8, and the threads "
@@ -101,6 +108,16 @@ struct AsyncTileLoader {
     {
         float *const dst = S + tile_offset;
         const int64_t step = K_CONTIG ? kOuterStep * os : kDepthStep * ks;
+        if constexpr (kSpan > 1) { /* kSpan copies along a row, then the next depth */
+#pragma unroll
+            for (int e = 0; e < kCopies; ++e) {
+                const int o = e % kSpan * THREADS, d = e / kSpan;
+                copy_async_4_zfill(dst + d * kPitch + o, src + o * os + d * ks,
+                                   depth + d < k_left && o < outer_in);
+            }
+            src += BK * ks;
+            return;
+        }
         const float *g = src;
 #pragma unroll
         for (int e = 0; e < kCopies; ++e) {
@@ -139,6 +156,7 @@ struct ChainedTileLoader : AsyncTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC> {
     using Base::kDepthStep;
     using Base::kOuterStep;
     using Base::kPitch;
+    static_assert(Base::kSpan == 1, "one copy a depth along outer: kSpan is not chained");
 
     __device__ __forceinline__ ChainedTileLoader(const float *first, int64_t os, int64_t ks,
                                                  int64_t outer_left, int tid)
