@@ -29,13 +29,13 @@
  * Registers  168 a thread at entry (__launch_bounds__(384, 1)), no spills, no stack (ptxas -v,
  *            nvcc 13.0); 8 IGMMA.64x128x32.S8.S8 a stage, the next stage's issued before the
  *            previous one's are waited for (WARPGROUP.DEPBAR.LE 1).
- * Measured   inside ozaki2_int8 only (k11_ozaki2.cu's header); not timed alone yet.  About
- *            1.1-1.2 POP/s at 16384^3, some 60% of the H100's dense INT8 peak (1979 TOP/s).
- * Bound      (an estimate, not yet profiled) a stage brings 48 KiB from L2 for 8.4 M
- *            operations, 171 a byte: at the peak the SMs would read 11.6 TB/s from L2, about
- *            twice what it delivers, and 60% of the peak is 6.9 TB/s.  Clusters of 2 blocks
- *            sharing B's tile by TMA multicast would make it 256 a byte (7.7 TB/s at the peak),
- *            2 x 2 sharing both 341 (5.8 TB/s).
+ * Measured   (ncu, H100, a9703fe, one panel of 16384^3 uniform data, bench/results/ozaki/):
+ *            8.87 ms at an SM clock of 1.61 GHz (the card's own clock under this load; no
+ *            clock control); tensor pipe 93% busy, L2 74% of its peak, DRAM 43%, IPC 1.19.
+ *            So the product runs at the tensor cores' speed at the clock the card holds, about
+ *            1.6 POP/s (the 1979 TOP/s peak is at 1.83 GHz): the L2 is not what bounds it, and
+ *            clusters sharing B's tile by TMA multicast (256 operations a byte of L2 instead of
+ *            171) would not make it faster.  What is left to gain is fewer products (moduli).
  */
 #ifndef TG_KERNELS_INT8_GEMM_CUH
 #define TG_KERNELS_INT8_GEMM_CUH
