@@ -13,6 +13,9 @@
  *   sgemm_ffma_128x256x8_w64x64_t16x8_s3_g8_spread  copies spread over its k steps ("Spread
  *     ("ffma128x128_spread", "ffma128x256_spread")  copies" below): faster with both
  *                                                   operands along k, even elsewhere
+ *   sgemm_ffma_256x64x8_w64x64_t16x8_s3_g8   ("ffma256x64")       ffma128x128's 4 warps
+ *   sgemm_ffma_64x256x8_w64x64_t16x8_s3_g8   ("ffma64x256")       stacked along the long side:
+ *                                                                  thin and medium outputs
  * All are one template (sgemm_ffma below), instantiated per configuration for the sweep.
  *
  * What it adds over rung 3 (warptile128, and its grouped order, warptile128_l2):
@@ -95,6 +98,15 @@
  *              No 32-bit offsets from a uniform base: sm_90's global addresses (LDG, LDGSTS)
  *              take a 64-bit register plus an immediate only, ptxas emits no [R + UR] form
  *              for them, and none of cuBLAS's sm_90 kernels has one.
+ * Thin:        ffma256x64 and ffma64x256 (H100, strict, against cuBLAS in the same run, at
+ *              83398ee): 47x4311x13869 column-major NN 0.78x (the best rung before,
+ *              skinny32x64 at 32 slices, 0.68x), 8609x33x12227 TT 0.82x (skinny64x32, 0.67x),
+ *              but 0.50-0.66x where a mid-size output has rungs 3 to 5 at 0.60-0.82x.  On the
+ *              regret corpus's 585 cases with 16 < min(m, n) <= 512 they are the fastest FFMA
+ *              entry on 38, and lift the fastest entry by 0.4-1.5% a category (thin and medium,
+ *              k > 256; bench/results/ffma/corpus-rows-83398ee-thin.tgz).  At about 23 TFLOP/s
+ *              on 47-wide outputs they stay far from the FFMA peak: a tile of 64 columns of which
+ *              47 count, and 17 tiles of 256 rows split 7 ways.
  * Benchmark:   tilegemm bench --algo ffma256x128,ffma128x256,ffma256x128_k16,ffma256x128_s4,
  *              ffma128x128,warptile128_l2 4096x4096x4096 8192x8192x8192 16384x16384x16384
  *              4097x4097x4097
