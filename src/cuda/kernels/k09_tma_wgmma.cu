@@ -616,17 +616,25 @@ struct Consumer {
     }
 
     /* The epilogue: result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2),
-     * j0 + kUnit h + 8j + 2 lane_t + e % 2).  Stored from there, a warp writes 8 runs of 32
-     * bytes, each split over two sectors where C's lines are off 32 bytes (most leading
-     * dimensions): so the tile goes through the ring's shared memory, free once every
-     * consumer's products are done, and each warp writes whole lines of C, 32 consecutive
-     * floats a store.  Outputs the tensor core left Inf or NaN are recomputed first. */
+     * j0 + kUnit h + 8j + 2 lane_t + e % 2).  Where C's columns are contiguous (c_rs == 1, a
+     * turned product) a warp's store writes 8 consecutive rows, 32 bytes, of each of 4
+     * columns: whole sectors where C is 32-byte aligned, and it is stored from here.  Where its
+     * rows are (c_cs == 1), a store writes every other float of 8 rows and the next fills the
+     * gaps: harmless where each row's 32 bytes are a sector, but where rows are off 32 bytes
+     * (most leading dimensions) every sector is written in four pieces.  There the tile goes
+     * through the ring's shared memory, free once every consumer's products are done, and each
+     * warp writes whole rows of C, 32 consecutive floats a store.  H100, against storing from
+     * registers (a6ad7fc, bench/results/tensor/staged-epilogue/): 0.47-0.60x the time at
+     * 27182x26882x25 and 15228x7013x12 row-major (TF32 and 3xTF32), but 1.03-1.27x where rows
+     * were 32-byte aligned or the product turned, hence the test.  Outputs the tensor core left
+     * Inf or NaN are recomputed first, as store_tc_result does. */
     __device__ __forceinline__ void store(Acc &acc, const TurnedProblem &q, int i0, int j0) const
     {
         const tg_problem &p = q.p;
         const batch_item item(p);
-        constexpr int kBM = Cfg::kBM, kBN = kUnit * kUnits, kThreads = Cfg::kConsumerWarps * 32;
-        if (q.c_cs != 1 && q.c_rs != 1) { /* general strides: element by element */
+        const bool whole_sectors =
+            q.c_cs != 1 || (q.c_rs % 8 == 0 && reinterpret_cast<uintptr_t>(item.C) % 32 == 0);
+        if (whole_sectors) {
 #pragma unroll
             for (int h = 0; h < kUnits; ++h)
 #pragma unroll
@@ -638,14 +646,11 @@ struct Consumer {
                                         acc.result(h)[4 * j + e], q.c_rs, q.c_cs);
             return;
         }
-        /* Lines of the staged tile run along C's contiguous side: rows of the tile where C's
-         * rows are contiguous (pitch 8 mod 32 floats: a warp's 8-byte pairs fill 32 banks),
-         * columns otherwise (pitch 4 mod 32: its 8 rows x 4 columns do). */
-        const bool rows = q.c_cs == 1;
-        constexpr int kRowPitch = kBN + 8, kColPitch = kBM + 4;
-        static_assert(kBM * kRowPitch <= Cfg::kStages * Cfg::kStage &&
-                          kBN * kColPitch <= Cfg::kStages * Cfg::kStage,
-                      "the staged tile must fit in the ring");
+        /* The staged tile: a row of C a line, pitch 8 mod 32 floats (a warp's 8-byte pairs of
+         * 8 rows x 4 columns fill the 32 banks). */
+        constexpr int kBM = Cfg::kBM, kBN = kUnit * kUnits, kPitch = kBN + 8;
+        constexpr int kThreads = Cfg::kConsumerWarps * 32;
+        static_assert(kBM * kPitch <= Cfg::kStages * Cfg::kStage, "the tile must fit the ring");
         float *const tile = ring.stages;
         named_barrier_sync(1, kThreads); /* every consumer's products done: the ring is free */
 #pragma unroll
@@ -655,30 +660,19 @@ struct Consumer {
 #pragma unroll
                 for (int e = 0; e < 4; e += 2) {
                     const int r = 64 * half + 16 * w + g + 4 * e, c = kUnit * h + 8 * j + 2 * lane_t;
-                    const float v0 = tc_result(p, item, i0 + r, j0 + c, acc.result(h)[4 * j + e]);
-                    const float v1 =
-                        tc_result(p, item, i0 + r, j0 + c + 1, acc.result(h)[4 * j + e + 1]);
-                    if (rows) {
-                        *reinterpret_cast<float2 *>(tile + r * kRowPitch + c) = make_float2(v0, v1);
-                    } else {
-                        tile[c * kColPitch + r] = v0;
-                        tile[(c + 1) * kColPitch + r] = v1;
-                    }
+                    *reinterpret_cast<float2 *>(tile + r * kPitch + c) = make_float2(
+                        tc_result(p, item, i0 + r, j0 + c, acc.result(h)[4 * j + e]),
+                        tc_result(p, item, i0 + r, j0 + c + 1, acc.result(h)[4 * j + e + 1]));
                 }
         named_barrier_sync(1, kThreads);
         const int warp = (threadIdx.x - kWarpgroup) / 32, lane = threadIdx.x % 32;
-        const int lines = rows ? kBM : kBN, along = rows ? kBN : kBM;
-        const int pitch = rows ? kRowPitch : kColPitch;
-        for (int line = warp; line < lines; line += Cfg::kConsumerWarps) {
-            const int64_t row = i0 + (rows ? line : 0), col = j0 + (rows ? 0 : line);
-            if ((rows ? row : col) >= (rows ? p.m : p.n))
-                break; /* lines come in order: the rest are outside C too */
-            float *const c_line = item.C + row * q.c_rs + col * q.c_cs;
-            const int64_t left = rows ? p.n - col : p.m - row; /* along the line, inside C */
+        const int64_t cols_in = p.n - j0; /* of the tile's columns, inside C */
+        for (int r = warp; r < kBM && i0 + r < p.m; r += Cfg::kConsumerWarps) {
+            float *const c_row = item.C + (i0 + r) * q.c_rs + j0;
 #pragma unroll 4
-            for (int x = lane; x < along; x += 32)
-                if (x < left)
-                    store_result(c_line + x, tile[line * pitch + x], p.alpha, p.beta);
+            for (int c = lane; c < kBN; c += 32)
+                if (c < cols_in)
+                    store_result(c_row + c, tile[r * kPitch + c], p.alpha, p.beta);
         }
     }
 };
