@@ -624,16 +624,21 @@ struct Consumer {
      * (most leading dimensions) every sector is written in four pieces.  There the tile goes
      * through the ring's shared memory, free once every consumer's products are done, and each
      * warp writes whole rows of C, 32 consecutive floats a store.  H100, against storing from
-     * registers (a6ad7fc, bench/results/tensor/staged-epilogue/): 0.47-0.60x the time at
-     * 27182x26882x25 and 15228x7013x12 row-major (TF32 and 3xTF32), but 1.03-1.27x where rows
-     * were 32-byte aligned or the product turned, hence the test.  Outputs the tensor core left
-     * Inf or NaN are recomputed first, as store_tc_result does. */
+     * registers (bench/results/tensor/staged-epilogue/): at a6ad7fc, staging every tile,
+     * 0.47-0.60x the time at 27182x26882x25 and 15228x7013x12 row-major (TF32 and 3xTF32), but
+     * 1.03-1.27x where rows were 32-byte aligned or the product turned, hence the test; at
+     * e38f1f3, with the test, the 3xTF32 forms at 0.55-1.03x (geometric mean 0.91 over 44
+     * entries, 128x64 0.95), but the TF32 form of 128x256 1.23-1.32x on aligned calls that
+     * never stage (1024^3, 8192x8192x128): its code, not its path, cost it (not yet
+     * explained), so the TF32 forms store from registers.  Outputs the tensor core left Inf or
+     * NaN are recomputed first, as store_tc_result does. */
     __device__ __forceinline__ void store(Acc &acc, const TurnedProblem &q, int i0, int j0) const
     {
         const tg_problem &p = q.p;
         const batch_item item(p);
         const bool whole_sectors =
-            q.c_cs != 1 || (q.c_rs % 8 == 0 && reinterpret_cast<uintptr_t>(item.C) % 32 == 0);
+            q.c_cs != 1 ||
+            (q.c_rs % 8 == 0 && reinterpret_cast<uintptr_t>(item.C) % 32 == 0);
         if (whole_sectors) {
 #pragma unroll
             for (int h = 0; h < kUnits; ++h)

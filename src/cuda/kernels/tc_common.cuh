@@ -157,21 +157,24 @@ __device__ __noinline__ float fma_dot(const float *a, int64_t a_cs, const float 
 }
 
 /* C(row, col) at C[row * c_rs + col * c_cs]: a turned problem (common.cuh) writes C transposed. */
-__device__ __forceinline__ float tc_result(const tg_problem &p, const batch_item &item,
-                                          int64_t row, int64_t col, float r)
-{
-    if (!(fabsf(r) <= FLT_MAX) && row < p.m && col < p.n) /* Inf or NaN: the FMA rungs' way */
-        r = fma_dot(item.A + row * p.a_rs, p.a_cs, item.B + col * p.b_cs, p.b_rs, p.k);
-    return r;
-}
 __device__ __forceinline__ void store_tc_result(const tg_problem &p, const batch_item &item,
                                                 int64_t row, int64_t col, float r, int64_t c_rs,
                                                 int64_t c_cs)
 {
     if (row >= p.m || col >= p.n)
         return;
-    store_result(item.C + row * c_rs + col * c_cs, tc_result(p, item, row, col, r), p.alpha,
-                 p.beta);
+    if (!(fabsf(r) <= FLT_MAX)) /* Inf or NaN: redo it the FMA rungs' way */
+        r = fma_dot(item.A + row * p.a_rs, p.a_cs, item.B + col * p.b_cs, p.b_rs, p.k);
+    store_result(item.C + row * c_rs + col * c_cs, r, p.alpha, p.beta);
+}
+/* The same result, for an epilogue that stages it before storing (rung 9): r, or its FMA
+ * recompute where not finite and inside C. */
+__device__ __forceinline__ float tc_result(const tg_problem &p, const batch_item &item,
+                                          int64_t row, int64_t col, float r)
+{
+    if (!(fabsf(r) <= FLT_MAX) && row < p.m && col < p.n)
+        r = fma_dot(item.A + row * p.a_rs, p.a_cs, item.B + col * p.b_cs, p.b_rs, p.k);
+    return r;
 }
 __device__ __forceinline__ void store_tc_result(const tg_problem &p, const batch_item &item,
                                                 int64_t row, int64_t col, float r)
