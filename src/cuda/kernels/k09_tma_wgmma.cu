@@ -627,17 +627,18 @@ struct Consumer {
      * registers (bench/results/tensor/staged-epilogue/): at a6ad7fc, staging every tile,
      * 0.47-0.60x the time at 27182x26882x25 and 15228x7013x12 row-major (TF32 and 3xTF32), but
      * 1.03-1.27x where rows were 32-byte aligned or the product turned, hence the test; at
-     * e38f1f3, with the test, the 3xTF32 forms at 0.55-1.03x (geometric mean 0.91 over 44
-     * entries, 128x64 0.95), but the TF32 form of 128x256 1.23-1.32x on aligned calls that
-     * never stage (1024^3, 8192x8192x128): its code, not its path, cost it (not yet
-     * explained), so the TF32 forms store from registers.  Outputs the tensor core left Inf or
-     * NaN are recomputed first, as store_tc_result does. */
+     * 7ddf2c2, with the test: 3xTF32 128x128 0.55-1.02x (geometric mean 0.89 over 36
+     * entries), 128x64 0.71-1.02x (0.94), TF32 128x128 0.46-1.03x (0.74); but TF32 128x256
+     * 1.14-1.30x on aligned calls that never stage (1024^3, 8192x8192x128, 6000x7000x200):
+     * the staged code's presence, not its path, costs that form (not yet explained), so it
+     * alone (two products of n128 a warpgroup) stores from registers, its SASS as before.
+     * Outputs the tensor core left Inf or NaN are recomputed first, as store_tc_result does. */
     __device__ __forceinline__ void store(Acc &acc, const TurnedProblem &q, int i0, int j0) const
     {
         const tg_problem &p = q.p;
         const batch_item item(p);
         const bool whole_sectors =
-            q.c_cs != 1 ||
+            kUnits > 1 || q.c_cs != 1 ||
             (q.c_rs % 8 == 0 && reinterpret_cast<uintptr_t>(item.C) % 32 == 0);
         if (whole_sectors) {
 #pragma unroll
