@@ -14,6 +14,7 @@ that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
     python3 bench/corpus.py --shapes-unaligned K CORPUS.tsv
     python3 bench/corpus.py --shapes-longer-unaligned K CORPUS.tsv
     python3 bench/corpus.py --shapes-wide-unaligned S CORPUS.tsv
+    python3 bench/corpus.py --shapes-c-unaligned K CORPUS.tsv
     python3 bench/corpus.py --shapes-split-within F CORPUS.tsv
 
 
@@ -56,6 +57,9 @@ bytes: those rung 9's 3xTF32 forms feed by copying that operand (RETIME_LONGER_U
 --shapes-wide-unaligned lists the cases with both sides of C at least S and a leading dimension
 of A or B off 16 bytes: those where rung 9's 3xTF32 forms pack the operand they would copy
 into an aligned panel (from S = 2048), among others (RETIME_WIDE_UNALIGNED).
+--shapes-c-unaligned lists the cases with k >= K whose C has rows or columns off 32 bytes (its
+leading dimension not a multiple of 8 floats): those whose stores an epilogue staged through
+shared memory changes (RETIME_C_UNALIGNED).
 --shapes-split-within lists the cases where an entry of 2 or more split-K slices runs within F
 times the fastest: those where the counts between the powers of two may pay
 (SPLITS=fine RETIME_SPLIT_WITHIN).
@@ -251,6 +255,11 @@ def main():
             return any(ms <= within * best and int(name.split("/")[1]) > 1
                        for name, (ms, _) in c["entries"].items())
         print_cases(sys.argv[3], split_near_best)
+        return
+    if len(sys.argv) == 4 and sys.argv[1] == "--shapes-c-unaligned":
+        least = int(sys.argv[2])
+        print_cases(sys.argv[3], lambda m, n, k, c: k >= least and
+                    (n if c["layout"] == "row" else m) % 8 != 0)
         return
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-wide-unaligned":
         side = int(sys.argv[2])

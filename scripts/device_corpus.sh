@@ -35,6 +35,10 @@
 #   RETIME_SIDE_BETWEEN=LO,HI ALGOS=rung scripts/device_corpus.sh
 #                                               the same for the cases with LO < min(m, n) <= HI:
 #                                               a new rung for thin and medium outputs
+#   RETIME_C_UNALIGNED=K ALGOS=rung scripts/device_corpus.sh
+#                                               the same for the cases with k >= K whose C's
+#                                               leading dimension is off 32 bytes: a change to
+#                                               how a rung stores C
 #   RETIME_LACKING=rung ALGOS=rung scripts/device_corpus.sh
 #                                               the same for the cases with no entry of the rung
 #   RETIME_UNALIGNED=K ALGOS=rung scripts/device_corpus.sh
@@ -60,6 +64,7 @@ retime=() # the corpus's own cases to re-time, over runs adding up to 2 ms unles
 [ -n "${RETIME_K_AT_LEAST:-}" ] && retime=(--shapes-k-at-least "$RETIME_K_AT_LEAST")
 [ -n "${RETIME_SIDE_ABOVE:-}" ] && retime=(--shapes-side-above "$RETIME_SIDE_ABOVE")
 [ -n "${RETIME_SIDE_BETWEEN:-}" ] && retime=(--shapes-side-between "$RETIME_SIDE_BETWEEN")
+[ -n "${RETIME_C_UNALIGNED:-}" ] && retime=(--shapes-c-unaligned "$RETIME_C_UNALIGNED")
 [ -n "${RETIME_LACKING:-}" ] && retime=(--shapes-lacking "$RETIME_LACKING")
 [ -n "${RETIME_UNALIGNED:-}" ] && retime=(--shapes-unaligned "$RETIME_UNALIGNED")
 [ -n "${RETIME_LONGER_UNALIGNED:-}" ] &&
