@@ -269,11 +269,25 @@ struct FfmaLaunch {
 /* PAIRED: the FFMA of a k step in pairs of columns (ffma_outer_product_paired), else row by row
  * (the header's "FFMA order" says which configurations pair, and why).  SPREAD: the copies of a
  * phase spread over its k steps (the _spread entries). */
+constexpr int kFfmaGroupM = 8; /* tile rows a group of the grouped block order sweeps */
+
 template <int BM, int BN, int BK, int STAGES, bool PAIRED, bool SPREAD = false>
 int launch_ffma(const tg_problem *p, void *stream)
 {
-    return launch_for_copies<FfmaLaunch<BM, BN, BK, 64, 64, 16, 8, STAGES, 8, PAIRED, SPREAD>>(
+    return launch_for_copies<
+        FfmaLaunch<BM, BN, BK, 64, 64, 16, 8, STAGES, kFfmaGroupM, PAIRED, SPREAD>>(
         p, (cudaStream_t)stream);
+}
+
+/* A registry entry of this file: its block (BM x BN x BK), stages and FFMA order, from which
+ * its tile, launch and limits follow. */
+template <int BM, int BN, int BK, int STAGES, bool PAIRED, bool SPREAD = false>
+constexpr tg_rung ffma_rung(const char *name, const char *summary)
+{
+    return tg_rung{.name = name, .level = 4, .summary = summary, .block_rows = BM,
+                   .block_cols = BN, .in_auto = 1, .arith = TG_ARITH_FFMA,
+                   .launch = launch_ffma<BM, BN, BK, STAGES, PAIRED, SPREAD>,
+                   .unsupported = grouped_order_unsupported<BM, BN, kFfmaGroupM>};
 }
 
 } // namespace
@@ -283,46 +297,32 @@ int launch_ffma(const tg_problem *p, void *stream)
  * that without a tuned entry auto's highest FFMA rung is the cuBLAS-shaped one.  Variants of
  * one kernel for the tuned table (bench --tune picks per shape). */
 #if TG_IN_UNIT(ffma128x128)
-extern "C" const tg_rung tg_rung_ffma128x128 = {.name = "ffma128x128", .level = 4,
-    .summary = "ffma256x128 on a 128x128x8 block of 4 warps (128 threads): two blocks an SM, "
-               "twice the blocks for medium products",
-    .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
-    .launch = launch_ffma<128, 128, 8, 3, false>,
-    .unsupported = grouped_order_unsupported<128, 128, 8>};
+extern "C" const tg_rung tg_rung_ffma128x128 = ffma_rung<128, 128, 8, 3, false>("ffma128x128",
+    "ffma256x128 on a 128x128x8 block of 4 warps (128 threads): two blocks an SM, "
+    "twice the blocks for medium products");
 #endif
 
 #if TG_IN_UNIT(ffma128x256)
-extern "C" const tg_rung tg_rung_ffma128x256 = {.name = "ffma128x256", .level = 4,
-    .summary = "ffma256x128 with the block transposed: 128x256x8, 8 warps",
-    .block_rows = 128, .block_cols = 256, .in_auto = 1, .arith = TG_ARITH_FFMA,
-    .launch = launch_ffma<128, 256, 8, 3, true>,
-    .unsupported = grouped_order_unsupported<128, 256, 8>};
+extern "C" const tg_rung tg_rung_ffma128x256 = ffma_rung<128, 256, 8, 3, true>("ffma128x256",
+    "ffma256x128 with the block transposed: 128x256x8, 8 warps");
 #endif
 
 #if TG_IN_UNIT(ffma256x128_k16)
-extern "C" const tg_rung tg_rung_ffma256x128_k16 = {.name = "ffma256x128_k16", .level = 4,
-    .summary = "ffma256x128 with BK 16: half the barriers and waits per FFMA, 75 KiB of shared "
-               "memory",
-    .block_rows = 256, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
-    .launch = launch_ffma<256, 128, 16, 3, true>,
-    .unsupported = grouped_order_unsupported<256, 128, 8>};
+extern "C" const tg_rung tg_rung_ffma256x128_k16 = ffma_rung<256, 128, 16, 3, true>(
+    "ffma256x128_k16",
+    "ffma256x128 with BK 16: half the barriers and waits per FFMA, 75 KiB of shared "
+    "memory");
 #endif
 
 #if TG_IN_UNIT(ffma256x128_s4)
-extern "C" const tg_rung tg_rung_ffma256x128_s4 = {.name = "ffma256x128_s4", .level = 4,
-    .summary = "ffma256x128 with 4 stages: three phases of copies in flight",
-    .block_rows = 256, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
-    .launch = launch_ffma<256, 128, 8, 4, true>,
-    .unsupported = grouped_order_unsupported<256, 128, 8>};
+extern "C" const tg_rung tg_rung_ffma256x128_s4 = ffma_rung<256, 128, 8, 4, true>("ffma256x128_s4",
+    "ffma256x128 with 4 stages: three phases of copies in flight");
 #endif
 
 #if TG_IN_UNIT(ffma256x128)
-extern "C" const tg_rung tg_rung_ffma256x128 = {.name = "ffma256x128", .level = 4,
-    .summary = "256x128x8 block of 8 warps, 64x64 warp tiles, 16x8 per thread (255 registers, "
-               "one block an SM), fragments read a k step ahead, 3-stage cp.async, grouped order",
-    .block_rows = 256, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
-    .launch = launch_ffma<256, 128, 8, 3, true>,
-    .unsupported = grouped_order_unsupported<256, 128, 8>};
+extern "C" const tg_rung tg_rung_ffma256x128 = ffma_rung<256, 128, 8, 3, true>("ffma256x128",
+    "256x128x8 block of 8 warps, 64x64 warp tiles, 16x8 per thread (255 registers, "
+    "one block an SM), fragments read a k step ahead, 3-stage cp.async, grouped order");
 #endif
 
 /* Thin outputs: one side of C of 33 to 64 (a 64-wide tile wastes at most half) with long k.
@@ -330,39 +330,29 @@ extern "C" const tg_rung tg_rung_ffma256x128 = {.name = "ffma256x128", .level = 
  * blocks an SM, as ffma128x128.  The narrow FFMA rungs below (skinny, stream) use 4x4 to 8x8
  * thread tiles and stay near a third of the FFMA peak. */
 #if TG_IN_UNIT(ffma256x64)
-extern "C" const tg_rung tg_rung_ffma256x64 = {.name = "ffma256x64", .level = 4,
-    .summary = "ffma128x128's warps stacked along m: a 256x64x8 block of 4 warps, two blocks an "
-               "SM, for products with n of 64 or less",
-    .block_rows = 256, .block_cols = 64, .in_auto = 1, .arith = TG_ARITH_FFMA,
-    .launch = launch_ffma<256, 64, 8, 3, false>,
-    .unsupported = grouped_order_unsupported<256, 64, 8>};
+extern "C" const tg_rung tg_rung_ffma256x64 = ffma_rung<256, 64, 8, 3, false>("ffma256x64",
+    "ffma128x128's warps stacked along m: a 256x64x8 block of 4 warps, two blocks an "
+    "SM, for products with n of 64 or less");
 #endif
 
 #if TG_IN_UNIT(ffma64x256)
-extern "C" const tg_rung tg_rung_ffma64x256 = {.name = "ffma64x256", .level = 4,
-    .summary = "ffma128x128's warps side by side along n: a 64x256x8 block of 4 warps, two "
-               "blocks an SM, for products with m of 64 or less",
-    .block_rows = 64, .block_cols = 256, .in_auto = 1, .arith = TG_ARITH_FFMA,
-    .launch = launch_ffma<64, 256, 8, 3, false>,
-    .unsupported = grouped_order_unsupported<64, 256, 8>};
+extern "C" const tg_rung tg_rung_ffma64x256 = ffma_rung<64, 256, 8, 3, false>("ffma64x256",
+    "ffma128x128's warps side by side along n: a 64x256x8 block of 4 warps, two "
+    "blocks an SM, for products with m of 64 or less");
 #endif
 
 /* ffma128x128 and ffma128x256 with each operand's copies spread over a phase's k steps through
  * one chained pointer (ChainedTileLoader): auto's choice mostly with both operands along k. */
 #if TG_IN_UNIT(ffma128x128_spread)
-extern "C" const tg_rung tg_rung_ffma128x128_spread = {.name = "ffma128x128_spread", .level = 4,
-    .summary = "ffma128x128 with a phase's copies spread over its k steps, each operand's "
-               "addresses chained in one register pair",
-    .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
-    .launch = launch_ffma<128, 128, 8, 3, false, true>,
-    .unsupported = grouped_order_unsupported<128, 128, 8>};
+extern "C" const tg_rung tg_rung_ffma128x128_spread = ffma_rung<128, 128, 8, 3, false, true>(
+    "ffma128x128_spread",
+    "ffma128x128 with a phase's copies spread over its k steps, each operand's "
+    "addresses chained in one register pair");
 #endif
 
 #if TG_IN_UNIT(ffma128x256_spread)
-extern "C" const tg_rung tg_rung_ffma128x256_spread = {.name = "ffma128x256_spread", .level = 4,
-    .summary = "ffma128x256 with a phase's copies spread over its k steps, each operand's "
-               "addresses chained in one register pair",
-    .block_rows = 128, .block_cols = 256, .in_auto = 1, .arith = TG_ARITH_FFMA,
-    .launch = launch_ffma<128, 256, 8, 3, true, true>,
-    .unsupported = grouped_order_unsupported<128, 256, 8>};
+extern "C" const tg_rung tg_rung_ffma128x256_spread = ffma_rung<128, 256, 8, 3, true, true>(
+    "ffma128x256_spread",
+    "ffma128x256 with a phase's copies spread over its k steps, each operand's "
+    "addresses chained in one register pair");
 #endif
