@@ -138,6 +138,7 @@
 
 #include "async_copy.cuh"
 #include "common.cuh"
+#include "named_barrier.cuh"
 #include "tc_common.cuh"
 #include "tma.cuh"
 #include "wgmma_tf32.cuh"
@@ -615,20 +616,70 @@ struct Consumer {
     }
 
     /* The epilogue: result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2),
-     * j0 + kUnit h + 8j + 2 lane_t + e % 2). */
+     * j0 + kUnit h + 8j + 2 lane_t + e % 2).  Where C's columns are contiguous (c_rs == 1, a
+     * turned product) a warp's store writes 8 consecutive rows, 32 bytes, of each of 4
+     * columns: whole sectors where C is 32-byte aligned, and it is stored from here.  Where its
+     * rows are (c_cs == 1), a store writes every other float of 8 rows and the next fills the
+     * gaps: harmless where each row's 32 bytes are a sector, but where rows are off 32 bytes
+     * (most leading dimensions) every sector is written in four pieces.  There the tile goes
+     * through the ring's shared memory, free once every consumer's products are done, and each
+     * warp writes whole rows of C, 32 consecutive floats a store.  H100, against storing from
+     * registers (bench/results/tensor/staged-epilogue/): at a6ad7fc, staging every tile,
+     * 0.47-0.60x the time at 27182x26882x25 and 15228x7013x12 row-major (TF32 and 3xTF32), but
+     * 1.03-1.27x where rows were 32-byte aligned or the product turned, hence the test; at
+     * 7ddf2c2, with the test: 3xTF32 128x128 0.55-1.02x (geometric mean 0.89 over 36
+     * entries), 128x64 0.71-1.02x (0.94), TF32 128x128 0.46-1.03x (0.74); but TF32 128x256
+     * 1.14-1.30x on aligned calls that never stage (1024^3, 8192x8192x128, 6000x7000x200):
+     * the staged code's presence, not its path, costs that form (not yet explained), so it
+     * alone (two products of n128 a warpgroup) stores from registers, its SASS as before.
+     * Outputs the tensor core left Inf or NaN are recomputed first, as store_tc_result does. */
     __device__ __forceinline__ void store(Acc &acc, const TurnedProblem &q, int i0, int j0) const
     {
         const tg_problem &p = q.p;
         const batch_item item(p);
+        const bool whole_sectors =
+            kUnits > 1 || q.c_cs != 1 ||
+            (q.c_rs % 8 == 0 && reinterpret_cast<uintptr_t>(item.C) % 32 == 0);
+        if (whole_sectors) {
+#pragma unroll
+            for (int h = 0; h < kUnits; ++h)
+#pragma unroll
+                for (int j = 0; j < kUnit / 8; ++j)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        store_tc_result(p, item, i0 + 64 * half + 16 * w + g + 8 * (e / 2),
+                                        j0 + kUnit * h + 8 * j + 2 * lane_t + e % 2,
+                                        acc.result(h)[4 * j + e], q.c_rs, q.c_cs);
+            return;
+        }
+        /* The staged tile: a row of C a line, pitch 8 mod 32 floats (a warp's 8-byte pairs of
+         * 8 rows x 4 columns fill the 32 banks). */
+        constexpr int kBM = Cfg::kBM, kBN = kUnit * kUnits, kPitch = kBN + 8;
+        constexpr int kThreads = Cfg::kConsumerWarps * 32;
+        static_assert(kBM * kPitch <= Cfg::kStages * Cfg::kStage, "the tile must fit the ring");
+        float *const tile = ring.stages;
+        named_barrier_sync(1, kThreads); /* every consumer's products done: the ring is free */
 #pragma unroll
         for (int h = 0; h < kUnits; ++h)
 #pragma unroll
             for (int j = 0; j < kUnit / 8; ++j)
 #pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    store_tc_result(p, item, i0 + 64 * half + 16 * w + g + 8 * (e / 2),
-                                    j0 + kUnit * h + 8 * j + 2 * lane_t + e % 2,
-                                    acc.result(h)[4 * j + e], q.c_rs, q.c_cs);
+                for (int e = 0; e < 4; e += 2) {
+                    const int r = 64 * half + 16 * w + g + 4 * e, c = kUnit * h + 8 * j + 2 * lane_t;
+                    *reinterpret_cast<float2 *>(tile + r * kPitch + c) = make_float2(
+                        tc_result(p, item, i0 + r, j0 + c, acc.result(h)[4 * j + e]),
+                        tc_result(p, item, i0 + r, j0 + c + 1, acc.result(h)[4 * j + e + 1]));
+                }
+        named_barrier_sync(1, kThreads);
+        const int warp = (threadIdx.x - kWarpgroup) / 32, lane = threadIdx.x % 32;
+        const int64_t cols_in = p.n - j0; /* of the tile's columns, inside C */
+        for (int r = warp; r < kBM && i0 + r < p.m; r += Cfg::kConsumerWarps) {
+            float *const c_row = item.C + (i0 + r) * q.c_rs + j0;
+#pragma unroll 4
+            for (int c = lane; c < kBN; c += 32)
+                if (c < cols_in)
+                    store_result(c_row + c, tile[r * kPitch + c], p.alpha, p.beta);
+        }
     }
 };
 

@@ -167,6 +167,15 @@ __device__ __forceinline__ void store_tc_result(const tg_problem &p, const batch
         r = fma_dot(item.A + row * p.a_rs, p.a_cs, item.B + col * p.b_cs, p.b_rs, p.k);
     store_result(item.C + row * c_rs + col * c_cs, r, p.alpha, p.beta);
 }
+/* The same result, for an epilogue that stages it before storing (rung 9): r, or its FMA
+ * recompute where not finite and inside C. */
+__device__ __forceinline__ float tc_result(const tg_problem &p, const batch_item &item,
+                                          int64_t row, int64_t col, float r)
+{
+    if (!(fabsf(r) <= FLT_MAX) && row < p.m && col < p.n)
+        r = fma_dot(item.A + row * p.a_rs, p.a_cs, item.B + col * p.b_cs, p.b_rs, p.k);
+    return r;
+}
 __device__ __forceinline__ void store_tc_result(const tg_problem &p, const batch_item &item,
                                                 int64_t row, int64_t col, float r)
 {
