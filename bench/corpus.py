@@ -30,7 +30,10 @@ suite is `custom`) are train, under their suite's name.
 
 --refresh re-times rows: a rung's entries in the new runs replace all its old ones of the same
 case (a kernel change re-timed with scripts/device_corpus.sh and --algo naming the changed
-rungs), and the header keeps both runs' provenance.  cuBLAS's times are replaced too where the runs have
+rungs), and the header keeps both runs' provenance.  Its counts between the powers of two are
+kept only on cases where the corpus had such counts before (where a split may pay: --add
+after --shapes-split-within), so a re-timing at `--split-k planner` does not grow the corpus
+past 2 MB with counts no plan weighs.  cuBLAS's times are replaced too where the runs have
 them.  Cases the corpus lacks (runs of new seeds) are added, to the train set unless their seed
 is named by --held-out.
 
@@ -94,7 +97,7 @@ def read_runs(paths, held_out):
             f"{run['cublas_version']}, {run['warmup']} warm-up + {run['repeats']} timed runs"
             + (f", more until they add up to {run['min_timed_ms']:g} ms"
                if run.get("min_timed_ms") else "") + ": "
-            f"`{run['command']}`")
+            f"`{short_command(run['command'])}`")
         seed = run.get("random_seed")
         for r in run["results"]:
             key = case_key(r)
@@ -115,6 +118,22 @@ def read_runs(paths, held_out):
     return cases, provenance
 
 
+def is_pow2(n):
+    return n & (n - 1) == 0
+
+
+def short_command(command):
+    """A bench command with a long list of shapes (a re-timing of chosen cases) cut to their
+    count: the cases are the corpus's own, and the full list would be most of its header."""
+    words = command.split(" ")
+    shapes = [w for w in words if w.count("x") == 2 and w.replace("x", "").isdigit()]
+    if len(shapes) <= 8:
+        return command
+    first = words.index(shapes[0])
+    rest = [w for w in words[first:] if w not in shapes]
+    return " ".join(words[:first] + [f"<{len(shapes)} of the corpus's shapes>"] + rest)
+
+
 def format_ms(ms):
     return f"{ms:.4g}"
 
@@ -127,7 +146,7 @@ def format_entries(entries):
         by_rung.setdefault(rung, {})[int(slices)] = f"{format_ms(ms)}{'~' if pruned else ''}"
     items = []
     for rung, times in sorted(by_rung.items()):
-        pow2 = {n: t for n, t in times.items() if n & (n - 1) == 0}
+        pow2 = {n: t for n, t in times.items() if is_pow2(n)}
         if pow2:
             counts = [1 << i for i in range(max(pow2).bit_length())]
             items.append(f"{rung}=" + ",".join(pow2.get(n, "") for n in counts))
@@ -294,9 +313,12 @@ def main():
             # pruned this time must not keep times from before the change
             rungs = {name.split("/")[0] for name in c["entries"]}
             old = cases[key]["entries"]
+            fine_here = any(not is_pow2(int(name.split("/")[1])) for name in old)
             cases[key]["entries"] = {name: v for name, v in old.items()
                                      if name.split("/")[0] not in rungs}
-            cases[key]["entries"].update(c["entries"])
+            cases[key]["entries"].update(
+                (name, v) for name, v in c["entries"].items()
+                if fine_here or is_pow2(int(name.split("/")[1])))
             for field in ("cublas_ms", "cublas_tf32_ms"):
                 if c[field] is not None:
                     cases[key][field] = c[field]

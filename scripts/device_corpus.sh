@@ -39,6 +39,9 @@
 #                                               the same for the cases with k >= K whose C's
 #                                               leading dimension is off 32 bytes: a change to
 #                                               how a rung stores C
+#   ONLY=REGEX ...                            the chunks whose name (random-seedS, fixed,
+#                                               short-LAYOUT-TRANS) matches alone: a re-timing
+#                                               too long for one call, cut in two
 #   RETIME_LACKING=rung ALGOS=rung scripts/device_corpus.sh
 #                                               the same for the cases with no entry of the rung
 #   RETIME_UNALIGNED=K ALGOS=rung scripts/device_corpus.sh
@@ -86,6 +89,7 @@ if [ ${#retime[@]} -gt 0 ]; then
 fi
 
 for chunk in "${chunks[@]}"; do
+  [[ -n "${ONLY:-}" && ! $chunk =~ ${ONLY} ]] && continue
   if [ "$(left)" -lt 30 ]; then
     status "$chunk" "not run: too little time left"
     continue
