@@ -42,6 +42,11 @@ def ceil_div(a, b):
     return -(-a // b)
 
 
+def waves(x, tile, sms, occupancy):
+    """The waves of x's tiles as the formula counts them (cost_model.h, tg_model_waves)."""
+    return ceil_div(ceil_div(x["m"], tile[0]) * ceil_div(x["n"], tile[1]), sms) / occupancy
+
+
 def normalized(r):
     """(m, n, k, a_k, b_n) of the row-major problem tilegemm's planner sees."""
     row = r["layout"] == "row"
@@ -156,8 +161,8 @@ def fit_rung(dev, tile, sms, runs, shapes=None, kstep_floor=None):
             y = x["us"] - dev["launch_us"]
             if y <= 0 or bytes_moved(x) / (dev["dram_gbs"] * 1e3) > MEMORY_BOUND * y:
                 continue
-            waves = ceil_div(ceil_div(x["m"], tile[0]) * ceil_div(x["n"], tile[1]), sms * occ)
-            f = (waves, waves * ceil_div(x["k"], bk))
+            wv = waves(x, tile, sms, occ)
+            f = (wv, wv * ceil_div(x["k"], bk))
             used.append((f, y))
             w = 1.0 / (y * y)
             for i in range(2):
@@ -191,8 +196,7 @@ def fit_c_rate(dev, row, tile, sms, runs):
     rates = []
     for x in runs:
         y = x["us"] - dev["launch_us"]
-        waves = ceil_div(ceil_div(x["m"], tile[0]) * ceil_div(x["n"], tile[1]), sms * row["occupancy"])
-        compute = waves * (row["wave_us"] + row["kstep_us"] * ceil_div(x["k"], row["bk"]))
+        compute = waves(x, tile, sms, row["occupancy"]) * (row["wave_us"] + row["kstep_us"] * ceil_div(x["k"], row["bk"]))
         c_bytes = 4.0 * x["m"] * x["n"]
         left = y - (bytes_moved(x) - c_bytes) / (dev["dram_gbs"] * 1e3)
         if compute < 0.5 * y and left > 0 and c_bytes >= 1 << 22:

@@ -164,6 +164,9 @@ const char *tg_auto_refuses(const tg_device_props *dev, tg_math math, int rung,
  * with its measured correction, or the formula alone (formula_only, for fitting that). */
 double tg_model_predict_ms(const tg_device_props *dev, int rung, int slices, const tg_problem *p,
                            int formula_only);
+/* How full the last wave of rung i is on p cut into `slices` (1: every wave full; NAN without a
+ * model row), as the cost model counts waves. */
+double tg_model_wave_fill(const tg_device_props *dev, int rung, int slices, const tg_problem *p);
 /* The most slices of k the planner may cut p into on rung i (1: none): a single product, every
  * slice at least TG_SPLIT_MIN_SLICE long (TG_3XTF32_MIN_SPLIT_SLICE on 3xTF32 rungs), bounded
  * workspace.  It weighs 1 and each power of two up to this. */
