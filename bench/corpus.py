@@ -15,6 +15,7 @@ that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
     python3 bench/corpus.py --shapes-longer-unaligned K CORPUS.tsv
     python3 bench/corpus.py --shapes-wide-unaligned S CORPUS.tsv
     python3 bench/corpus.py --shapes-c-unaligned K CORPUS.tsv
+    python3 bench/corpus.py --shapes-c-aligned K CORPUS.tsv
     python3 bench/corpus.py --shapes-split-within F CORPUS.tsv
 
 
@@ -31,9 +32,9 @@ suite is `custom`) are train, under their suite's name.
 --refresh re-times rows: a rung's entries in the new runs replace all its old ones of the same
 case (a kernel change re-timed with scripts/device_corpus.sh and --algo naming the changed
 rungs), and the header keeps both runs' provenance.  Its counts between the powers of two are
-kept only on cases where the corpus had such counts before (where a split may pay: --add
-after --shapes-split-within), so a re-timing at `--split-k planner` does not grow the corpus
-past 2 MB with counts no plan weighs.  cuBLAS's times are replaced too where the runs have
+kept where they run within 1.5 times the rung's fastest count on the case (FINE_KEPT_WITHIN),
+so a re-timing at `--split-k planner` does not grow the corpus past 2 MB with counts no plan
+would pick.  cuBLAS's times are replaced too where the runs have
 them.  Cases the corpus lacks (runs of new seeds) are added, to the train set unless their seed
 is named by --held-out.
 
@@ -62,7 +63,8 @@ of A or B off 16 bytes: those where rung 9's 3xTF32 forms pack the operand they 
 into an aligned panel (from S = 2048), among others (RETIME_WIDE_UNALIGNED).
 --shapes-c-unaligned lists the cases with k >= K whose C has rows or columns off 32 bytes (its
 leading dimension not a multiple of 8 floats): those whose stores an epilogue staged through
-shared memory changes (RETIME_C_UNALIGNED).
+shared memory changes (RETIME_C_UNALIGNED).  --shapes-c-aligned lists the rest of those with
+k >= K (RETIME_C_ALIGNED): with both, a rung's rows are re-timed whole, in two calls.
 --shapes-split-within lists the cases where an entry of 2 or more split-K slices runs within F
 times the fastest: those where the counts between the powers of two may pay
 (SPLITS=fine RETIME_SPLIT_WITHIN).
@@ -118,6 +120,13 @@ def read_runs(paths, held_out):
     return cases, provenance
 
 
+# A re-timed count between the powers of two is kept when it runs within this factor of the
+# rung's fastest count on the case: a plan may pick it (its neighbours timed it) and must then
+# find it measured, while one that picks a count 1.5 times slower than the rung's best has
+# failed plan_regret on its time already.
+FINE_KEPT_WITHIN = 1.5
+
+
 def is_pow2(n):
     return n & (n - 1) == 0
 
@@ -132,6 +141,15 @@ def short_command(command):
     first = words.index(shapes[0])
     rest = [w for w in words[first:] if w not in shapes]
     return " ".join(words[:first] + [f"<{len(shapes)} of the corpus's shapes>"] + rest)
+
+
+def shorten_provenance(line):
+    """A header line with its bench command's shape list cut (short_command)."""
+    start = line.find("`tilegemm ")
+    end = line.rfind("`")
+    if start < 0 or end <= start:
+        return line
+    return line[:start + 1] + short_command(line[start + 1:end]) + line[end:]
 
 
 def format_ms(ms):
@@ -275,10 +293,10 @@ def main():
                        for name, (ms, _) in c["entries"].items())
         print_cases(sys.argv[3], split_near_best)
         return
-    if len(sys.argv) == 4 and sys.argv[1] == "--shapes-c-unaligned":
-        least = int(sys.argv[2])
+    if len(sys.argv) == 4 and sys.argv[1] in ("--shapes-c-unaligned", "--shapes-c-aligned"):
+        least, unaligned = int(sys.argv[2]), sys.argv[1] == "--shapes-c-unaligned"
         print_cases(sys.argv[3], lambda m, n, k, c: k >= least and
-                    (n if c["layout"] == "row" else m) % 8 != 0)
+                    ((n if c["layout"] == "row" else m) % 8 != 0) == unaligned)
         return
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-wide-unaligned":
         side = int(sys.argv[2])
@@ -303,6 +321,7 @@ def main():
         header += ["added entries: " + p for p in provenance]
     elif args.refresh:
         header, cases = read_tsv(args.refresh)
+        header = [shorten_provenance(line) for line in header]
         added = 0
         for key, c in new.items():
             if key not in cases:
@@ -313,12 +332,16 @@ def main():
             # pruned this time must not keep times from before the change
             rungs = {name.split("/")[0] for name in c["entries"]}
             old = cases[key]["entries"]
-            fine_here = any(not is_pow2(int(name.split("/")[1])) for name in old)
             cases[key]["entries"] = {name: v for name, v in old.items()
                                      if name.split("/")[0] not in rungs}
+            fastest = {}  # each re-timed rung's fastest count here
+            for name, (ms, pruned) in c["entries"].items():
+                rung = name.split("/")[0]
+                fastest[rung] = min(fastest.get(rung, ms), ms)
             cases[key]["entries"].update(
                 (name, v) for name, v in c["entries"].items()
-                if fine_here or is_pow2(int(name.split("/")[1])))
+                if is_pow2(int(name.split("/")[1])) or
+                v[0] <= FINE_KEPT_WITHIN * fastest[name.split("/")[0]])
             for field in ("cublas_ms", "cublas_tf32_ms"):
                 if c[field] is not None:
                     cases[key][field] = c[field]

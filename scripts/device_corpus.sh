@@ -39,6 +39,8 @@
 #                                               the same for the cases with k >= K whose C's
 #                                               leading dimension is off 32 bytes: a change to
 #                                               how a rung stores C
+#   RETIME_C_ALIGNED=K ALGOS=rung scripts/device_corpus.sh
+#                                               the same for the other cases with k >= K
 #   ONLY=REGEX ...                            the chunks whose name (random-seedS, fixed,
 #                                               short-LAYOUT-TRANS) matches alone: a re-timing
 #                                               too long for one call, cut in two
@@ -68,6 +70,7 @@ retime=() # the corpus's own cases to re-time, over runs adding up to 2 ms unles
 [ -n "${RETIME_SIDE_ABOVE:-}" ] && retime=(--shapes-side-above "$RETIME_SIDE_ABOVE")
 [ -n "${RETIME_SIDE_BETWEEN:-}" ] && retime=(--shapes-side-between "$RETIME_SIDE_BETWEEN")
 [ -n "${RETIME_C_UNALIGNED:-}" ] && retime=(--shapes-c-unaligned "$RETIME_C_UNALIGNED")
+[ -n "${RETIME_C_ALIGNED:-}" ] && retime=(--shapes-c-aligned "$RETIME_C_ALIGNED")
 [ -n "${RETIME_LACKING:-}" ] && retime=(--shapes-lacking "$RETIME_LACKING")
 [ -n "${RETIME_UNALIGNED:-}" ] && retime=(--shapes-unaligned "$RETIME_UNALIGNED")
 [ -n "${RETIME_LONGER_UNALIGNED:-}" ] &&
