@@ -32,7 +32,7 @@ suite is `custom`) are train, under their suite's name.
 --refresh re-times rows: a rung's entries in the new runs replace all its old ones of the same
 case (a kernel change re-timed with scripts/device_corpus.sh and --algo naming the changed
 rungs), and the header keeps both runs' provenance.  Its counts between the powers of two are
-kept where they run within 1.5 times the rung's fastest count on the case (FINE_KEPT_WITHIN),
+kept where they run within 1.3 times the rung's fastest count on the case (FINE_KEPT_WITHIN),
 so a re-timing at `--split-k planner` does not grow the corpus past 2 MB with counts no plan
 would pick.  cuBLAS's times are replaced too where the runs have
 them.  Cases the corpus lacks (runs of new seeds) are added, to the train set unless their seed
@@ -122,9 +122,9 @@ def read_runs(paths, held_out):
 
 # A re-timed count between the powers of two is kept when it runs within this factor of the
 # rung's fastest count on the case: a plan may pick it (its neighbours timed it) and must then
-# find it measured, while one that picks a count 1.5 times slower than the rung's best has
-# failed plan_regret on its time already.
-FINE_KEPT_WITHIN = 1.5
+# find it measured, while one that picks a count 1.3 times slower than the rung's best is one
+# plan_regret should fail (here as unmeasured).
+FINE_KEPT_WITHIN = 1.3
 
 
 def is_pow2(n):
