@@ -7,7 +7,8 @@
 #   scripts/device_plan_judge.sh [SEED] [COUNT]
 #   DEV_SEEDS="S ..." also times seeds judged before; SPLIT_SHAPES="MxNxK ..." times split-K's
 #   slice counts on those shapes; NAMED_LAYOUTS (default "row col", empty: none) the layouts
-#   of the named shapes; ALL_MODES (default "fp32 strict tf32") the modes of the `all` suite
+#   of the named shapes; ALL_MODES (default "fp32 strict tf32") the modes of the `all` suite,
+#   RANDOM_MODES (default "fp32 strict") those of the random seeds
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
@@ -27,7 +28,7 @@ for a in ${VERIFY_ALGOS:-shortk128 gemv8 skinny32x32 tma_wgmma3xtf32}; do
 done
 # The judged seed, then any seeds looked at before (DEV_SEEDS), for a comparison on the same shapes.
 for s in "$seed" ${DEV_SEEDS:-}; do
-  for math in fp32 strict; do
+  for math in ${RANDOM_MODES:-fp32 strict}; do
     timeout "$(left)" "$cli" bench --suite random --seed "$s" --count "$count" --algo auto --math "$math" \
       --json "$top/random-seed$s-auto-$math.json" >"$out/random-$s-$math.log" 2>&1
     status "random seed $s x $count, auto $math" "rc $? at $SECONDS s"
@@ -60,7 +61,7 @@ for math in ${ALL_MODES:-fp32 strict tf32}; do
 done
 {
   echo "== summary"; cat "$summary"
-  for f in random-$seed-fp32 random-$seed-strict named-row-fp32 named-col-fp32 named-row-strict named-col-strict all-fp32 all-strict all-tf32; do
+  for f in random-$seed-fp32 random-$seed-strict random-$seed-tf32 named-row-fp32 named-col-fp32 named-row-strict named-col-strict all-fp32 all-strict all-tf32; do
     [ -f "$out/$f.log" ] || continue
     echo "== $f"; grep -E "^auto on|^speed of light|mismatch" "$out/$f.log"
   done
