@@ -184,6 +184,19 @@ static inline double tg_model_seconds(const tg_model_device *dev, const tg_model
     return us * 1e-6;
 }
 
+/* The least time the measured correction may bring p to on this rung: its arithmetic at the
+ * rate of the row's full waves, every SM busy with `occupancy` blocks, each k step in kstep_us.
+ * The correction is a quadratic fitted where the corpus has calls; at the corners of the
+ * range (31689x21030x17673) it can promise more than the rung ever ran (warptile64 at 70
+ * TFLOP/s, over the FFMA peak; it ran 37), and a planner believing that picks it. */
+static inline double tg_model_full_wave_seconds(const tg_model_rung *row, int block_rows,
+                                                int block_cols, int sm_count, const tg_problem *p)
+{
+    const double per_step = (double)sm_count * row->occupancy * block_rows * block_cols * row->bk;
+    return row->kstep_us * 1e-6 * (double)p->m * (double)p->n * (double)p->k * (double)p->batch /
+           per_step;
+}
+
 #ifdef __cplusplus
 }
 #endif
