@@ -314,7 +314,7 @@ static int cross_validate(const corpus_case *cases, int count)
         EXPECT(0, "cross-validation: no memory for %d calls' marks", calls);
         return 1;
     }
-    for (int mode = 0; mode < 2; ++mode) {
+    for (int mode = 0; mode < kModes; ++mode) {
         const tg_math math = kModeOf[mode];
         tally all;
         memset(&all, 0, sizeof all);
@@ -348,8 +348,9 @@ static int cross_validate(const corpus_case *cases, int count)
                     ++missing;
                     continue;
                 }
-                add(&all, planned->ms / best->ms, cases[i].cublas_ms / planned->ms,
-                    cases[i].cublas_ms / best->ms);
+                const double ref =
+                    math == TG_MATH_TF32 ? cases[i].cublas_tf32_ms : cases[i].cublas_ms;
+                add(&all, planned->ms / best->ms, ref / planned->ms, ref / best->ms);
             }
             tg_measured_exclude(NULL);
         }
