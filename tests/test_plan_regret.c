@@ -60,6 +60,11 @@ static const tg_device_props kH100 = {.compute_capability = 90, .sm_count = 132}
  * beside them, on the H100 with 2 ms of runs a call: 1.027 and 1.036, 89.7% and 87.2%, worst
  * 1.59; auto 1.27x and 1.03x, lower because cuBLAS timed so ran 6% faster (11% on calls under
  * 20 us, whose rows before were an H200's or of 5 runs).
+ * The cost model's rows fitted on the train half alone under tg_model_waves (those that plan
+ * better so, leaving one train seed out; tuning/model_sm_90.tsv says which), the correction
+ * refitted: held out 1.027 and 1.035, 89.4% and 87.5%, worst 1.59, auto 1.27x and 1.03x (tf32
+ * 1.031 -> 1.033); left one train seed out, fp32, strict and tf32 1.034 -> 1.033, 1.037 ->
+ * 1.036 and 1.036 -> 1.034, 87.0% -> 87.8%, 87.3% -> 87.8% and 86.9% -> 87.6%.
  * Before that, by the planner of measured neighbours (plan.c) with 670 train
  * calls, the cost model's measured correction (cost_model.h), the model's error at the
  * neighbours (plan.c's RESIDUAL_WEIGHT), neighbours weighed by their wave fill (FILL_BANDWIDTH)
@@ -79,7 +84,7 @@ static const tg_device_props kH100 = {.compute_capability = 90, .sm_count = 132}
  * calls has a floor of its own.  Rung 4's spread-copy entries (590 calls timed) made strict's
  * best allowed entry faster (1.09x -> 1.10x cuBLAS): against it the planner's strict figures
  * are 1.042 and 82.8% within 1.10 with auto still at 1.05x, so the share's floor is 82%. */
-#define FLOOR_GEOMEAN 1.037
+#define FLOOR_GEOMEAN 1.036
 #define FLOOR_WORST 1.60
 #define FLOOR_NEAR_SHARE 0.87
 #define FLOOR_VS_CUBLAS_FP32 1.26
