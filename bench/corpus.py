@@ -17,6 +17,7 @@ that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
     python3 bench/corpus.py --shapes-c-unaligned K CORPUS.tsv
     python3 bench/corpus.py --shapes-c-aligned K CORPUS.tsv
     python3 bench/corpus.py --shapes-split-within F CORPUS.tsv
+    python3 bench/corpus.py --unsplit-json CORPUS.tsv OUT.json [SIDE]
 
 
 One line a case (a shape, its layout and transposes) with every entry that ran correctly, a
@@ -68,6 +69,11 @@ k >= K (RETIME_C_ALIGNED): with both, a rung's rows are re-timed whole, in two c
 --shapes-split-within lists the cases where an entry of 2 or more split-K slices runs within F
 times the fastest: those where the counts between the powers of two may pay
 (SPLITS=fine RETIME_SPLIT_WITHIN).
+--unsplit-json writes the train cases' unsplit entries (1 slice; those timed once, lower bounds,
+left out) as a `tilegemm bench` JSON file, the form bench/fit_model.py fits the cost model's
+rows on: the model is then fitted on the corpus's train half alone, under the formula of the
+build that reads it.  With SIDE, only the cases with min(m, n) > SIDE: a rung made for medium
+and large outputs fitted where it runs.
 """
 import argparse
 import json
@@ -242,7 +248,32 @@ def print_cases(corpus, keep):
         print(layout, trans, " ".join(shapes))
 
 
+def unsplit_json(corpus, out, side=0):
+    """The train cases' unsplit, repeatedly timed entries as `tilegemm bench` results."""
+    header, cases = read_tsv(corpus)
+    device = next(line for line in header if " SMs), commit " in line).strip()
+    name, sm = device.split(" (sm_")[0], device.split(" (sm_")[1]
+    results = []
+    for (layout, trans, m, n, k), c in sorted(cases.items()):
+        if c["set"] != "train" or min(m, n) <= side:
+            continue
+        for entry, (ms, pruned) in sorted(c["entries"].items()):
+            if entry.endswith("/1") and not pruned:
+                results.append({"suite": c["suite"], "layout": layout, "trans": trans, "m": m,
+                                "n": n, "k": k, "algo": entry.replace("/", "/k"), "split_k": 1,
+                                "status": "OK", "median_ms": ms, "cublas_median_ms": c["cublas_ms"]})
+    doc = {"device": {"name": name, "compute_capability": f"{sm[0]}.{sm[1:sm.index(',')]}",
+                      "sm_count": int(sm.split(", ")[1].split(" SMs")[0])},
+           "command": f"bench/corpus.py --unsplit-json {corpus} {out} {side}", "results": results}
+    with open(out, "w") as f:
+        json.dump(doc, f)
+    print(f"{out}: {len(results)} unsplit entries of the train cases", file=sys.stderr)
+
+
 def main():
+    if len(sys.argv) in (4, 5) and sys.argv[1] == "--unsplit-json":
+        unsplit_json(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) == 5 else 0)
+        return
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-below":
         below = float(sys.argv[2])
         print_cases(sys.argv[3],
