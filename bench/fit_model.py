@@ -4,6 +4,7 @@
     python3 bench/fit_model.py SWEEP.json [SWEEP.json ...] -o tuning/model_sm_90.tsv
     python3 bench/fit_model.py SWEEP.json --model tuning/model_sm_90.tsv --check JUDGED.json
     python3 bench/fit_model.py SWEEP.json --add-to tuning/model_sm_90.tsv --rungs NEW,...
+    ... --cuts DUMP   (test_plan_regret CORPUS --dump DUMP, of a build with the rungs)
 
 The sweeps are `tilegemm bench` JSON files of rungs run unsplit (`--split-k 1`), on the random
 suite of a tuning seed (`tilegemm bench --suite random --seed S --split-k 1 --algo ...`).
@@ -16,7 +17,10 @@ other half, both ways: what to expect on shapes the fit never saw.  --check prin
 model's choice would fare on another sweep (the judged seed): the measured time of the rung it
 picks over the fastest measured, per shape.  No packages needed; it predicts with the
 planner's own formula through libtilegemm_model_eval (src/plan/model_eval.c: build that target
-first), and says which C-write rates it could not measure or held at a bound.
+first), and says which C-write rates it could not measure or held at a bound.  With --cuts it
+counts each run's tiles and staged bytes as the planner does (a rung that runs a problem turned,
+rung 9's planes: tg_model_block_tile, tg_staged_bytes); without, the tiles of --tiles unturned and
+nothing staged.
 """
 import argparse
 import ctypes
@@ -42,9 +46,37 @@ def ceil_div(a, b):
     return -(-a // b)
 
 
-def waves(x, tile, sms, occupancy):
+def waves(x, sms, occupancy):
     """The waves of x's tiles as the formula counts them (cost_model.h, tg_model_waves)."""
+    tile = x["tile"]
     return ceil_div(ceil_div(x["m"], tile[0]) * ceil_div(x["n"], tile[1]), sms) / occupancy
+
+
+def read_cuts(path):
+    """{(algo, m, n, k, a_k, b_n): ((rows, cols), staged bytes)}: the block tile and workspace
+    bytes the planner's model counts for each unsplit entry of a test_plan_regret --dump (a rung
+    that runs a problem turned cuts it along the other sides; rung 9's planes)."""
+    cases, cuts = {}, {}
+    for line in open(path):
+        f = line.rstrip("\n").split("\t")
+        if f[0] == "case":
+            cases[f[1]] = tuple(int(v) for v in f[3:8])
+        elif f[0] == "entry" and f[3] == "1":
+            cuts[(f[2],) + cases[f[1]]] = ((int(f[-3]), int(f[-2])), float(f[-1]))
+    return cuts
+
+
+def cut(runs, tiles, cuts):
+    """Gives each run the block tile and staged bytes the planner counts for it: from cuts where
+    it has the run's problem, else the rung's registry tile, unturned, and no staged bytes."""
+    missing = 0
+    for x in runs:
+        got = cuts.get((x["algo"], x["m"], x["n"], x["k"], x["a_k"], x["b_n"])) if cuts else None
+        missing += cuts is not None and got is None and x["algo"] in tiles
+        x["tile"], x["staged"] = got or (tiles.get(x["algo"]), 0.0)
+    if missing:
+        print(f"fit_model.py: {missing} runs not in --cuts: their rung's tile unturned, nothing "
+              "staged", file=sys.stderr)
 
 
 def normalized(r):
@@ -93,8 +125,8 @@ def run_key(r):
 
 
 def bytes_moved(x):
-    """Compulsory bytes of an unsplit run: A and B read, C written."""
-    return 4.0 * (x["m"] * x["k"] + x["k"] * x["n"] + x["m"] * x["n"])
+    """Bytes of an unsplit run: A and B read, C written, and what the rung stages."""
+    return 4.0 * (x["m"] * x["k"] + x["k"] * x["n"] + x["m"] * x["n"]) + x.get("staged", 0.0)
 
 
 def model_eval():
@@ -124,13 +156,13 @@ def model_eval():
 _MODEL_EVAL = None
 
 
-def predict(dev, row, tile, sms, x, slices=1):
-    """Microseconds, as tg_model_seconds computes them (beta = 0, as the sweeps run), less the
-    staged bytes of rung 9's planes (the planner adds them, tg_staged_bytes; the fit sees them
-    in the measured times)."""
+def predict(dev, row, sms, x, slices=1):
+    """Microseconds, as tg_model_seconds computes them (beta = 0, as the sweeps run), on the
+    run's block tile and staged bytes (cut)."""
     return model_eval()(dev["launch_us"], dev["dram_gbs"], row["occupancy"], row["bk"],
                         row["wave_us"], row["kstep_us"], row.get("c_gbs", dev["dram_gbs"]),
-                        tile[0], tile[1], sms, x["m"], x["n"], x["k"], slices, 0, 0.0)
+                        x["tile"][0], x["tile"][1], sms, x["m"], x["n"], x["k"], slices, 0,
+                        x.get("staged", 0.0))
 
 
 def fit_device(runs, dram_gbs=None):
@@ -144,7 +176,7 @@ def fit_device(runs, dram_gbs=None):
             "dram_gbs": round(dram_gbs or rates[int(0.97 * (len(rates) - 1))])}
 
 
-def fit_rung(dev, tile, sms, runs, shapes=None, kstep_floor=None):
+def fit_rung(dev, sms, runs, shapes=None, kstep_floor=None):
     """Best (occupancy, bk, wave_us, kstep_us) for these runs, by log-error.
 
     shapes: the (occupancy, bk) pairs to try (default: all).  kstep_floor(occupancy, bk): the
@@ -161,7 +193,7 @@ def fit_rung(dev, tile, sms, runs, shapes=None, kstep_floor=None):
             y = x["us"] - dev["launch_us"]
             if y <= 0 or bytes_moved(x) / (dev["dram_gbs"] * 1e3) > MEMORY_BOUND * y:
                 continue
-            wv = waves(x, tile, sms, occ)
+            wv = waves(x, sms, occ)
             f = (wv, wv * ceil_div(x["k"], bk))
             used.append((f, y))
             w = 1.0 / (y * y)
@@ -183,20 +215,20 @@ def fit_rung(dev, tile, sms, runs, shapes=None, kstep_floor=None):
         if a < 0:  # no fixed cost below zero: refit the slope alone
             a, b = 0.0, max(t[1] / s[1][1], floor)
         row = {"occupancy": occ, "bk": bk, "wave_us": a, "kstep_us": b}
-        err = sum(math.log(predict(dev, row, tile, sms, x) / x["us"]) ** 2 for x in runs)
+        err = sum(math.log(predict(dev, row, sms, x) / x["us"]) ** 2 for x in runs)
         if best is None or err < best[0]:
             best = (err, row)
     return best
 
 
-def fit_c_rate(dev, row, tile, sms, runs):
+def fit_c_rate(dev, row, sms, runs):
     """The rate at which the rung writes C, GB/s: the median over its runs that the stores
     dominate (the fitted compute under half the time), of C's bytes over the time left after
     reading A and B at the streaming rate.  The streaming rate when there are too few such runs."""
     rates = []
     for x in runs:
         y = x["us"] - dev["launch_us"]
-        compute = waves(x, tile, sms, row["occupancy"]) * (row["wave_us"] + row["kstep_us"] * ceil_div(x["k"], row["bk"]))
+        compute = waves(x, sms, row["occupancy"]) * (row["wave_us"] + row["kstep_us"] * ceil_div(x["k"], row["bk"]))
         c_bytes = 4.0 * x["m"] * x["n"]
         left = y - (bytes_moved(x) - c_bytes) / (dev["dram_gbs"] * 1e3)
         if compute < 0.5 * y and left > 0 and c_bytes >= 1 << 22:
@@ -222,18 +254,18 @@ def fit(runs, tiles, sms, dram_gbs=None, dev=None):
         bound = [2.0 * x["m"] * x["n"] * x["k"] / x["us"] for x in mine if x["k"] >= 256]
         peak = max(bound) if len(bound) >= MIN_CLASS_SAMPLES else None
         floor = (lambda occ, bk: sms * occ * 2.0 * bm * bn * bk / (PEAK_MARGIN * peak)) if peak else None
-        pooled = fit_rung(dev, tiles[algo], sms, mine, kstep_floor=floor)
+        pooled = fit_rung(dev, sms, mine, kstep_floor=floor)
         if not pooled:
             continue
         shape = [(pooled[1]["occupancy"], pooled[1]["bk"])]
         for a_k in (0, 1):
             for b_n in (0, 1):
                 cls = [x for x in mine if x["a_k"] == a_k and x["b_n"] == b_n]
-                got = (fit_rung(dev, tiles[algo], sms, cls, shape, floor)
+                got = (fit_rung(dev, sms, cls, shape, floor)
                        if len(cls) >= MIN_CLASS_SAMPLES else None)
                 row = dict((got or pooled)[1])
                 row["c_gbs"], row["c_gbs_note"] = fit_c_rate(
-                    dev, row, tiles[algo], sms, cls if len(cls) >= MIN_CLASS_SAMPLES else mine)
+                    dev, row, sms, cls if len(cls) >= MIN_CLASS_SAMPLES else mine)
                 rows[(algo, a_k, b_n)] = row
     return dev, rows
 
@@ -243,7 +275,7 @@ def choose(dev, rows, tiles, sms, x, algos):
     for algo in algos:
         row = rows.get((algo, x["a_k"], x["b_n"]))
         if row:
-            us = predict(dev, row, tiles[algo], sms, x)
+            us = predict(dev, row, sms, x)
             if best is None or us < best[1]:
                 best = (algo, us)
     return best
@@ -306,10 +338,12 @@ def add_rows(path, rows, sources):
             continue
         kept.append(line)
     cc = next(line.split("\t")[1] for line in kept if line.startswith("device\t"))
-    header = [line for line in kept if line.startswith("#")]
+    header = [line for line in kept if line.startswith("#") and not line.startswith("# c_gbs of ")]
     body = [line for line in kept if not line.startswith("#")]
-    notes = [f"# c_gbs of {algo} ({a_k}, {b_n}) {r['c_gbs_note']}\n"
-             for (algo, a_k, b_n), r in sorted(rows.items()) if r.get("c_gbs_note")]
+    notes = sorted([line for line in kept if line.startswith("# c_gbs of ")] +
+                   [f"# c_gbs of {algo} ({a_k}, {b_n}) {r['c_gbs_note']}\n"
+                    for (algo, a_k, b_n), r in sorted(rows.items()) if r.get("c_gbs_note")],
+                   key=lambda line: line.split()[3:6])
     added = [f"rung\t{cc}\t{algo}\t{a_k}\t{b_n}\t{r['occupancy']}\t{r['bk']}\t"
              f"{r['wave_us']:.4g}\t{r['kstep_us']:.4g}\t{r['c_gbs']:.0f}\n"
              for (algo, a_k, b_n), r in sorted(rows.items())]
@@ -354,6 +388,9 @@ def main():
                          "GPU (read plus write), default the sweep's 97th-percentile rate")
     ap.add_argument("--tiles", default="tuning/rung_tiles.tsv",
                     help="block tile of each rung: tilegemm algos --tsv > FILE")
+    ap.add_argument("--cuts", metavar="DUMP",
+                    help="test_plan_regret CORPUS --dump DUMP: each run's block tile and staged "
+                         "bytes as the planner counts them (turned rungs, rung 9's planes)")
     ap.add_argument("--add-to", metavar="MODEL",
                     help="fit only the rungs of --rungs, against MODEL's device row, and write "
                          "their rows into MODEL (a new rung, or one re-timed)")
@@ -366,7 +403,9 @@ def main():
             tiles[name] = (int(bm), int(bn), arith)
     arith = {a: t[2] for a, t in tiles.items()}
     tiles = {a: t[:2] for a, t in tiles.items()}
+    cuts = read_cuts(args.cuts) if args.cuts else None
     device, runs = load(args.sweeps)
+    cut(runs, tiles, cuts)
     sms, cc = device["sm_count"], device["compute_capability"].replace(".", "")
     modes = {"fp32": lambda a: arith.get(a) in ("ffma", "3xtf32"), "strict": lambda a: arith.get(a) == "ffma"}
     if args.cross_validate:
@@ -393,6 +432,7 @@ def main():
         dev, rows = fit(runs, tiles, sms, args.dram_gbs)
     print(f"device: launch {dev['launch_us']} us, {dev['dram_gbs']} GB/s; {len(rows)} rung rows")
     for name, sweep in [("fitted", runs)] + [(p, load([p])[1]) for p in args.check]:
+        cut(sweep, tiles, cuts)
         for mode, ok in modes.items():
             print(f"{name}, math {mode}:")
             check(dev, rows, tiles, sms, sweep, ok)

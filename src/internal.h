@@ -167,6 +167,9 @@ double tg_model_predict_ms(const tg_device_props *dev, int rung, int slices, con
 /* How full the last wave of rung i is on p cut into `slices` (1: every wave full; NAN without a
  * model row), as the cost model counts waves. */
 double tg_model_wave_fill(const tg_device_props *dev, int rung, int slices, const tg_problem *p);
+/* Rung i's block tile as the cost model cuts p: its rows along m, or along n where the rung runs
+ * p turned (tg_rung.turns); bench/fit_model.py fits the rows with it (test_plan_regret --dump). */
+void tg_model_block_tile(int rung, const tg_problem *p, int *rows, int *cols);
 /* The most slices of k the planner may cut p into on rung i (1: none): a single product, every
  * slice at least TG_SPLIT_MIN_SLICE long (TG_3XTF32_MIN_SPLIT_SLICE on 3xTF32 rungs), bounded
  * workspace.  It weighs 1 and each power of two up to this. */

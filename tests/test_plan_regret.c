@@ -30,7 +30,9 @@
  *                                          math modes whose auto may run it (bits), the
  *                                          formula's own prediction, the terms of its
  *                                          measured correction (bench/fit_correction.py)
- *                                          and its wave fill (tg_model_wave_fill)
+ *                                          its wave fill (tg_model_wave_fill), and the block
+ *                                          tile and staged bytes the model counts
+ *                                          (bench/fit_model.py --cuts)
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -408,7 +410,11 @@ int main(int argc, char **argv)
                     tg_model_predict_ms(&kH100, x->rung, x->slices, &p, 1));
             for (int t = 0; t < TG_MODEL_CORRECTION_TERMS; ++t)
                 fprintf(dump, "\t%.9g", terms[t]);
-            fprintf(dump, "\t%.6g\n", tg_model_wave_fill(&kH100, x->rung, x->slices, &p));
+            int rows, cols;
+            tg_model_block_tile(x->rung, &p, &rows, &cols);
+            fprintf(dump, "\t%.6g\t%d\t%d\t%.17g\n",
+                    tg_model_wave_fill(&kH100, x->rung, x->slices, &p), rows, cols,
+                    tg_staged_bytes(x->rung, &p));
         }
     }
     if (dump)

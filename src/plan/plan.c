@@ -241,6 +241,11 @@ double tg_model_wave_fill(const tg_device_props *dev, int i, int slices, const t
                : NAN;
 }
 
+void tg_model_block_tile(int i, const tg_problem *p, int *rows, int *cols)
+{
+    block_tile(i, rung_turns(i, p), rows, cols);
+}
+
 double tg_model_predict_ms(const tg_device_props *dev, int i, int slices, const tg_problem *p,
                            int formula_only)
 {
