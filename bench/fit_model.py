@@ -150,10 +150,20 @@ def model_eval():
                       ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong,
                       ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_double]
         _MODEL_EVAL = f
+        global _KSTEPS
+        _KSTEPS = lib.tg_model_eval_ksteps
+        _KSTEPS.restype = ctypes.c_double
+        _KSTEPS.argtypes = [ctypes.c_longlong, ctypes.c_int]
     return _MODEL_EVAL
 
 
-_MODEL_EVAL = None
+def ksteps(k, bk):
+    """The k steps the formula counts (cost_model.h, tg_model_ksteps)."""
+    model_eval()
+    return _KSTEPS(k, bk)
+
+
+_MODEL_EVAL = _KSTEPS = None
 
 
 def predict(dev, row, sms, x, slices=1):
@@ -194,7 +204,7 @@ def fit_rung(dev, sms, runs, shapes=None, kstep_floor=None):
             if y <= 0 or bytes_moved(x) / (dev["dram_gbs"] * 1e3) > MEMORY_BOUND * y:
                 continue
             wv = waves(x, sms, occ)
-            f = (wv, wv * ceil_div(x["k"], bk))
+            f = (wv, wv * ksteps(x["k"], bk))
             used.append((f, y))
             w = 1.0 / (y * y)
             for i in range(2):
@@ -228,7 +238,7 @@ def fit_c_rate(dev, row, sms, runs):
     rates = []
     for x in runs:
         y = x["us"] - dev["launch_us"]
-        compute = waves(x, sms, row["occupancy"]) * (row["wave_us"] + row["kstep_us"] * ceil_div(x["k"], row["bk"]))
+        compute = waves(x, sms, row["occupancy"]) * (row["wave_us"] + row["kstep_us"] * ksteps(x["k"], row["bk"]))
         c_bytes = 4.0 * x["m"] * x["n"]
         left = y - (bytes_moved(x) - c_bytes) / (dev["dram_gbs"] * 1e3)
         if compute < 0.5 * y and left > 0 and c_bytes >= 1 << 22:

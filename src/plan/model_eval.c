@@ -21,3 +21,7 @@ double tg_model_eval_us(double launch_us, double dram_gbs, int occupancy, int bk
     return 1e6 * tg_model_seconds(&dev, &row, block_rows, block_cols, sm_count, &p, slices,
                                   staged_bytes);
 }
+
+/* The k steps the formula counts for k on a row walking k in steps of bk (tg_model_ksteps): the
+ * fit's least squares weigh its k-step cost by them. */
+double tg_model_eval_ksteps(long long k, int bk) { return tg_model_ksteps((double)k, bk); }
