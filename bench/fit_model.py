@@ -38,6 +38,9 @@ MIN_CLASS_SAMPLES = 12  # fewer runs in an orientation class: fit the rung on al
 PEAK_MARGIN = 1.1  # a full wave may run this much faster than the rung was ever measured
 C_RATE_MARGIN = 1.3  # writes of C may beat the streaming rate, read and write mixed, by this
 MEMORY_BOUND = 0.8  # runs whose bytes take longer than this share of their time are the memory's, not the rung's
+# The rungs whose stores write C 16 bytes at a time where its rows allow (store_result_run4;
+# cost_model.h, tg_model_c_wide): their C rates are fitted in each alignment class.
+WIDE_STORE_RUNGS = ("blocktile", "warptile", "ffma", "skinny", "shortk")
 
 
 
@@ -146,9 +149,10 @@ def model_eval():
         f = lib.tg_model_eval_us
         f.restype = ctypes.c_double
         f.argtypes = [ctypes.c_double, ctypes.c_double, ctypes.c_int, ctypes.c_int,
-                      ctypes.c_double, ctypes.c_double, ctypes.c_double, ctypes.c_int,
-                      ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong,
-                      ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_double]
+                      ctypes.c_double, ctypes.c_double, ctypes.c_double, ctypes.c_double,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_longlong,
+                      ctypes.c_longlong, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_double]
         _MODEL_EVAL = f
         global _KSTEPS
         _KSTEPS = lib.tg_model_eval_ksteps
@@ -167,12 +171,13 @@ _MODEL_EVAL = _KSTEPS = None
 
 
 def predict(dev, row, sms, x, slices=1):
-    """Microseconds, as tg_model_seconds computes them (beta = 0, as the sweeps run), on the
-    run's block tile and staged bytes (cut)."""
+    """Microseconds, as tg_model_seconds computes them (beta = 0 and C packed, as the sweeps
+    run: its rows n floats apart), on the run's block tile and staged bytes (cut)."""
+    c_gbs = row.get("c_gbs", dev["dram_gbs"])
     return model_eval()(dev["launch_us"], dev["dram_gbs"], row["occupancy"], row["bk"],
-                        row["wave_us"], row["kstep_us"], row.get("c_gbs", dev["dram_gbs"]),
-                        x["tile"][0], x["tile"][1], sms, x["m"], x["n"], x["k"], slices, 0,
-                        x.get("staged", 0.0))
+                        row["wave_us"], row["kstep_us"], c_gbs, row.get("c_wide_gbs", c_gbs),
+                        x["tile"][0], x["tile"][1], sms, x["m"], x["n"], x["k"], x["n"], slices,
+                        0, x.get("staged", 0.0))
 
 
 def fit_device(runs, dram_gbs=None):
@@ -250,6 +255,19 @@ def fit_c_rate(dev, row, sms, runs):
     return bounded, None if bounded == rate else f"pinned at its bound ({rate:.0f} measured)"
 
 
+def fit_wide_rate(dev, row, sms, rung_runs, c_gbs):
+    """(c_wide_gbs, its note) of a wide-store rung's row: c_gbs scaled by the ratio of the
+    rung's rates in and outside the wide class (tg_model_c_wide: C packed, so rows n floats
+    apart) over its runs in every orientation, as this row counts their compute: its stores do
+    not turn on how A and B lie, and one orientation has few wide runs that the stores
+    dominate.  c_gbs itself where either rate, or c_gbs, was not measured."""
+    got = [fit_c_rate(dev, row, sms, [x for x in rung_runs if (x["n"] % 4 == 0) == w])
+           for w in (True, False)]
+    if c_gbs >= dev["dram_gbs"] or any((note or "").startswith("not measured") for _, note in got):
+        return c_gbs, "not measured apart: c_gbs stands in"
+    return c_gbs * got[0][0] / got[1][0], None
+
+
 def fit(runs, tiles, sms, dram_gbs=None, dev=None):
     """One (occupancy, bk) per rung from all its runs; wave and k-step costs per orientation
     class, no faster per k step than the rung's best measured rate.  dev: the device's launch
@@ -276,6 +294,9 @@ def fit(runs, tiles, sms, dram_gbs=None, dev=None):
                 row = dict((got or pooled)[1])
                 row["c_gbs"], row["c_gbs_note"] = fit_c_rate(
                     dev, row, sms, cls if len(cls) >= MIN_CLASS_SAMPLES else mine)
+                if algo.startswith(WIDE_STORE_RUNGS):
+                    row["c_wide_gbs"], row["c_wide_gbs_note"] = fit_wide_rate(
+                        dev, row, sms, mine, row["c_gbs"])
                 rows[(algo, a_k, b_n)] = row
     return dev, rows
 
@@ -324,15 +345,34 @@ def write(path, device, dev, rows, cc, sources, dram_gbs=None):
         f.write(f"device\t{cc}\t{dev['launch_us']}\t{dev['dram_gbs']}\n")
         # A rate the fit could not measure, or held at a bound, is said here and on stderr, not
         # passed off as a measurement.
-        for (algo, a_k, b_n), r in sorted(rows.items()):
-            if r.get("c_gbs_note"):
-                note = f"c_gbs of {algo} ({a_k}, {b_n}) {r['c_gbs_note']}"
-                f.write(f"# {note}\n")
-                print(f"fit_model.py: {note}", file=sys.stderr)
-        f.write("# rung\tcc\talgo\ta_k_contiguous\tb_n_contiguous\toccupancy\tbk\twave_us\tkstep_us\tc_gbs\n")
-        for (algo, a_k, b_n), r in sorted(rows.items()):
-            f.write(f"rung\t{cc}\t{algo}\t{a_k}\t{b_n}\t{r['occupancy']}\t{r['bk']}\t"
-                    f"{r['wave_us']:.4g}\t{r['kstep_us']:.4g}\t{r['c_gbs']:.0f}\n")
+        for note in rate_notes(rows):
+            f.write(note)
+            print(f"fit_model.py: {note[2:-1]}", file=sys.stderr)
+        f.write(COLUMNS)
+        f.writelines(rung_line(cc, key, r) for key, r in sorted(rows.items()))
+
+
+COLUMNS = ("# rung\tcc\talgo\ta_k_contiguous\tb_n_contiguous\toccupancy\tbk\twave_us\tkstep_us\t"
+           "c_gbs\tc_wide_gbs\n")
+
+
+def rung_line(cc, key, r):
+    algo, a_k, b_n = key
+    return (f"rung\t{cc}\t{algo}\t{a_k}\t{b_n}\t{r['occupancy']}\t{r['bk']}\t"
+            f"{r['wave_us']:.4g}\t{r['kstep_us']:.4g}\t{r['c_gbs']:.0f}\t"
+            f"{r.get('c_wide_gbs', r['c_gbs']):.0f}\n")
+
+
+def rate_notes(rows):
+    """A rate the fit could not measure, or held at a bound, is said in a comment line, not
+    passed off as a measurement."""
+    return [f"# {rate} of {algo} ({a_k}, {b_n}) {r[rate + '_note']}\n"
+            for (algo, a_k, b_n), r in sorted(rows.items()) for rate in ("c_gbs", "c_wide_gbs")
+            if r.get(rate + "_note")]
+
+
+def is_note(line):
+    return line.startswith("# c_gbs of ") or line.startswith("# c_wide_gbs of ")
 
 
 def add_rows(path, rows, sources):
@@ -344,20 +384,16 @@ def add_rows(path, rows, sources):
         f = line.rstrip("\n").split("\t")
         if f[0] == "rung" and f[2] in algos:
             continue
-        if line.startswith("# c_gbs of ") and line.split()[3] in algos:
+        if is_note(line) and line.split()[3] in algos:
             continue
         kept.append(line)
     cc = next(line.split("\t")[1] for line in kept if line.startswith("device\t"))
-    header = [line for line in kept if line.startswith("#") and not line.startswith("# c_gbs of ")]
+    header = [line for line in kept if line.startswith("#") and not is_note(line)]
     body = [line for line in kept if not line.startswith("#")]
-    notes = sorted([line for line in kept if line.startswith("# c_gbs of ")] +
-                   [f"# c_gbs of {algo} ({a_k}, {b_n}) {r['c_gbs_note']}\n"
-                    for (algo, a_k, b_n), r in sorted(rows.items()) if r.get("c_gbs_note")],
-                   key=lambda line: line.split()[3:6])
-    added = [f"rung\t{cc}\t{algo}\t{a_k}\t{b_n}\t{r['occupancy']}\t{r['bk']}\t"
-             f"{r['wave_us']:.4g}\t{r['kstep_us']:.4g}\t{r['c_gbs']:.0f}\n"
-             for (algo, a_k, b_n), r in sorted(rows.items())]
-    columns = [line for line in header if line.startswith("# rung\t")]
+    notes = sorted([line for line in kept if is_note(line)] + rate_notes(rows),
+                   key=lambda line: line.split()[3:6] + line.split()[1:2])
+    added = [rung_line(cc, key, r) for key, r in sorted(rows.items())]
+    columns = [COLUMNS]
     header = [line for line in header if not line.startswith("# rung\t")]
     header.append(f"# rows of {', '.join(algos)} fitted by bench/fit_model.py --add-to from "
                   f"{', '.join(sources)}, against the device row above\n")
@@ -381,8 +417,39 @@ def read_model(path):
         else:
             rows[(f[2], int(f[3]), int(f[4]))] = {"occupancy": int(f[5]), "bk": int(f[6]),
                                                   "wave_us": float(f[7]), "kstep_us": float(f[8]),
-                                                  "c_gbs": float(f[9])}
+                                                  "c_gbs": float(f[9]),
+                                                  "c_wide_gbs": float(f[-1])}
     return dev, rows
+
+
+def refit_c_rates(path, runs, sms, sources):
+    """Rewrites the model file at path with c_wide_gbs of its wide-store rungs' rows fitted on
+    these runs, their other fields as they were."""
+    dev, rows = read_model(path)
+    for (algo, a_k, b_n), row in rows.items():
+        if not algo.startswith(WIDE_STORE_RUNGS):
+            continue
+        mine = [x for x in runs if x["algo"] == algo and x["split"] == 1]
+        row["c_wide_gbs"], row["c_wide_gbs_note"] = fit_wide_rate(dev, row, sms, mine,
+                                                                  row["c_gbs"])
+    refitted = {algo for algo, _, _ in rows if algo.startswith(WIDE_STORE_RUNGS)}
+    for key, row in rows.items():
+        if key[0] in refitted:  # c_gbs stays, and so does its note
+            row["c_gbs_note"] = None
+    lines = open(path).readlines()
+    cc = next(line.split("\t")[1] for line in lines if line.startswith("device\t"))
+    header = [line for line in lines if line.startswith("#") and not line.startswith("# rung\t")
+              and not (line.startswith("# c_wide_gbs of ") and line.split()[3] in refitted)]
+    notes = [line for line in header if is_note(line)] + [
+        note for note in rate_notes(rows) if note.split()[3] in refitted]
+    header = [line for line in header if not is_note(line) and not line.startswith("# device\t")]
+    header.append(f"# c_wide_gbs of {', '.join(sorted(refitted))}: by bench/fit_model.py "
+                  f"--refit-c from {', '.join(sources)}, the rows' other fields as they were\n")
+    device_rows = [line for line in lines if line.startswith("device\t")]
+    with open(path, "w") as f:
+        f.writelines(header + ["# device\tcc\tlaunch_us\tdram_gbs\n"] + device_rows +
+                     sorted(notes, key=lambda line: line.split()[3:6] + line.split()[1:2]) +
+                     [COLUMNS] + [rung_line(cc, key, r) for key, r in sorted(rows.items())])
 
 
 def main():
@@ -405,6 +472,9 @@ def main():
                     help="fit only the rungs of --rungs, against MODEL's device row, and write "
                          "their rows into MODEL (a new rung, or one re-timed)")
     ap.add_argument("--rungs", default="", help="with --add-to: the rungs to fit, comma-separated")
+    ap.add_argument("--refit-c", metavar="MODEL",
+                    help="fit c_wide_gbs of MODEL's wide-store rungs (WIDE_STORE_RUNGS) against its "
+                         "device and rung rows, and rewrite MODEL")
     args = ap.parse_args()
     tiles = {}
     for line in open(args.tiles):
@@ -425,6 +495,10 @@ def main():
             for mode, ok in modes.items():
                 print(f"fitted on half {fold}, checked on the other, math {mode}:")
                 check(dev, rows, tiles, sms, [x for x in runs if half(x) != fold], ok)
+    if args.refit_c:
+        refit_c_rates(args.refit_c, runs, sms, args.sweeps)
+        print(f"fitted c_wide_gbs in {args.refit_c}")
+        return
     if args.add_to:
         wanted = {a for a in args.rungs.split(",") if a}
         if not wanted:

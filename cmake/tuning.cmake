@@ -192,13 +192,14 @@ endfunction()
 # tuning/model_sm_<cc>*.tsv, fitted by bench/fit_model.py from a sweep, into tg_model_devices
 # and tg_model_rungs (src/plan/cost_model.h).  Tab-separated rows:
 #   device cc launch_us dram_gbs
-#   rung   cc algo a_k_contiguous b_n_contiguous occupancy bk wave_us kstep_us c_gbs
+#   rung   cc algo a_k_contiguous b_n_contiguous occupancy bk wave_us kstep_us c_gbs [c_wide_gbs]
 #   correction cc algo a_k_contiguous b_n_contiguous c0 ... c11
 # One device row per compute capability, and for every rung of a compute capability a row for
 # each of the four orientations (a_k_contiguous, b_n_contiguous): the planner has no fallback
 # for a missing one but to pass the rung over.  A correction row (bench/fit_correction.py, the
 # measured correction of cost_model.h) belongs to a rung row of the same key; a rung row
-# without one is the formula alone.
+# without one is the formula alone.  A rung row without c_wide_gbs writes C at c_gbs in either
+# alignment class (the stream rungs' rows).
 file(GLOB TG_MODEL_FILES ${tg_glob_follow} ${PROJECT_SOURCE_DIR}/tuning/model_sm_*.tsv)
 set(TG_MODEL_DEVICE_ROWS "")
 set(TG_MODEL_RUNG_ROWS "")
@@ -237,7 +238,7 @@ foreach(model_file IN LISTS TG_MODEL_FILES)
       set(tg_model_device_at_${cc} "${where}:${line}")
       string(APPEND TG_MODEL_DEVICE_ROWS "    {${cc}, ${launch}, ${gbs}},\n")
       math(EXPR TG_MODEL_DEVICE_COUNT "${TG_MODEL_DEVICE_COUNT} + 1")
-    elseif(kind STREQUAL "rung" AND field_count EQUAL 10)
+    elseif(kind STREQUAL "rung" AND (field_count EQUAL 10 OR field_count EQUAL 11))
       list(GET fields 1 cc)
       list(GET fields 2 algo)
       list(GET fields 3 a_k)
@@ -247,6 +248,10 @@ foreach(model_file IN LISTS TG_MODEL_FILES)
       list(GET fields 7 wave)
       list(GET fields 8 kstep)
       list(GET fields 9 c_gbs)
+      set(c_wide_gbs ${c_gbs})
+      if(field_count EQUAL 11)
+        list(GET fields 10 c_wide_gbs)
+      endif()
       tg_check_model_key(${where} ${line} "${fields}" ${cc} ${algo} ${a_k} ${b_n})
       tg_check_fields(${where} ${line} "${fields}" 5 "${tg_number_pattern}" "a number")
       set(key "${cc}/${algo}/${a_k}/${b_n}")
@@ -260,7 +265,7 @@ foreach(model_file IN LISTS TG_MODEL_FILES)
         set(tg_model_rung_at_${cc}_${algo} "${where}:${line}")
       endif()
       string(APPEND TG_MODEL_RUNG_ROWS
-             "    {${cc}, \"${algo}\", ${a_k}, ${b_n}, ${occupancy}, ${bk}, ${wave}, ${kstep}, ${c_gbs}},\n")
+             "    {${cc}, \"${algo}\", ${a_k}, ${b_n}, ${occupancy}, ${bk}, ${wave}, ${kstep}, ${c_gbs}, ${c_wide_gbs}},\n")
       math(EXPR TG_MODEL_RUNG_COUNT "${TG_MODEL_RUNG_COUNT} + 1")
     elseif(kind STREQUAL "correction" AND field_count EQUAL 17)
       list(GET fields 1 cc)
@@ -282,7 +287,7 @@ foreach(model_file IN LISTS TG_MODEL_FILES)
              "    {${cc}, \"${algo}\", ${a_k}, ${b_n}, {${coef}}},\n")
       math(EXPR TG_MODEL_CORRECTION_COUNT "${TG_MODEL_CORRECTION_COUNT} + 1")
     else()
-      tg_row_error(${where} ${line} "not a device row (4 fields), a rung row (10) or a "
+      tg_row_error(${where} ${line} "not a device row (4 fields), a rung row (10 or 11) or a "
                    "correction row (17)" "${fields}")
     endif()
   endforeach()
@@ -327,7 +332,7 @@ const tg_model_device tg_model_devices[] = {
 };
 const int tg_model_device_count = @TG_MODEL_DEVICE_COUNT@;
 const tg_model_rung tg_model_rungs[] = {
-@TG_MODEL_RUNG_ROWS@    {0, "", 0, 0, 0, 0, 0, 0, 0} /* end */
+@TG_MODEL_RUNG_ROWS@    {0, "", 0, 0, 0, 0, 0, 0, 0, 0} /* end */
 };
 const int tg_model_rung_count = @TG_MODEL_RUNG_COUNT@;
 const tg_model_correction tg_model_corrections[] = {

@@ -12,7 +12,8 @@
  *             slice_k / bk where slice_k < bk (tg_model_ksteps)
  *   memory  = (bytes of A and B, and of C read when beta != 0) / dram_gbs
  *             + bytes of C written / (c_gbs * busy), busy = min(1, tiles / SMs): c_gbs is the
- *               rate of the rung's stores from every SM, and an SM without a block writes none
+ *               rate of the rung's stores from every SM (c_wide_gbs where C's rows take 16-byte
+ *               stores, tg_model_c_wide), and an SM without a block writes none
  *             + staged_bytes / dram_gbs (a rung that stages its operands in workspace first,
  *               rung 9's TF32 planes, writes them and reads them again; the planner says how
  *               many, tg_staged_bytes)
@@ -20,8 +21,8 @@
  *             + with a tail slice (split_k.h: k not a multiple of slice_k): launch_us + the
  *               waves of one slice's tiles over the tail's k steps
  *             + with slices > 1: launch_us + (partials + 1 + (beta != 0)) * 4 * m * n / dram_gbs
- * wave_us, kstep_us and c_gbs (the rate at which the rung's stores write C: what sets its
- * time when k is short) are fitted per rung and operand orientation (op(A) along k or not,
+ * wave_us, kstep_us, c_gbs and c_wide_gbs (the rates at which the rung's stores write C: what
+ * sets its time when k is short) are fitted per rung and operand orientation (op(A) along k or not,
  * op(B) along n or not) from a benchmark sweep on random shapes (bench/fit_model.py); the
  * fitted rows are data, tuning/model_sm_<cc>.tsv, embedded at build time (cmake/tuning.cmake).
  *
@@ -55,6 +56,7 @@ typedef struct tg_model_rung {
     double wave_us;      /* fixed cost of one wave of tiles: prologue, epilogue, stores */
     double kstep_us;     /* cost of one k step of one wave */
     double c_gbs;        /* how fast its stores write C, GB/s */
+    double c_wide_gbs;   /* the same where C's rows take 16-byte stores (tg_model_c_wide) */
 } tg_model_rung;
 
 typedef struct tg_model_device {
@@ -155,6 +157,22 @@ static inline double tg_model_waves(double blocks, int sm_count, int occupancy)
     return tg_model_ceil_div(blocks, sm_count) / occupancy;
 }
 
+/* 1 where C's pointer, row stride and batch stride let the FFMA rungs (3, 4, 5, 7) store C 16
+ * bytes at a time (store_result_run4, src/cuda/kernels/common.cuh; shortk128 also needs beta
+ * == 0); elsewhere they store it element by element.  Their rows' c_wide_gbs is the rate of the
+ * first, c_gbs of the second: on the train runs of skinny32x32 at k <= 32 C went at 1.1-2.8
+ * TB/s with ldc a multiple of 4 floats and 0.5-0.9 TB/s without, and one rate for both planned
+ * shortk128 over the skinny rungs (3763 x 328 x 13: 10.7 us against 6.75).  c_wide_gbs is
+ * c_gbs times the ratio of the rung's two rates over its runs in every orientation
+ * (bench/fit_model.py); with it, the correction refitted, leaving one train seed out: fp32 and
+ * tf32 88.4% -> 88.5% and 88.2% -> 88.4% within 1.10, strict 1.033 -> 1.032.  Rung 9 has its
+ * own alignment class (rows on 32 bytes, its staged epilogue) and the other rungs' stores do
+ * not turn on it: their two rates are one. */
+static inline int tg_model_c_wide(const tg_problem *p)
+{
+    return (uintptr_t)p->C % 16 == 0 && p->ldc % 4 == 0 && (p->batch <= 1 || p->stride_c % 4 == 0);
+}
+
 /* The block tiles of p's outputs, every item of its batch: one slice of k's blocks. */
 static inline double tg_model_tiles(int block_rows, int block_cols, const tg_problem *p)
 {
@@ -185,8 +203,9 @@ static inline double tg_model_seconds(const tg_model_device *dev, const tg_model
     /* the SMs with a block write C; fewer than all reach that share of c_gbs (shortk128's 90
      * blocks of 3763 x 328 x 13 took 10.7 us, 5.8 of launch and C at 0.68 of its rate) */
     const double busy = per_slice * full < sm_count ? per_slice * full / sm_count : 1.0;
+    const double c_gbs = tg_model_c_wide(p) ? row->c_wide_gbs : row->c_gbs;
     const double memory_us = 4.0 * batch * (m * k + k * n + c_reads * m * n) / per_us +
-                             4.0 * batch * partials * m * n / (row->c_gbs * 1e3 * busy) +
+                             4.0 * batch * partials * m * n / (c_gbs * 1e3 * busy) +
                              staged_bytes / per_us;
     double us = dev->launch_us + (compute_us > memory_us ? compute_us : memory_us);
     if (cut.tail > 0) /* the tail runs after the batch: its own launch and waves */

@@ -6,18 +6,21 @@
 #include "cost_model.h"
 
 /* Microseconds for an m x n x k product (batch 1) cut into `slices`, on a rung of this block
- * tile and model row, on a GPU of sm_count SMs with this launch cost and streaming rate;
- * beta_nonzero: C is read as well; staged_bytes: the rung's workspace traffic. */
+ * tile and model row, on a GPU of sm_count SMs with this launch cost and streaming rate; C
+ * 256-byte aligned (as cudaMalloc returns it) with rows ldc floats apart; beta_nonzero: C is
+ * read as well; staged_bytes: the rung's workspace traffic. */
 double tg_model_eval_us(double launch_us, double dram_gbs, int occupancy, int bk, double wave_us,
-                        double kstep_us, double c_gbs, int block_rows, int block_cols,
-                        int sm_count, long long m, long long n, long long k, int slices,
-                        int beta_nonzero, double staged_bytes)
+                        double kstep_us, double c_gbs, double c_wide_gbs, int block_rows, int block_cols,
+                        int sm_count, long long m, long long n, long long k, long long ldc,
+                        int slices, int beta_nonzero, double staged_bytes)
 {
     const tg_model_device dev = {.cc = 0, .launch_us = launch_us, .dram_gbs = dram_gbs};
     const tg_model_rung row = {.occupancy = occupancy, .bk = bk, .wave_us = wave_us,
-                               .kstep_us = kstep_us, .c_gbs = c_gbs};
+                               .kstep_us = kstep_us, .c_gbs = c_gbs,
+                               .c_wide_gbs = c_wide_gbs};
     const tg_problem p = {.m = m, .n = n, .k = k, .alpha = 1.0f,
-                          .beta = beta_nonzero ? 1.0f : 0.0f, .batch = 1};
+                          .beta = beta_nonzero ? 1.0f : 0.0f, .C = (float *)256, .ldc = ldc,
+                          .batch = 1};
     return 1e6 * tg_model_seconds(&dev, &row, block_rows, block_cols, sm_count, &p, slices,
                                   staged_bytes);
 }

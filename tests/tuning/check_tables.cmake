@@ -98,7 +98,7 @@ tg_expect_refused(correction_without_rung_row ${correction} 1
 tg_expect_refused(model_misspelled_rung ${model} 1
   ${model} "rung${tab}90${tab}ffma128x12${tab}0${tab}0${tab}1${tab}16${tab}2.3${tab}1.5${tab}595")
 tg_expect_refused(model_extra_field ${model} 1
-  ${model} "rung${tab}90${tab}gemv8${tab}0${tab}0${tab}2${tab}32${tab}0.79${tab}0.25${tab}2990${tab}1")
+  ${model} "rung${tab}90${tab}gemv8${tab}0${tab}0${tab}2${tab}32${tab}0.79${tab}0.25${tab}2990${tab}2990${tab}1")
 tg_expect_refused(model_not_a_number ${model} 1
   ${model} "device${tab}80${tab}fast${tab}2000")
 tg_expect_refused(model_bad_orientation ${model} 5
