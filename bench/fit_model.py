@@ -52,7 +52,8 @@ def ceil_div(a, b):
 def waves(x, sms, occupancy):
     """The waves of x's tiles as the formula counts them (cost_model.h, tg_model_waves)."""
     tile = x["tile"]
-    return ceil_div(ceil_div(x["m"], tile[0]) * ceil_div(x["n"], tile[1]), sms) / occupancy
+    model_eval()
+    return _WAVES(ceil_div(x["m"], tile[0]) * ceil_div(x["n"], tile[1]), sms, occupancy)
 
 
 def read_cuts(path):
@@ -154,10 +155,16 @@ def model_eval():
                       ctypes.c_longlong, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_int,
                       ctypes.c_int, ctypes.c_double]
         _MODEL_EVAL = f
-        global _KSTEPS
+        global _KSTEPS, _WAVES, _C_WIDE
         _KSTEPS = lib.tg_model_eval_ksteps
         _KSTEPS.restype = ctypes.c_double
         _KSTEPS.argtypes = [ctypes.c_longlong, ctypes.c_int]
+        _WAVES = lib.tg_model_eval_waves
+        _WAVES.restype = ctypes.c_double
+        _WAVES.argtypes = [ctypes.c_double, ctypes.c_int, ctypes.c_int]
+        _C_WIDE = lib.tg_model_eval_c_wide
+        _C_WIDE.restype = ctypes.c_int
+        _C_WIDE.argtypes = [ctypes.c_longlong]
     return _MODEL_EVAL
 
 
@@ -167,7 +174,13 @@ def ksteps(k, bk):
     return _KSTEPS(k, bk)
 
 
-_MODEL_EVAL = _KSTEPS = None
+def c_wide(x):
+    """Whether x's C (packed: rows n floats apart) takes the wide C rate (tg_model_c_wide)."""
+    model_eval()
+    return bool(_C_WIDE(x["n"]))
+
+
+_MODEL_EVAL = _KSTEPS = _WAVES = _C_WIDE = None
 
 
 def predict(dev, row, sms, x, slices=1):
@@ -261,7 +274,7 @@ def fit_wide_rate(dev, row, sms, rung_runs, c_gbs):
     apart) over its runs in every orientation, as this row counts their compute: its stores do
     not turn on how A and B lie, and one orientation has few wide runs that the stores
     dominate.  c_gbs itself where either rate, or c_gbs, was not measured."""
-    got = [fit_c_rate(dev, row, sms, [x for x in rung_runs if (x["n"] % 4 == 0) == w])
+    got = [fit_c_rate(dev, row, sms, [x for x in rung_runs if c_wide(x) == w])
            for w in (True, False)]
     if c_gbs >= dev["dram_gbs"] or any((note or "").startswith("not measured") for _, note in got):
         return c_gbs, "not measured apart: c_gbs stands in"
@@ -371,6 +384,11 @@ def rate_notes(rows):
             if r.get(rate + "_note")]
 
 
+def note_order(line):
+    """Rate notes sorted by rung and orientation, c_gbs before c_wide_gbs."""
+    return line.split()[3:6] + line.split()[1:2]
+
+
 def is_note(line):
     return line.startswith("# c_gbs of ") or line.startswith("# c_wide_gbs of ")
 
@@ -391,7 +409,7 @@ def add_rows(path, rows, sources):
     header = [line for line in kept if line.startswith("#") and not is_note(line)]
     body = [line for line in kept if not line.startswith("#")]
     notes = sorted([line for line in kept if is_note(line)] + rate_notes(rows),
-                   key=lambda line: line.split()[3:6] + line.split()[1:2])
+                   key=note_order)
     added = [rung_line(cc, key, r) for key, r in sorted(rows.items())]
     columns = [COLUMNS]
     header = [line for line in header if not line.startswith("# rung\t")]
@@ -448,7 +466,7 @@ def refit_c_rates(path, runs, sms, sources):
     device_rows = [line for line in lines if line.startswith("device\t")]
     with open(path, "w") as f:
         f.writelines(header + ["# device\tcc\tlaunch_us\tdram_gbs\n"] + device_rows +
-                     sorted(notes, key=lambda line: line.split()[3:6] + line.split()[1:2]) +
+                     sorted(notes, key=note_order) +
                      [COLUMNS] + [rung_line(cc, key, r) for key, r in sorted(rows.items())])
 
 

@@ -29,7 +29,7 @@
  *                                          problem and each entry's model prediction, the
  *                                          math modes whose auto may run it (bits), the
  *                                          formula's own prediction, the terms of its
- *                                          measured correction (bench/fit_correction.py)
+ *                                          measured correction (bench/fit_correction.py),
  *                                          its wave fill (tg_model_wave_fill), and the block
  *                                          tile and staged bytes the model counts
  *                                          (bench/fit_model.py --cuts)
@@ -125,6 +125,12 @@ typedef struct corpus_case {
 
 enum { kModes = 3, kCategories = 9, kSets = 2 };
 static const tg_math kModeOf[kModes] = {TG_MATH_FP32, TG_MATH_STRICT_FMA, TG_MATH_TF32};
+
+/* cuBLAS's time for the call in the mode's terms: its TF32 run for the tf32 mode. */
+static double cublas_ms_for(const corpus_case *c, tg_math math)
+{
+    return math == TG_MATH_TF32 ? c->cublas_tf32_ms : c->cublas_ms;
+}
 
 /* thin: min(m, n) <= 64, mid: <= 512, big: above; k <= 256, <= 4096, above. */
 static int category(const corpus_case *c)
@@ -364,8 +370,7 @@ static int cross_validate(const corpus_case *cases, int count)
                     ++missing;
                     continue;
                 }
-                const double ref =
-                    math == TG_MATH_TF32 ? cases[i].cublas_tf32_ms : cases[i].cublas_ms;
+                const double ref = cublas_ms_for(&cases[i], math);
                 add(&all, planned->ms / best->ms, ref / planned->ms, ref / best->ms);
             }
             tg_measured_exclude(NULL);
@@ -479,7 +484,7 @@ int main(int argc, char **argv)
                     tuned_log += log(fmin(fastest, planned->ms) / best->ms);
                 }
             }
-            const double ref = math == TG_MATH_TF32 ? c->cublas_tf32_ms : c->cublas_ms;
+            const double ref = cublas_ms_for(c, math);
             add(&by[c->held_out][category(c)], regret, ref / planned->ms, ref / best->ms);
             add(&by[c->held_out][kCategories], regret, ref / planned->ms, ref / best->ms);
             if (c->held_out)

@@ -5,6 +5,15 @@
  */
 #include "cost_model.h"
 
+/* An m x n x k product (batch 1) as the sweeps run it: C 256-byte aligned (as cudaMalloc
+ * returns it), its rows ldc floats apart. */
+static tg_problem swept_problem(long long m, long long n, long long k, long long ldc,
+                                int beta_nonzero)
+{
+    return (tg_problem){.m = m, .n = n, .k = k, .alpha = 1.0f, .beta = beta_nonzero ? 1.0f : 0.0f,
+                        .C = (float *)256, .ldc = ldc, .batch = 1};
+}
+
 /* Microseconds for an m x n x k product (batch 1) cut into `slices`, on a rung of this block
  * tile and model row, on a GPU of sm_count SMs with this launch cost and streaming rate; C
  * 256-byte aligned (as cudaMalloc returns it) with rows ldc floats apart; beta_nonzero: C is
@@ -18,9 +27,7 @@ double tg_model_eval_us(double launch_us, double dram_gbs, int occupancy, int bk
     const tg_model_rung row = {.occupancy = occupancy, .bk = bk, .wave_us = wave_us,
                                .kstep_us = kstep_us, .c_gbs = c_gbs,
                                .c_wide_gbs = c_wide_gbs};
-    const tg_problem p = {.m = m, .n = n, .k = k, .alpha = 1.0f,
-                          .beta = beta_nonzero ? 1.0f : 0.0f, .C = (float *)256, .ldc = ldc,
-                          .batch = 1};
+    const tg_problem p = swept_problem(m, n, k, ldc, beta_nonzero);
     return 1e6 * tg_model_seconds(&dev, &row, block_rows, block_cols, sm_count, &p, slices,
                                   staged_bytes);
 }
@@ -28,3 +35,17 @@ double tg_model_eval_us(double launch_us, double dram_gbs, int occupancy, int bk
 /* The k steps the formula counts for k on a row walking k in steps of bk (tg_model_ksteps): the
  * fit's least squares weigh its k-step cost by them. */
 double tg_model_eval_ksteps(long long k, int bk) { return tg_model_ksteps((double)k, bk); }
+
+/* The waves the formula counts for `blocks` (tg_model_waves). */
+double tg_model_eval_waves(double blocks, int sm_count, int occupancy)
+{
+    return tg_model_waves(blocks, sm_count, occupancy);
+}
+
+/* 1 where a swept product's C, rows ldc floats apart, takes the wide C rate (tg_model_c_wide):
+ * the fit sorts the runs into the two classes by it. */
+int tg_model_eval_c_wide(long long ldc)
+{
+    const tg_problem p = swept_problem(1, 1, 1, ldc, 0);
+    return tg_model_c_wide(&p);
+}

@@ -223,7 +223,7 @@ static double wave_fill(int i, const tg_problem *p, int sms, int slices, int tur
     block_tile(i, turned, &rows, &cols);
     const double blocks = tg_model_tiles(rows, cols, p) *
                           (double)tg_split_k_lengths_of(p->k, slices).full;
-    return blocks / sms / tg_model_ceil_div(blocks, sms);
+    return blocks / sms / tg_model_waves(blocks, sms, 1);
 }
 
 double tg_staged_bytes(int i, const tg_problem *p)
