@@ -62,6 +62,9 @@ typedef struct result {
     double sol_ms;      /* the call's speed of light (bench_sol_ms) in its math mode; NAN: none */
     int pruned;         /* --prune: one timed run only, its time a lower bound on the median */
     int timed_runs;     /* how many runs the median is of */
+    double recheck_ms;  /* --recheck: the median of its runs timed again in turn with the
+                         * case's other fastest entries (NAN: not rechecked) */
+    int recheck_runs;
     char note[300];
 } result;
 
@@ -95,6 +98,8 @@ typedef struct options {
                             * counts between the powers of two */
     double prune;          /* --prune F: a rung entry F times slower than the case's fastest
                             * in its first timed run is not timed further (0: never) */
+    int recheck;           /* --recheck N: auto and the N fastest rung entries of a case timed
+                            * again, a round of each in turn (0: none) */
     int tune;              /* --tune: write the winners to a tuning table */
     const char *tune_path; /* --tune-file, else tuning/sm_<cc>.tsv under the current dir */
     const char *cmd;       /* "bench" or "run": the name errors carry */

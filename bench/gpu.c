@@ -359,6 +359,88 @@ static int run_tilegemm(gpu_ctx *g, const options *o, const bench_case *c, gpu_b
     return passed;
 }
 
+/* --recheck's rounds: each rechecked entry runs a warm-up and a round of timed runs, then the
+ * next entry, RECHECK_ROUNDS times over, so that a drift of clocks or of the L2 falls on all
+ * of them alike. */
+#define RECHECK_ROUNDS 5
+
+/* Whether result i is an entry of case c that --recheck may time again: a rung timed in full. */
+static int recheckable(const result *r, const bench_case *c)
+{
+    return memcmp(&r->c, c, sizeof *c) == 0 && strcmp(r->algo, "cublas") != 0 &&
+           strcmp(r->algo, "cublas_tf32") != 0 && !r->pruned && isfinite(r->median_ms) &&
+           (strcmp(r->status, "OK") == 0 || strcmp(r->status, "LOWPREC") == 0);
+}
+
+/* --recheck N: the case's auto entry and the N fastest rung entries of each arithmetic (so the
+ * fastest entry every math mode allows is among them) timed again in turn, RECHECK_ROUNDS
+ * rounds; the median of those runs is the entry's recheck_ms.  The fastest of a hundred
+ * entries each timed once is flattered by its own noise, and the sweep's minutes give clocks
+ * time to drift: comparing auto with the best entry in the same rounds answers both. */
+static void recheck_case(gpu_ctx *g, const options *o, const bench_case *c, gpu_bufs *b)
+{
+    int picked[1 + 4 * 64], npicked = 0;
+    for (int i = 0; i < bench_nresults; ++i)
+        if (recheckable(&bench_results[i], c) && strncmp(bench_results[i].algo, "auto", 4) == 0)
+            picked[npicked++] = i;
+    for (int arith = TG_ARITH_FFMA; arith <= TG_ARITH_INT8; ++arith)
+        for (int n = 0; n < o->recheck; ++n) { /* the n-th fastest of this arithmetic */
+            int best = -1;
+            for (int i = 0; i < bench_nresults; ++i) {
+                const result *r = &bench_results[i];
+                int taken = 0;
+                for (int q = 0; q < npicked; ++q)
+                    taken |= picked[q] == i;
+                if (!taken && recheckable(r, c) && strncmp(r->algo, "auto", 4) != 0 &&
+                    r->arith == arith && (best < 0 || r->median_ms < bench_results[best].median_ms))
+                    best = i;
+            }
+            if (best >= 0)
+                picked[npicked++] = best;
+        }
+    if (npicked == 0)
+        return;
+    const int per_round = MOST_TIMED_RUNS / RECHECK_ROUNDS < g->events
+                              ? MOST_TIMED_RUNS / RECHECK_ROUNDS : g->events;
+    double *times = bench_xmalloc((size_t)npicked * RECHECK_ROUNDS * per_round * sizeof *times);
+    int *count = calloc((size_t)npicked, sizeof *count);
+    if (!count)
+        bench_die("out of host memory");
+    for (int round = 0; round < RECHECK_ROUNDS; ++round)
+        for (int q = 0; q < npicked; ++q) {
+            const result *r = &bench_results[picked[q]];
+            const int is_auto = strncmp(r->algo, "auto", 4) == 0;
+            char rung[64];
+            snprintf(rung, sizeof rung, "%.*s", (int)strcspn(r->algo, "/"), r->algo);
+            if (tg_set_algo(g->h, rung) != TG_SUCCESS ||
+                tg_set_split_k(g->h, r->split_k) != TG_SUCCESS ||
+                tg_set_math(g->h, is_auto ? o->math : TG_MATH_FP32) != TG_SUCCESS)
+                bench_die("--recheck %s: %s", r->algo, tg_last_error(g->h));
+            /* as many runs a round as the entry's share of --min-timed-ms asks, at least
+             * --repeats / RECHECK_ROUNDS */
+            const double want = o->min_timed_ms / RECHECK_ROUNDS / r->median_ms;
+            int runs = (o->repeats + RECHECK_ROUNDS - 1) / RECHECK_ROUNDS;
+            if (want > runs)
+                runs = want < per_round ? (int)ceil(want) : per_round;
+            if (gpu_gemm(g, c, b, b->next, RUN_TILEGEMM) != TG_SUCCESS) /* warm-up */
+                bench_die("--recheck %s: %s", r->algo, tg_last_error(g->h));
+            b->next = (b->next + 1) % b->sets;
+            double *mine = times + (size_t)q * RECHECK_ROUNDS * per_round;
+            if (time_runs(g, c, b, RUN_TILEGEMM, runs, mine + count[q]) != TG_SUCCESS)
+                bench_die("--recheck %s: %s", r->algo, tg_last_error(g->h));
+            count[q] += runs;
+        }
+    for (int q = 0; q < npicked; ++q) {
+        result *r = &bench_results[picked[q]];
+        double lo, hi;
+        bench_summarize(times + (size_t)q * RECHECK_ROUNDS * per_round, count[q], &r->recheck_ms,
+                        &lo, &hi);
+        r->recheck_runs = count[q];
+    }
+    free(count);
+    free(times);
+}
+
 /* The math mode an entry's speed of light is taken in: auto's and cuBLAS SGEMM's are the run's
  * mode (so cuBLAS is measured against what fp32 mode may reach), cuBLAS FAST_TF32's is tf32,
  * and a forced rung's follows its arithmetic. */
@@ -417,6 +499,8 @@ static int run_case(gpu_ctx *g, const options *o, const bench_case *c)
                 ok &= run_tilegemm(g, o, c, &b, algo, splits[i], &fastest_ms, r);
             }
         }
+        if (o->recheck > 0)
+            recheck_case(g, o, c, &b);
         /* Every entry of this case is measured against both cuBLAS modes of the same run. */
         for (int i = 0; i < bench_nresults; ++i) {
             result *r = &bench_results[i];

@@ -57,6 +57,10 @@ static void bench_usage(FILE *f)
             "  --prune F            time no further a rung whose first timed run is F times\n"
             "                       the case's fastest so far (its one run is kept, marked\n"
             "                       pruned: a lower bound); 0 (default) times every entry\n"
+            "  --recheck N          GPU: after a case's entries, time auto and the N fastest\n"
+            "                       entries of each arithmetic again, in turn, 5 rounds\n"
+            "                       (recheck_ms in the JSON): auto against the best entry\n"
+            "                       in the same rounds (default 0: none)\n"
             "  --tune               write, per case and math mode, the fastest correct rung the\n"
             "                       mode allows to the tuning table `auto` reads (GPU only)\n"
             "  --tune-file FILE     where --tune writes (default tuning/sm_<cc>.tsv, relative to\n"
@@ -305,7 +309,8 @@ int bench_parse_options(int argc, char **argv, options *o, int *exit_code)
     int suite = -1, math = TG_MATH_FP32, warmup = -1, rotate_mib = DEFAULT_ROTATE_MIB;
     tg_choice_arg suite_arg = {suites, &suite};
     tg_int_arg count = {0, 1000000, NULL, &o->count}, repeats = {1, 1000000, NULL, &o->repeats},
-               warmups = {0, 1000000, NULL, &warmup}, rotate = {0, 1000000, NULL, &rotate_mib};
+               warmups = {0, 1000000, NULL, &warmup}, rotate = {0, 1000000, NULL, &rotate_mib},
+               recheck = {0, 64, NULL, &o->recheck};
     const tg_option table[] = {
         {"--suite", tg_arg_choice, &suite_arg,
          "squares, awkward, transposes, random, all or quick"},
@@ -321,6 +326,7 @@ int bench_parse_options(int argc, char **argv, options *o, int *exit_code)
         {"--split-k", read_splits, o, "up to 8 values 0..256, comma-separated, e.g. 0,2,4, pow2, planner or fine"},
         {"--prune", read_nonnegative, &o->prune, "a number >= 0"},
         {"--min-timed-ms", read_nonnegative, &o->min_timed_ms, "a number >= 0"},
+        {"--recheck", tg_arg_int, &recheck, "an integer 0..64"},
         {"--json", tg_arg_name, &o->json_path, "a file name"},
         {"--commit", tg_arg_name, &o->commit, "a commit"},
         {"--tune-file", tg_arg_name, &o->tune_path, "a file name"},

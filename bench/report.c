@@ -407,6 +407,10 @@ static void write_result(FILE *f, const result *r)
     if (r->timed_runs > 0)
         fprintf(f, ", \"timed_runs\": %d", r->timed_runs);
     json_field(f, "median_ms", r->median_ms, "%.6g");
+    if (r->recheck_runs > 0) {
+        json_field(f, "recheck_ms", r->recheck_ms, "%.6g");
+        fprintf(f, ", \"recheck_runs\": %d", r->recheck_runs);
+    }
     json_field(f, "min_ms", r->min_ms, "%.6g");
     json_field(f, "max_ms", r->max_ms, "%.6g");
     json_field(f, "tflops", r->flops_per_s / 1e12, "%.6g");

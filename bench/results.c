@@ -66,7 +66,7 @@ result *bench_new_result(const bench_case *c, const char *algo)
     r->median_ms = r->min_ms = r->max_ms = r->flops_per_s = NAN;
     r->cublas_ms = r->cublas_flops_per_s = r->ratio = NAN;
     r->cublas_tf32_ms = r->cublas_tf32_flops_per_s = r->ratio_tf32 = NAN;
-    r->error.worst_scaled = r->error.rms = r->plan_ns = r->sol_ms = NAN;
+    r->error.worst_scaled = r->error.rms = r->plan_ns = r->sol_ms = r->recheck_ms = NAN;
     snprintf(r->status, sizeof r->status, "ERROR");
     return r;
 }
