@@ -390,7 +390,10 @@ def note_order(line):
 
 
 def is_note(line):
-    return line.startswith("# c_gbs of ") or line.startswith("# c_wide_gbs of ")
+    """A rate note ("# c_gbs of RUNG (a_k, b_n) ..."), not a header line naming rates' sources
+    ("# c_wide_gbs of RUNG, RUNG, ...: by ...")."""
+    words = line.split()
+    return words[1:3] in (["c_gbs", "of"], ["c_wide_gbs", "of"]) and words[4:5] in (["(0,"], ["(1,"])
 
 
 def add_rows(path, rows, sources):
