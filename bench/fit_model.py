@@ -19,8 +19,9 @@ picks over the fastest measured, per shape.  No packages needed; it predicts wit
 planner's own formula through libtilegemm_model_eval (src/plan/model_eval.c: build that target
 first), and says which C-write rates it could not measure or held at a bound.  With --cuts it
 counts each run's tiles and staged bytes as the planner does (a rung that runs a problem turned,
-rung 9's planes: tg_model_block_tile, tg_staged_bytes); without, the tiles of --tiles unturned and
-nothing staged.
+rung 9's planes: tg_model_block_tile, tg_staged_bytes), and adds C's writes to the arithmetic of
+a rung that stores C after its products (tg_rung.stores_after_products); without, the tiles of
+--tiles unturned, nothing staged, and C's writes overlapping the arithmetic.
 """
 import argparse
 import ctypes
@@ -57,27 +58,29 @@ def waves(x, sms, occupancy):
 
 
 def read_cuts(path):
-    """{(algo, m, n, k, a_k, b_n): ((rows, cols), staged bytes)}: the block tile and workspace
-    bytes the planner's model counts for each unsplit entry of a test_plan_regret --dump (a rung
-    that runs a problem turned cuts it along the other sides; rung 9's planes)."""
+    """{(algo, m, n, k, a_k, b_n): ((rows, cols), staged bytes, stores after products)}: the
+    block tile, workspace bytes and order of C's stores the planner's model counts for each
+    unsplit entry of a test_plan_regret --dump (a rung that runs a problem turned cuts it along
+    the other sides; rung 9's planes; rung 7 stores C after its products)."""
     cases, cuts = {}, {}
     for line in open(path):
         f = line.rstrip("\n").split("\t")
         if f[0] == "case":
             cases[f[1]] = tuple(int(v) for v in f[3:8])
         elif f[0] == "entry" and f[3] == "1":
-            cuts[(f[2],) + cases[f[1]]] = ((int(f[-3]), int(f[-2])), float(f[-1]))
+            cuts[(f[2],) + cases[f[1]]] = ((int(f[-4]), int(f[-3])), float(f[-2]), int(f[-1]))
     return cuts
 
 
 def cut(runs, tiles, cuts):
-    """Gives each run the block tile and staged bytes the planner counts for it: from cuts where
-    it has the run's problem, else the rung's registry tile, unturned, and no staged bytes."""
+    """Gives each run the block tile, staged bytes and order of C's stores the planner counts for
+    it: from cuts where it has the run's problem, else the rung's registry tile, unturned, no
+    staged bytes, and stores that overlap the arithmetic."""
     missing = 0
     for x in runs:
         got = cuts.get((x["algo"], x["m"], x["n"], x["k"], x["a_k"], x["b_n"])) if cuts else None
         missing += cuts is not None and got is None and x["algo"] in tiles
-        x["tile"], x["staged"] = got or (tiles.get(x["algo"]), 0.0)
+        x["tile"], x["staged"], x["stores_after"] = got or (tiles.get(x["algo"]), 0.0, 0)
     if missing:
         print(f"fit_model.py: {missing} runs not in --cuts: their rung's tile unturned, nothing "
               "staged", file=sys.stderr)
@@ -153,7 +156,7 @@ def model_eval():
                       ctypes.c_double, ctypes.c_double, ctypes.c_double, ctypes.c_double,
                       ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_longlong,
                       ctypes.c_longlong, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_int,
-                      ctypes.c_int, ctypes.c_double]
+                      ctypes.c_int, ctypes.c_double, ctypes.c_int]
         _MODEL_EVAL = f
         global _KSTEPS, _WAVES, _C_WIDE
         _KSTEPS = lib.tg_model_eval_ksteps
@@ -190,7 +193,7 @@ def predict(dev, row, sms, x, slices=1):
     return model_eval()(dev["launch_us"], dev["dram_gbs"], row["occupancy"], row["bk"],
                         row["wave_us"], row["kstep_us"], c_gbs, row.get("c_wide_gbs", c_gbs),
                         x["tile"][0], x["tile"][1], sms, x["m"], x["n"], x["k"], x["n"], slices,
-                        0, x.get("staged", 0.0))
+                        0, x.get("staged", 0.0), x.get("stores_after", 0))
 
 
 def fit_device(runs, dram_gbs=None):
@@ -204,13 +207,23 @@ def fit_device(runs, dram_gbs=None):
             "dram_gbs": round(dram_gbs or rates[int(0.97 * (len(rates) - 1))])}
 
 
-def fit_rung(dev, sms, runs, shapes=None, kstep_floor=None):
+def c_write_us(x, sms, rates):
+    """Microseconds of C's writes in x at the row's rates (c_gbs, c_wide_gbs), from the SMs with
+    a block (tg_model_seconds)."""
+    busy = min(1.0, ceil_div(x["m"], x["tile"][0]) * ceil_div(x["n"], x["tile"][1]) / sms)
+    return 4.0 * x["m"] * x["n"] / (rates[c_wide(x)] * 1e3 * busy)
+
+
+def fit_rung(dev, sms, runs, shapes=None, kstep_floor=None, c_rates=None):
     """Best (occupancy, bk, wave_us, kstep_us) for these runs, by log-error.
 
     shapes: the (occupancy, bk) pairs to try (default: all).  kstep_floor(occupancy, bk): the
     shortest k step the rung's measured peak allows; a fit below it is refitted with the k step
     held there, so a class measured on few or small shapes cannot promise more than the rung
-    ever ran at."""
+    ever ran at.  c_rates: (c_gbs, c_wide_gbs) at which a rung that stores C after its products
+    (x["stores_after"]) writes it, taken off its runs' times first (default: the streaming
+    rate)."""
+    c_rates = c_rates or (dev["dram_gbs"], dev["dram_gbs"])
     best = None
     for occ, bk in shapes or [(o, k) for o in OCCUPANCIES for k in K_STEPS]:
         # Weighted least squares on the compute-bound runs: y = a * waves + b * waves * ksteps.
@@ -219,7 +232,11 @@ def fit_rung(dev, sms, runs, shapes=None, kstep_floor=None):
         used = []
         for x in runs:
             y = x["us"] - dev["launch_us"]
-            if y <= 0 or bytes_moved(x) / (dev["dram_gbs"] * 1e3) > MEMORY_BOUND * y:
+            moved = bytes_moved(x)
+            if x["stores_after"]:
+                y -= c_write_us(x, sms, c_rates)
+                moved -= 4.0 * x["m"] * x["n"]
+            if y <= 0 or moved / (dev["dram_gbs"] * 1e3) > MEMORY_BOUND * y:
                 continue
             wv = waves(x, sms, occ)
             f = (wv, wv * ksteps(x["k"], bk))
@@ -243,7 +260,8 @@ def fit_rung(dev, sms, runs, shapes=None, kstep_floor=None):
         if a < 0:  # no fixed cost below zero: refit the slope alone
             a, b = 0.0, max(t[1] / s[1][1], floor)
         row = {"occupancy": occ, "bk": bk, "wave_us": a, "kstep_us": b}
-        err = sum(math.log(predict(dev, row, sms, x) / x["us"]) ** 2 for x in runs)
+        rated = dict(row, c_gbs=c_rates[0], c_wide_gbs=c_rates[1])
+        err = sum(math.log(predict(dev, rated, sms, x) / x["us"]) ** 2 for x in runs)
         if best is None or err < best[0]:
             best = (err, row)
     return best
@@ -252,13 +270,15 @@ def fit_rung(dev, sms, runs, shapes=None, kstep_floor=None):
 def fit_c_rate(dev, row, sms, runs):
     """The rate at which the rung writes C, GB/s: the median over its runs that the stores
     dominate (the fitted compute under half the time), of C's bytes over the time left after
-    reading A and B at the streaming rate.  The streaming rate when there are too few such runs."""
+    reading A and B at the streaming rate (or, where C is stored after the products, after the
+    longer of that and the compute).  The streaming rate when there are too few such runs."""
     rates = []
     for x in runs:
         y = x["us"] - dev["launch_us"]
         compute = waves(x, sms, row["occupancy"]) * (row["wave_us"] + row["kstep_us"] * ksteps(x["k"], row["bk"]))
         c_bytes = 4.0 * x["m"] * x["n"]
-        left = y - (bytes_moved(x) - c_bytes) / (dev["dram_gbs"] * 1e3)
+        reads = (bytes_moved(x) - c_bytes) / (dev["dram_gbs"] * 1e3)
+        left = y - (max(compute, reads) if x["stores_after"] else reads)
         if compute < 0.5 * y and left > 0 and c_bytes >= 1 << 22:
             rates.append(c_bytes / left / 1e3)
     if len(rates) < 3:
@@ -283,8 +303,10 @@ def fit_wide_rate(dev, row, sms, rung_runs, c_gbs):
 
 def fit(runs, tiles, sms, dram_gbs=None, dev=None):
     """One (occupancy, bk) per rung from all its runs; wave and k-step costs per orientation
-    class, no faster per k step than the rung's best measured rate.  dev: the device's launch
-    cost and memory floor to fit against (default: fitted from the runs)."""
+    class, no faster per k step than the rung's best measured rate.  A rung that stores C after
+    its products has its costs fitted again with C's writes at the rates first fitted taken off,
+    and its rates fitted again.  dev: the device's launch cost and memory floor to fit against
+    (default: fitted from the runs)."""
     dev = dev or fit_device(runs, dram_gbs)
     rows = {}
     for algo in sorted({x["algo"] for x in runs if x["split"] == 1 and x["algo"] in tiles}):
@@ -302,14 +324,18 @@ def fit(runs, tiles, sms, dram_gbs=None, dev=None):
         for a_k in (0, 1):
             for b_n in (0, 1):
                 cls = [x for x in mine if x["a_k"] == a_k and x["b_n"] == b_n]
-                got = (fit_rung(dev, sms, cls, shape, floor)
-                       if len(cls) >= MIN_CLASS_SAMPLES else None)
-                row = dict((got or pooled)[1])
-                row["c_gbs"], row["c_gbs_note"] = fit_c_rate(
-                    dev, row, sms, cls if len(cls) >= MIN_CLASS_SAMPLES else mine)
-                if algo.startswith(WIDE_STORE_RUNGS):
-                    row["c_wide_gbs"], row["c_wide_gbs_note"] = fit_wide_rate(
-                        dev, row, sms, mine, row["c_gbs"])
+                row = None
+                for _ in range(2 if any(x["stores_after"] for x in mine) else 1):
+                    rates = row and (row["c_gbs"], row.get("c_wide_gbs", row["c_gbs"]))
+                    got = (fit_rung(dev, sms, cls, shape, floor, rates)
+                           if len(cls) >= MIN_CLASS_SAMPLES else None)
+                    row = dict((got or (fit_rung(dev, sms, mine, shape, floor, rates) if rates
+                                        else pooled))[1])
+                    row["c_gbs"], row["c_gbs_note"] = fit_c_rate(
+                        dev, row, sms, cls if len(cls) >= MIN_CLASS_SAMPLES else mine)
+                    if algo.startswith(WIDE_STORE_RUNGS):
+                        row["c_wide_gbs"], row["c_wide_gbs_note"] = fit_wide_rate(
+                            dev, row, sms, mine, row["c_gbs"])
                 rows[(algo, a_k, b_n)] = row
     return dev, rows
 
@@ -390,7 +416,10 @@ def note_order(line):
 
 
 def is_note(line):
-    return line.startswith("# c_gbs of ") or line.startswith("# c_wide_gbs of ")
+    """A rate note ("# c_gbs of RUNG (a_k, b_n) ..."), not a header line naming rates' sources
+    ("# c_wide_gbs of RUNG, RUNG, ...: by ...")."""
+    words = line.split()
+    return words[1:3] in (["c_gbs", "of"], ["c_wide_gbs", "of"]) and words[4:5] in (["(0,"], ["(1,"])
 
 
 def add_rows(path, rows, sources):

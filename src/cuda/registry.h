@@ -41,6 +41,10 @@ typedef struct tg_rung {
     /* Whether the kernel runs p turned (C^T = op(B)^T op(A)^T), its block's rows then lying
      * along n: the planner counts tiles the way the kernel cuts them.  NULL: never turned. */
     int (*turns)(const tg_problem *p);
+    /* 1 where the blocks load, multiply and store C in step, so that C's writes overlap no
+     * arithmetic (rung 7): the cost model adds their time to it (tg_model_seconds).  0: they
+     * overlap the arithmetic of other blocks. */
+    int stores_after_products;
     int (*launch_with_workspace)(const tg_problem *p, void *stream, void *workspace);
 } tg_rung;
 
