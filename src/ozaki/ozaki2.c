@@ -7,8 +7,8 @@
 
 const int tg_oz2_moduli[TG_OZ2_MAX_MODULI] = {TG_OZ2_MODULI};
 
-/* log2 of 1 / 0.45: the share of the error bound each operand's rounding may take. */
-#define TG_OZ2_SHARE_LOG2 1.152003093445049
+/* log2 of 5 / 2: each operand's rounding may take 2/5 of the error bound. */
+#define TG_OZ2_SHARE_LOG2 1.321928094887362
 
 double tg_oz2_log2_product(int count)
 {
@@ -31,7 +31,20 @@ int tg_oz2_bits_for_range(int range, int64_t k)
 {
     const double bits = range + 23 + TG_OZ2_SHARE_LOG2 - log2((double)(k > 0 ? k : 1));
     const int b = (int)ceil(bits - 1e-9);
-    return b < 1 ? 1 : b;
+    return b < range + 2 ? range + 2 : b;
+}
+
+int tg_oz2_floor_bits(int64_t k) { return k < 8192 ? 26 : 25; }
+
+const char *tg_oz2_rule_name(tg_oz2_rule rule)
+{
+    switch (rule) {
+    case TG_OZ2_BY_FLOOR: return "floor";
+    case TG_OZ2_BY_BOUND: return "bound";
+    case TG_OZ2_BY_RANGE: return "range";
+    case TG_OZ2_BY_FORCE: return "forced";
+    }
+    return "?";
 }
 
 int tg_oz2_range_for_moduli(int count, int64_t k)
@@ -71,6 +84,7 @@ typedef __int128 i128;
 typedef struct buffers {
     tg_oz2_line *rows, *cols;
     int *take_row, *take_col, *shift_row, *shift_col;
+    int64_t *up_row, *up_col; /* leading magnitudes rounded up, summed along each line */
     int64_t *a_hat, *b_hat; /* m x k, k x n */
     int8_t *ra, *rb;        /* residues of one modulus: m x k, n x k (k-contiguous) */
     u128 *x;                /* m x n: the CRT sum so far */
@@ -79,7 +93,8 @@ typedef struct buffers {
 static void release(buffers *b)
 {
     free(b->rows), free(b->cols), free(b->take_row), free(b->take_col);
-    free(b->shift_row), free(b->shift_col), free(b->a_hat), free(b->b_hat);
+    free(b->shift_row), free(b->shift_col), free(b->up_row), free(b->up_col);
+    free(b->a_hat), free(b->b_hat);
     free(b->ra), free(b->rb), free(b->x);
     memset(b, 0, sizeof *b);
 }
@@ -93,13 +108,15 @@ static int allocate(buffers *b, int64_t m, int64_t n, int64_t k)
     b->take_col = malloc(sizeof(int) * (size_t)n);
     b->shift_row = malloc(sizeof(int) * (size_t)m);
     b->shift_col = malloc(sizeof(int) * (size_t)n);
+    b->up_row = malloc(sizeof(int64_t) * (size_t)m);
+    b->up_col = malloc(sizeof(int64_t) * (size_t)n);
     b->a_hat = malloc(sizeof(int64_t) * (size_t)(m * k));
     b->b_hat = malloc(sizeof(int64_t) * (size_t)(k * n));
     b->ra = malloc((size_t)(m * k));
     b->rb = malloc((size_t)(k * n));
     b->x = malloc(sizeof(u128) * (size_t)(m * n));
     if (!b->rows || !b->cols || !b->take_row || !b->take_col || !b->shift_row ||
-        !b->shift_col || !b->a_hat || !b->b_hat || !b->ra || !b->rb || !b->x) {
+        !b->shift_col || !b->up_row || !b->up_col || !b->a_hat || !b->b_hat || !b->ra || !b->rb || !b->x) {
         release(b);
         return -1;
     }
@@ -129,8 +146,65 @@ void tg_oz2_forced_bits(int count, int64_t k, int *bits_a, int *bits_b)
     *bits_b = clamp_bits(total - total / 2);
 }
 
+/* A line's leading magnitudes (tg_oz2_leading) to out as int8, zeros for a line not taken;
+ * their rounded-up sum to *up. */
+static void to_leading(const float *x, int64_t count, int64_t step, const tg_oz2_line *l,
+                       int take, int8_t *out, int64_t *up)
+{
+    int64_t sum = 0;
+    for (int64_t q = 0; q < count; ++q) {
+        int above = 0;
+        out[q] = take && l->nonzero ? (int8_t)tg_oz2_leading(x[q * step], l->e_max, &above) : 0;
+        sum += take ? above : 0;
+    }
+    *up = sum;
+}
+
+/* The bound rule (ozaki2.h): the leading magnitudes of the lines taken (in b->ra and b->rb,
+ * before their residues), their INT8 product P_ij in INT32 chunks as the rung sums it, and
+ * each taken output's need of either operand; the largest to *need_a and *need_b
+ * (tg_oz2_output_need's form, -1 where no output is taken). */
+static void bound_needs(const tg_problem *p, const float *A, const float *B, buffers *b,
+                        int *need_a, int *need_b)
+{
+    const int64_t m = p->m, n = p->n, k = p->k;
+    for (int64_t i = 0; i < m; ++i)
+        to_leading(A + i * p->a_rs, k, p->a_cs, &b->rows[i], b->take_row[i], b->ra + i * k,
+                   &b->up_row[i]);
+    for (int64_t j = 0; j < n; ++j)
+        to_leading(B + j * p->b_cs, k, p->b_rs, &b->cols[j], b->take_col[j], b->rb + j * k,
+                   &b->up_col[j]);
+    *need_a = *need_b = -1;
+    for (int64_t i = 0; i < m; ++i) {
+        if (!b->take_row[i])
+            continue;
+        const int row_range_bits = tg_oz2_bits_for_range(tg_oz2_line_range(&b->rows[i]), k);
+        for (int64_t j = 0; j < n; ++j) {
+            if (!b->take_col[j])
+                continue;
+            const int8_t *ra = b->ra + i * k, *rb = b->rb + j * k;
+            int32_t lower = 0;
+            for (int64_t q0 = 0; q0 < k; q0 += TG_OZ2_K_CHUNK) {
+                const int64_t q1 = q0 + TG_OZ2_K_CHUNK < k ? q0 + TG_OZ2_K_CHUNK : k;
+                if (q0 > 0)
+                    lower = tg_oz2_lower_cut(lower);
+                for (int64_t q = q0; q < q1; ++q)
+                    lower += (int32_t)ra[q] * (int32_t)rb[q];
+            }
+            const int a = tg_oz2_output_need(row_range_bits,
+                                             tg_oz2_bound_bits(k, lower, b->up_col[j]));
+            const int c = tg_oz2_output_need(
+                tg_oz2_bits_for_range(tg_oz2_line_range(&b->cols[j]), k),
+                tg_oz2_bound_bits(k, lower, b->up_row[i]));
+            *need_a = a > *need_a ? a : *need_a;
+            *need_b = c > *need_b ? c : *need_b;
+        }
+    }
+}
+
 /* Chooses bits and moduli for one batch item (see ozaki2.h) and marks the lines taken. */
-static void choose(const tg_problem *p, int forced, buffers *b, tg_oz2_plan *item)
+static void choose(const tg_problem *p, const float *A, const float *B, int forced, buffers *b,
+                   tg_oz2_plan *item)
 {
     memset(item, 0, sizeof *item);
     const int cap = forced > 0 ? 1 << 30 : tg_oz2_range_for_moduli(TG_OZ2_MAX_MODULI, p->k);
@@ -139,12 +213,16 @@ static void choose(const tg_problem *p, int forced, buffers *b, tg_oz2_plan *ite
     if (forced > 0) {
         item->moduli = forced;
         tg_oz2_forced_bits(forced, p->k, &item->bits_a, &item->bits_b);
+        item->rule_a = item->rule_b = TG_OZ2_BY_FORCE;
         return;
     }
     if (item->fallback_rows == p->m || item->fallback_cols == p->n)
         return; /* every output is left to FMA: no integer product at all */
-    item->bits_a = tg_oz2_bits_for_range(item->range_a, p->k);
-    item->bits_b = tg_oz2_bits_for_range(item->range_b, p->k);
+    int need_a, need_b;
+    bound_needs(p, A, B, b, &need_a, &need_b);
+    const int floor_bits = tg_oz2_floor_bits(p->k);
+    tg_oz2_settle_bits(need_a, floor_bits, &item->need_a, &item->bits_a, &item->rule_a);
+    tg_oz2_settle_bits(need_b, floor_bits, &item->need_b, &item->bits_b, &item->rule_b);
     item->moduli = tg_oz2_moduli_needed(p->k, item->bits_a, item->bits_b);
 }
 
@@ -168,7 +246,7 @@ static void run_item(const tg_problem *p, const float *A, const float *B, float 
         scan_line(A + i * p->a_rs, k, p->a_cs, &b->rows[i]);
     for (int64_t j = 0; j < n; ++j)
         scan_line(B + j * p->b_cs, k, p->b_rs, &b->cols[j]);
-    choose(p, forced, b, item);
+    choose(p, A, B, forced, b, item);
 
     /* 1. Scaled integers: row i of op(A) times 2^(bits_a - e_max), rounded to nearest; the
      * columns of op(B) alike. */
@@ -256,6 +334,8 @@ int tg_oz2_gemm_emulated(const tg_problem *p, int forced_moduli, tg_oz2_plan *pl
         if (item.moduli > plan->moduli) { /* the batch item that needed the most */
             plan->moduli = item.moduli;
             plan->bits_a = item.bits_a, plan->bits_b = item.bits_b;
+            plan->need_a = item.need_a, plan->need_b = item.need_b;
+            plan->rule_a = item.rule_a, plan->rule_b = item.rule_b;
             plan->range_a = item.range_a, plan->range_b = item.range_b;
         }
     }

@@ -13,28 +13,42 @@
  *      128-bit integers; the INT8 rung, without 128-bit products (tg_oz2_crt below), rebuilds
  *      the same integer.
  *
- * How many bits, and so how many moduli.  Rounding A's row i to bits_a bits moves each nonzero
- * element by at most 2^(e_max - bits_a - 1), where 2^(e_max - 1) <= row max < 2^e_max; every
- * nonzero element is at least 2^(e_min - 1), so the product's element (i, j) moves by at most
- * 2^(range_i - bits_a) sum_p |a_ip b_pj|, range_i = e_max - e_min.  The project's error
- * bound (tg_scaled_error) allows (k + 2) 2^-23 sum_p |a_ip b_pj|; giving 0.45 k 2^-23 to each
- * operand's rounding and 2 2^-23 to the final roundings gives
- *     bits >= range + 23 + log2(1 / 0.45) - log2(k),
- * a guarantee, not an estimate: every element within the bound, whatever the data.  The bits
- * follow the widest row (column) range, the moduli follow the bits and k.  A row or column
- * whose range would need more moduli than TG_OZ2_MAX_MODULI, or that holds an Inf or NaN, is
- * left to an FP32 FMA product (the rung: tiles of those outputs to another rung).
+ * How many bits, and so how many moduli.  Rounding A's row i to bits_a bits moves each element
+ * by eps_a <= d_i = 2^(e_i - bits_a - 1), where 2^(e_i - 1) <= row max < 2^e_i (likewise eps_b <=
+ * d_j for B's column j), and a~ b~ - a b = eps_a b + a eps_b + eps_a eps_b.  The project's bound
+ * (tg_scaled_error) allows (k + 2) 2^-23 S_ij, S_ij = sum_p |a_ip b_pj|: each operand's term may
+ * take 2/5 k 2^-23 S_ij, the cross term 1/10, the final roundings the rest.  An operand's term
+ * is within its share by either of two rules, output by output:
+ *   range: every nonzero element is at least 2^(e_min - 1), so eps_a <= 2^(range_i - bits_a) |a|
+ *     (range_i = e_max - e_min): bits_a >= range_i + 23 + log2(5/2) - log2 k, and >= range_i + 2.
+ *   bound: from the lines' leading magnitudes a' = floor(|a| 2^(7 - e_i)) and b' (7 bits: int8),
+ *     P_ij = sum_p a'_ip b'_pj, an exact INT8 product (INT32 chunks of k, the running sum cut to
+ *     2^30 between them), gives S_ij >= L_ij = 2^(e_i + f_j - 14) P_ij; rounding |b| up instead
+ *     gives sum_p |b_pj| <= 2^(f_j - 7) U_j.  So |sum_p eps_a b| <= d_i 2^(f_j - 7) U_j, within
+ *     the share where 2^(6 - bits_a) U_j <= 2/5 k 2^-23 P_ij (tg_oz2_bound_bits, in integers).
+ * The cross term: where both rules are bounds, k d_i d_j = 2^(e_i + f_j - 14) k 2^(12 - bits_a -
+ * bits_b), a tenth of k 2^-23 L_ij once P_ij >= 1 and bits_a + bits_b >= 39 (the floor gives 50);
+ * where either is the
+ * range rule, its factor 2^(range - bits) <= 1/4 times the other operand's share.  Each operand
+ * takes the largest over the outputs of the fewer bits of the two rules, and at least the floor
+ * below: a guarantee, not an estimate: every element within the bound, whatever the data.  The
+ * moduli follow the bits and k.  A row or column whose range needs more moduli than
+ * TG_OZ2_MAX_MODULI, or that holds an Inf or NaN, is left to an FP32 FMA product (the rung:
+ * tiles of those outputs to another rung).
  *
- * What the guarantee costs (tests/test_ozaki2.c, k = 300): uniform data in [-1, 1) takes 9
- * moduli, rows scaled over 2^-60..2^60 as many (the scaling is per row), elements spread over
- * 2^-10..2^10 within a row 14; the worst element then sits at a thousandth of the bound, since
- * one small element sets a row's range and rounding errors rarely add up.  A fixed 6 moduli
- * breaks the bound (2.6x) on the spread data.  Fewer moduli at the same guarantee would need a
- * tighter bound per element, or splitting a row's few small elements off.  At k = 4096 to 16384,
- * uniform rows span 17 to 21 binades or more (a few tiny elements), so 29 bits or more and 10 or 11
- * moduli, where 24 or 25 bits, FP32's own precision, would take 8 or 9: a bound on each row's error
- * from a lower bound of sum_p |a_ip b_pj| (an INT8 product of the operands' leading bits, as
- * GEMMul8's accurate mode computes one) instead of from the range could save them.
+ * The floor (tg_oz2_floor_bits) is for the RMS error, which the bound does not bound: measured
+ * (bench/ozaki_bits.py --floors, C_hat exact and rounded as here, 96 x 96, k = 1024 to 16384) it
+ * depends on the bits, not k: on full-mantissa uniform data 9.9e-8 at 23 bits, 4.2e-8 at 24,
+ * 2.7-2.8e-8 at 25, 2.5-2.6e-8 at 26, against 2.5e-8 for float64's product rounded to float.
+ * GEMMul8's accurate mode (8 moduli) measured 2.6e-8 at 4096^3 and 3.0e-8 at 8192^3 and 16384^3
+ * (bench/results/ozaki/): so 26 bits below k = 8192, 25 from there.
+ *
+ * What it costs (tests/test_ozaki2.c): the bound asks 11 to 17 bits on uniform, line-scaled,
+ * cancelling and subnormal data at k = 300 to 16384, so the floor sets the bits: 8 moduli at
+ * k = 300 and 1024, 9 from 2048 to 16384, where the range rule alone takes 9 to 11 (a few tiny
+ * elements widen a row's range); elements spread over 2^-10..2^10 within a row, 8 or 9 (the range
+ * rule: 14 or 15); over 2^-16..2^16 the bound sets 26 to 28 bits.  The worst element sits at
+ * 1e-2 to 1e-6 of the bound.  A fixed 5 moduli breaks the bound (12.6x) on the 2^-10..2^10 data.
  */
 #ifndef TG_OZAKI2_H
 #define TG_OZAKI2_H
@@ -90,6 +104,71 @@ static inline TG_OZ2_HOST_DEVICE int tg_oz2_line_range(const tg_oz2_line *l)
 static inline TG_OZ2_HOST_DEVICE int tg_oz2_line_taken(const tg_oz2_line *l, int cap)
 {
     return !l->special && tg_oz2_line_range(l) <= cap;
+}
+
+/*
+ * The bound rule's arithmetic (see above), shared with the INT8 rung.  A line's leading
+ * magnitudes: |v| 2^(7 - e_max) for each element v, below 2^7, rounded down (an int8 for the
+ * INT8 product; 0 for a line not taken) and up (summed along the line).  In double the scaling
+ * is exact: e_max lies in [-148, 128], so the result is at least 2^-270.
+ */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_leading(float v, int e_max, int *up)
+{
+    const double x = ldexp(fabs((double)v), 7 - e_max);
+    const int down = (int)x;
+    *up = down + (x > (double)down);
+    return down;
+}
+
+/* The INT8 product of the leading magnitudes in INT32 chunks of k (at most 2^16 x 127^2 each):
+ * between chunks the running sum is cut to TG_OZ2_LOWER_CAP, which keeps it a lower bound of
+ * the exact sum and below 2^31. */
+#define TG_OZ2_LOWER_CAP (1 << 30)
+static inline TG_OZ2_HOST_DEVICE int32_t tg_oz2_lower_cut(int32_t sum)
+{
+    return sum < TG_OZ2_LOWER_CAP ? sum : TG_OZ2_LOWER_CAP;
+}
+
+/* Bit length of x > 0. */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_bit_length(uint64_t x)
+{
+#ifdef __CUDA_ARCH__
+    return 64 - __clzll((long long)x);
+#else
+    return 64 - __builtin_clzll(x);
+#endif
+}
+
+/* What an output's bound cannot give: more bits than any count of moduli carries. */
+enum { TG_OZ2_NO_BOUND = 255 };
+
+/*
+ * The fewest bits of one operand that output (i, j)'s lower bound allows: the least b with
+ *   2^(6 - b) other <= (2/5) k 2^-23 product,  i.e.  5 other 2^(28 - b) <= k product,
+ * product the INT8 product of the leading magnitudes (P_ij), other the rounded-up leading
+ * magnitude sum of the other operand's line (U_j for A's bits, U_i for B's).  Exact in
+ * integers (other < 2^39, k product < 2^62).  0 where other is 0 (the other line is zero: this
+ * operand's rounding moves nothing), TG_OZ2_NO_BOUND where product is 0.
+ */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_bound_bits(int64_t k, int32_t product, int64_t other)
+{
+    if (other == 0)
+        return 0;
+    if (product <= 0)
+        return TG_OZ2_NO_BOUND;
+    const uint64_t x = 5 * (uint64_t)other, y = (uint64_t)k * (uint64_t)product;
+    int d = tg_oz2_bit_length(y) - tg_oz2_bit_length(x); /* x 2^d and y: the same length */
+    if (d >= 0 ? (x << d) > y : x > (y << -d))
+        --d;
+    return 28 - d; /* d: the largest with x 2^d <= y */
+}
+
+/* What one output asks of an operand's bits: the fewer of what its line's range asks
+ * (range_bits: tg_oz2_bits_for_range) and its bound, times 2, plus 1 where the range set it; the
+ * largest over the outputs, halved, is the operand's need, and its low bit the rule. */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_output_need(int range_bits, int bound_bits)
+{
+    return range_bits < bound_bits ? 2 * range_bits + 1 : 2 * bound_bits;
 }
 
 /* Sixteen pairwise coprime moduli of at most 256, largest first: their product is under
@@ -238,9 +317,12 @@ double tg_oz2_log2_product(int count);
  * TG_OZ2_MAX_MODULI + 1 when even all of them do not. */
 int tg_oz2_moduli_needed(int64_t k, int bits_a, int bits_b);
 
-/* The bits an operand needs for the error bound above, given the widest exponent range of
- * its rows (columns) and k: at least 1. */
+/* The bits a line of exponent range `range` needs by the range rule (above) for k: at least
+ * range + 2, so that its rounding moves no element by more than a quarter. */
 int tg_oz2_bits_for_range(int range, int64_t k);
+
+/* The accuracy floor on each operand's bits for k (above): the RMS error, not the bound. */
+int tg_oz2_floor_bits(int64_t k);
 
 /* The largest exponent range each operand may have when both get the same range and `count`
  * moduli carry the product (-1 when none fits). */
@@ -262,14 +344,39 @@ static inline int8_t tg_oz2_residue(int64_t x, int m)
     return (int8_t)r;
 }
 
+/* What set an operand's bits. */
+typedef enum tg_oz2_rule {
+    TG_OZ2_BY_FLOOR, /* the accuracy floor: the guarantee needed no more */
+    TG_OZ2_BY_BOUND, /* an output's lower bound of sum_p |a_ip b_pj| */
+    TG_OZ2_BY_RANGE, /* a line's exponent range, where it asked less than the bound */
+    TG_OZ2_BY_FORCE  /* a forced count of moduli (no guarantee) */
+} tg_oz2_rule;
+
 /* What the scheme chose for a product. */
 typedef struct tg_oz2_plan {
     int moduli;                        /* how many of tg_oz2_moduli carry C_hat */
     int bits_a, bits_b;                /* integer bits of A's rows and B's columns */
+    int need_a, need_b;                /* the bits the guarantee asked (the floor aside) */
+    tg_oz2_rule rule_a, rule_b;        /* what set bits_a and bits_b */
     int range_a, range_b;              /* the widest exponent range among the rows (columns)
                                         * the scheme took */
     int64_t fallback_rows, fallback_cols; /* rows of op(A), columns of op(B) left to FMA */
 } tg_oz2_plan;
+
+/* The rule's name, for reports. */
+const char *tg_oz2_rule_name(tg_oz2_rule rule);
+
+/* bits and rule of an operand from its need (the largest tg_oz2_output_need over the outputs
+ * taken, or -1 where none) and the floor. */
+static inline TG_OZ2_HOST_DEVICE void tg_oz2_settle_bits(int largest_need, int floor_bits,
+                                                         int *need, int *bits, tg_oz2_rule *rule)
+{
+    *need = largest_need < 0 ? 0 : largest_need / 2;
+    *bits = *need > floor_bits ? *need : floor_bits;
+    *rule = *need <= floor_bits ? TG_OZ2_BY_FLOOR
+            : largest_need % 2  ? TG_OZ2_BY_RANGE
+                                : TG_OZ2_BY_BOUND;
+}
 
 /*
  * The whole scheme on the CPU, on a normalized problem (problem.h) that has passed
