@@ -123,6 +123,20 @@ template <class... T> struct emu_always_false : std::false_type {};
                       "an emulated twin in tests/emulated/overrides/");                          \
         return 0;                                                                                \
     }
+/* Atomics: one thread runs at a time, so a plain read-modify-write is atomic. */
+inline int atomicMax(int *at, int v)
+{
+    const int old = *at;
+    *at = v > old ? v : old;
+    return old;
+}
+inline unsigned long long atomicAdd(unsigned long long *at, unsigned long long v)
+{
+    const unsigned long long old = *at;
+    *at = old + v;
+    return old;
+}
+
 EMU_NO_WARP_INTRINSIC(__shfl_sync)
 EMU_NO_WARP_INTRINSIC(__shfl_up_sync)
 EMU_NO_WARP_INTRINSIC(__shfl_down_sync)

@@ -3,13 +3,23 @@
  * arithmetic of src/ozaki/ozaki2.c (see ozaki2.h for the scheme and why its bits and moduli
  * meet the k-scaled error bound), run on the device step for step, so that its results are
  * ozaki2.c's bit for bit.
- *   ozaki2_int8: 7 launches a batch item, all queued without waiting for the device:
+ *   ozaki2_int8: 6 + 6 x panels launches a batch item (4 + 3 x panels where the count is
+ *   forced), all queued without waiting for the device:
  *     scan_lines (x2)   each row of op(A), each column of op(B): Inf/NaN, the frexp exponents
  *                       of its largest and smallest nonzero elements
+ *     the bound rule (ozaki2.h; not when the count is forced):
+ *       reset_bound     the lines' sums to 0, the needs to -1
+ *       to_leading      each line's leading magnitudes (tg_oz2_leading) as int8 rows of kp
+ *                       bytes in the first residue plane, their rounded-up sum per line
+ *                       (atomicAdd); op(A) once, op(B) a panel at a time
+ *       s8gemm          their INT32 product as one item of modulus 0 (sums cut, not reduced)
+ *                       in the first product plane
+ *       bound_needs     a thread an output: the bits either operand needs for it (the fewer of
+ *                       its range's and its bound's), block maxima by atomicMax
  *     choose_plan       one block: the lines taken (no Inf/NaN, range within what 16 moduli
- *                       carry), the widest ranges, bits and moduli from tables the host made
- *                       with ozaki2.c's functions for this k, and the CRT's constants
-                       (tg_oz2_crt_init: no 128-bit division)
+ *                       carry), the widest ranges, bits from the needs and the floor, moduli
+ *                       from tables the host made with ozaki2.c's functions for this k, and the
+ *                       CRT's constants (tg_oz2_crt_init: no 128-bit division)
  *     to_residues (x2)  each line times 2^(bits - e_max), rounded to an integer (int64), and
  *                       its symmetric residues modulo each chosen modulus as int8, rows of kp
  *                       bytes (k padded with zeros to 16); 32 x 32 tiles through shared
@@ -27,20 +37,24 @@
  *                       a block and read afresh for each output (held in registers across the
  *                       row loop they took 168 registers)
  * INT32 sums stay exact: int8_gemm.cuh reduces its accumulators every 2^16 of k itself.
- * Workspace: line records, the plan, residues for all 16 moduli of A (16 m kp bytes) and of
- *   one panel of B's columns, and the panel's products (16 m panel 4 bytes, at most
- *   kProductBudget, 2 GiB: C goes panel by panel): 6.5 GiB at 16384^3; the rung's
- *   workspace_bytes (one batch item's, reused item after item).
+ * Workspace: line records, the plan, the bound's needs and line sums (8 (m + n) bytes),
+ *   residues for all 16 moduli of A (16 m kp bytes) and of one panel of B's columns, and the
+ *   panel's products (16 m panel 4 bytes, at most kProductBudget, 2 GiB: C goes panel by
+ *   panel; the bound rule's leading magnitudes and their product reuse the first plane of
+ *   each): 6.5 GiB at 16384^3; the rung's workspace_bytes (one batch item's, reused item after
+ *   item).
  * Constraints: compute capability 9.0 and a build with sm_90a code; k at most where 16
  *   moduli's line range passes the host's table (about 2^31); never chosen by `auto`
  *   (in_auto = 0): only when forced (tg_set_algo, --algo ozaki2_int8).
  * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 64 (48 with the 128-bit CRT), to_residues 32
- *   and 40, scan_lines 26 and 28, choose_plan 32 (its one thread's plan on a 448-byte stack
- *   frame); no spills.  reconstruct's SASS per output (a taken line, C_hat >= 2^64, beta 0):
+ *   and 40, to_leading 32 and 32, bound_needs 40, reset_bound 26, scan_lines 26 and 28,
+ *   choose_plan 32 (its one thread's plan on a 448-byte stack frame); no spills.  reconstruct's SASS per output (a taken line, C_hat >= 2^64, beta 0):
  *   324 instructions at 9 moduli, 476 at 16 (the 128-bit CRT: 695 and 1110), about 17 a
  *   modulus instead of 60; powers of two by their bits (tg_pow2) instead of ldexp.
  * Benchmark: tilegemm bench 4096 8192 16384 --algo ozaki2_int8 (cuBLAS in the same run)
- * Measured: H100 80GB HBM3, 1e60204 (bench/results/ozaki/, beside the 128-bit CRT in the same
+ * Not yet measured with the bound rule: one more INT8 product (the leading magnitudes) for 1 or 2
+ *   fewer moduli on uniform data (9 at k = 2048..16384 where the range rule took 10-11).
+ * Measured: H100 80GB HBM3, 1e60204 (the range rule) (bench/results/ozaki/, beside the 128-bit CRT in the same
  *   call): 47.6, 77.6 and 90.8 TFLOP/s at 4096^3, 8192^3 and 16384^3 on uniform data (128-bit
  *   CRT: 41.1, 69.8, 84.5), the same errors as the 128-bit CRT; test_gpu_ozaki2 bit for bit
  *   with ozaki2.c on every case.  GEMMul8's accurate mode with 8 moduli: 66, 97, 124 (8d407e6,
@@ -86,13 +100,23 @@ __device__ __forceinline__ void merge(tg_oz2_line &l, const tg_oz2_line &o)
     l.nonzero = 1;
 }
 
+/* The most bits an operand takes: 62 (an int64 integer). */
+constexpr int kMaxBits = 62;
+
 /* What the host decides from k alone (ozaki2.c's functions, evaluated on the host so that the
  * device repeats no floating-point formula). */
 struct Choice {
     int cap;                    /* widest range of a line taken */
     int forced, forced_bits_a, forced_bits_b;
-    int8_t bits[kMaxRange + 1]; /* tg_oz2_bits_for_range */
-    int8_t moduli[kMaxRange + 1][kMaxRange + 1]; /* by the two ranges: tg_oz2_moduli_needed */
+    int floor_bits;             /* tg_oz2_floor_bits */
+    int8_t bits[kMaxRange + 1]; /* by a line's range: tg_oz2_bits_for_range */
+    int8_t moduli[2 * kMaxBits + 1]; /* by bits_a + bits_b: tg_oz2_moduli_needed */
+};
+
+/* The bound rule's reduction (ozaki2.h): the largest tg_oz2_output_need of either operand over
+ * the outputs taken (-1 for none), and the INT8 product's count of items (1). */
+struct BoundState {
+    int need_a, need_b, active;
 };
 
 /* What the device chose for one batch item, and the CRT's constants for it. */
@@ -140,7 +164,8 @@ __global__ void __launch_bounds__(256) scan_lines(const float *X, int64_t line_s
 /* ozaki2.c's choose() and the CRT's constants, one block of 256 threads. */
 __global__ void __launch_bounds__(256) choose_plan(const tg_oz2_line *rows, int64_t m,
                                                    const tg_oz2_line *cols, int64_t n,
-                                                   const Choice choice, DevicePlan *plan)
+                                                   const Choice choice, const BoundState *bound,
+                                                   DevicePlan *plan)
 {
     __shared__ int widest[2][256];
     __shared__ int64_t left[2][256];
@@ -176,12 +201,136 @@ __global__ void __launch_bounds__(256) choose_plan(const tg_oz2_line *rows, int6
         d.moduli = choice.forced;
         d.bits_a = choice.forced_bits_a, d.bits_b = choice.forced_bits_b;
     } else if (left[0][0] < m && left[1][0] < n) { /* else every output is left to FMA */
-        d.bits_a = choice.bits[d.range_a], d.bits_b = choice.bits[d.range_b];
-        d.moduli = choice.moduli[d.range_a][d.range_b];
+        int need;
+        tg_oz2_rule rule;
+        tg_oz2_settle_bits(bound->need_a, choice.floor_bits, &need, &d.bits_a, &rule);
+        tg_oz2_settle_bits(bound->need_b, choice.floor_bits, &need, &d.bits_b, &rule);
+        d.moduli = choice.moduli[d.bits_a + d.bits_b];
     }
     const int list[kMaxModuli] = {TG_OZ2_MODULI};
     tg_oz2_crt_init(&d.crt, list, d.moduli);
     *plan = d;
+}
+
+/* ---- the bound rule: reset_bound, to_leading, bound_needs -------------------------------- */
+
+/* The lines' rounded-up sums to 0, the needs to -1, the product's count to 1. */
+__global__ void __launch_bounds__(256) reset_bound(unsigned long long *up, int64_t count,
+                                                   BoundState *state)
+{
+    for (int64_t e = blockIdx.x * (int64_t)256 + threadIdx.x; e < count; e += gridDim.x * (int64_t)256)
+        up[e] = 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        state->need_a = state->need_b = -1, state->active = 1;
+}
+
+/* 32 lines x 32 of k of X (to_residues' layout) through shared memory; true where the block
+ * has a tile at q0. */
+template <bool ALONG_Q>
+__device__ __forceinline__ void load_tile(float (&tile)[32][33], const float *X,
+                                          int64_t line_stride, int64_t q_stride, int64_t lines,
+                                          int64_t k, int64_t r0, int64_t q0)
+{
+    for (int i = threadIdx.y; i < 32; i += 8) {
+        const int rr = ALONG_Q ? i : threadIdx.x, qq = ALONG_Q ? threadIdx.x : i;
+        const int64_t r = r0 + rr, q = q0 + qq;
+        tile[rr][qq] = r < lines && q < k ? X[r * line_stride + q * q_stride] : 0.0f;
+    }
+}
+
+/* Lines (as to_residues) as their leading magnitudes (tg_oz2_leading): int8 rows of kp bytes
+ * at out (zeros past k and for lines not taken), the rounded-up ones summed into up[r]. */
+template <bool ALONG_Q>
+__global__ void __launch_bounds__(256) to_leading(const float *X, int64_t line_stride,
+                                                  int64_t q_stride, int64_t lines, int64_t k,
+                                                  int64_t kp, const tg_oz2_line *info, int cap,
+                                                  int8_t *out, unsigned long long *up)
+{
+    __shared__ float tile[32][33];
+    __shared__ unsigned long long part[256];
+    const int tid = threadIdx.y * 32 + threadIdx.x;
+    const int64_t r0 = blockIdx.x * (int64_t)32;
+    const int line = tid / 8, quad = tid % 8 * 4;
+    const int64_t r = r0 + line;
+    tg_oz2_line l{0, 0, 0, 0};
+    if (r < lines)
+        l = info[r];
+    const bool take = r < lines && tg_oz2_line_taken(&l, cap) && l.nonzero;
+    unsigned long long sum = 0;
+    for (int64_t q0 = blockIdx.y * (int64_t)32; q0 < kp; q0 += gridDim.y * (int64_t)32) {
+        load_tile<ALONG_Q>(tile, X, line_stride, q_stride, lines, k, r0, q0);
+        __syncthreads();
+        const int64_t q = q0 + quad;
+        if (r < lines && q < kp) {
+            uint32_t packed = 0;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                int above = 0;
+                const int down = take ? tg_oz2_leading(tile[line][quad + e], l.e_max, &above) : 0;
+                sum += (unsigned)above;
+                packed |= (uint32_t)down << (8 * e);
+            }
+            *reinterpret_cast<uint32_t *>(out + r * kp + q) = packed;
+        }
+        __syncthreads();
+    }
+    part[tid] = sum;
+    __syncthreads();
+    if (quad == 0 && r < lines) {
+        for (int t = 1; t < 8; ++t)
+            sum += part[tid + t];
+        if (sum != 0)
+            atomicAdd(&up[r], sum);
+    }
+}
+
+/* Each taken output of a panel (n columns; cols, up_cols at its first): the bits either operand
+ * needs for it (tg_oz2_output_need, as ozaki2.c's bound_needs), from its leading product at
+ * lower[i * ldp + j]; the block's largest to state by atomicMax.  32 columns x 8 rows a block,
+ * rows in steps of the grid. */
+__global__ void __launch_bounds__(256) bound_needs(int64_t m, int64_t n, int64_t k,
+                                                   const tg_oz2_line *rows,
+                                                   const tg_oz2_line *cols,
+                                                   const unsigned long long *up_rows,
+                                                   const unsigned long long *up_cols,
+                                                   const Choice choice, const int32_t *lower,
+                                                   int64_t ldp, BoundState *state)
+{
+    __shared__ int best[2][256];
+    const int tid = threadIdx.y * 32 + threadIdx.x;
+    const int64_t j = blockIdx.x * (int64_t)32 + threadIdx.x;
+    int need_a = -1, need_b = -1;
+    const tg_oz2_line col = j < n ? cols[j] : tg_oz2_line{1, 0, 0, 0};
+    if (tg_oz2_line_taken(&col, choice.cap)) {
+        const int col_bits = choice.bits[tg_oz2_line_range(&col)];
+        const int64_t up_col = (int64_t)up_cols[j];
+        for (int64_t i = blockIdx.y * (int64_t)8 + threadIdx.y; i < m; i += gridDim.y * (int64_t)8) {
+            const tg_oz2_line row = rows[i];
+            if (!tg_oz2_line_taken(&row, choice.cap))
+                continue;
+            const int32_t product = lower[i * ldp + j];
+            const int a = tg_oz2_output_need(choice.bits[tg_oz2_line_range(&row)],
+                                             tg_oz2_bound_bits(k, product, up_col));
+            const int b = tg_oz2_output_need(col_bits,
+                                             tg_oz2_bound_bits(k, product, (int64_t)up_rows[i]));
+            need_a = a > need_a ? a : need_a;
+            need_b = b > need_b ? b : need_b;
+        }
+    }
+    best[0][tid] = need_a, best[1][tid] = need_b;
+    __syncthreads();
+    for (int half = 128; half > 0; half /= 2) {
+        if (tid < half)
+            for (int x = 0; x < 2; ++x)
+                best[x][tid] = best[x][tid] > best[x][tid + half] ? best[x][tid] : best[x][tid + half];
+        __syncthreads();
+    }
+    if (tid == 0) {
+        if (best[0][0] > state->need_a) /* most blocks add nothing: read before the atomic */
+            atomicMax(&state->need_a, best[0][0]);
+        if (best[1][0] > state->need_b)
+            atomicMax(&state->need_b, best[1][0]);
+    }
 }
 
 /* ---- to_residues ------------------------------------------------------------------------ */
@@ -208,11 +357,7 @@ __global__ void __launch_bounds__(256) to_residues(const float *X, int64_t line_
     const int64_t r0 = blockIdx.x * (int64_t)32;
     const int line = tid / 8, quad = tid % 8 * 4;
     for (int64_t q0 = blockIdx.y * (int64_t)32; q0 < kp; q0 += gridDim.y * (int64_t)32) {
-        for (int i = threadIdx.y; i < 32; i += 8) {
-            const int rr = ALONG_Q ? i : threadIdx.x, qq = ALONG_Q ? threadIdx.x : i;
-            const int64_t r = r0 + rr, q = q0 + qq;
-            tile[rr][qq] = r < lines && q < k ? X[r * line_stride + q * q_stride] : 0.0f;
-        }
+        load_tile<ALONG_Q>(tile, X, line_stride, q_stride, lines, k, r0, q0);
         __syncthreads();
         const int64_t r = r0 + line, q = q0 + quad;
         if (r < lines && q < kp) {
@@ -351,7 +496,7 @@ int64_t panel_columns(const tg_problem &p)
 /* Where each part lies in the workspace, 256-byte aligned. */
 struct Workspace {
     int64_t kp, panel, ldp;
-    size_t rows, cols, plan, residues_a, residues_b, products, bytes;
+    size_t rows, cols, plan, bound, up, residues_a, residues_b, products, bytes;
 
     explicit Workspace(const tg_problem &p)
         : kp(round_up(p.k, 16)), panel(panel_columns(p)), ldp(round_up(panel, 2))
@@ -365,6 +510,8 @@ struct Workspace {
         rows = take(sizeof(tg_oz2_line) * (size_t)p.m);
         cols = take(sizeof(tg_oz2_line) * (size_t)p.n);
         plan = take(sizeof(DevicePlan));
+        bound = take(sizeof(BoundState));
+        up = take(sizeof(unsigned long long) * (size_t)(p.m + p.n));
         residues_a = take((size_t)(kMaxModuli * p.m * kp));
         residues_b = take((size_t)(kMaxModuli * panel * kp));
         products = take(sizeof(int32_t) * (size_t)(kMaxModuli * p.m * ldp));
@@ -389,11 +536,11 @@ const Choice &choice_for(int64_t k, int forced)
         tg_oz2_forced_bits(forced, k, &c.forced_bits_a, &c.forced_bits_b);
     } else {
         c.cap = tg_oz2_range_for_moduli(kMaxModuli, k);
+        c.floor_bits = tg_oz2_floor_bits(k);
         for (int r = 0; r <= c.cap && r <= kMaxRange; ++r)
             c.bits[r] = (int8_t)tg_oz2_bits_for_range(r, k);
-        for (int ra = 0; ra <= c.cap && ra <= kMaxRange; ++ra)
-            for (int rb = 0; rb <= c.cap && rb <= kMaxRange; ++rb)
-                c.moduli[ra][rb] = (int8_t)tg_oz2_moduli_needed(k, c.bits[ra], c.bits[rb]);
+        for (int sum = 0; sum <= 2 * kMaxBits; ++sum)
+            c.moduli[sum] = (int8_t)tg_oz2_moduli_needed(k, sum, 0);
     }
     cached_k = k, cached_forced = forced;
     return c;
@@ -410,6 +557,58 @@ cudaError_t launch_scan(const float *X, int64_t line_stride, int64_t q_stride, i
         scan_lines<false><<<ceil_div(lines, 256), 256, 0, stream>>>(X, line_stride, q_stride,
                                                                      lines, k, info);
     return cudaGetLastError();
+}
+
+cudaError_t launch_leading(const float *X, int64_t line_stride, int64_t q_stride, int64_t lines,
+                           int64_t k, int64_t kp, const tg_oz2_line *info, int cap, int8_t *out,
+                           unsigned long long *up, cudaStream_t stream)
+{
+    const dim3 grid(ceil_div(lines, 32), std::min(ceil_div(kp, 32), 65535u));
+    if (q_stride == 1 || line_stride != 1)
+        to_leading<true><<<grid, dim3(32, 8), 0, stream>>>(X, line_stride, q_stride, lines, k, kp,
+                                                           info, cap, out, up);
+    else
+        to_leading<false><<<grid, dim3(32, 8), 0, stream>>>(X, line_stride, q_stride, lines, k,
+                                                            kp, info, cap, out, up);
+    return cudaGetLastError();
+}
+
+/* The bound rule's passes (ozaki2.h): leading magnitudes of op(A) and, panel by panel, of
+ * op(B) (in the first residue planes), their INT8 product (in the first product plane), and
+ * each output's need reduced into *bound. */
+cudaError_t bound_pass(const tg_problem &p, const Workspace &w, char *base, const Choice &choice,
+                       cudaStream_t stream)
+{
+    const tg_oz2_line *const rows = reinterpret_cast<const tg_oz2_line *>(base + w.rows);
+    const tg_oz2_line *const cols = reinterpret_cast<const tg_oz2_line *>(base + w.cols);
+    BoundState *const bound = reinterpret_cast<BoundState *>(base + w.bound);
+    unsigned long long *const up_rows = reinterpret_cast<unsigned long long *>(base + w.up);
+    unsigned long long *const up_cols = up_rows + p.m;
+    int8_t *const lead_a = reinterpret_cast<int8_t *>(base + w.residues_a);
+    int8_t *const lead_b = reinterpret_cast<int8_t *>(base + w.residues_b);
+    int32_t *const lower = reinterpret_cast<int32_t *>(base + w.products);
+    static const int kCut[1] = {0}; /* int8_gemm.cuh: modulus 0 cuts the sums */
+    cudaError_t e;
+    reset_bound<<<std::min(ceil_div(p.m + p.n, 256), 1024u), 256, 0, stream>>>(up_rows, p.m + p.n,
+                                                                             bound);
+    if ((e = cudaGetLastError()) != cudaSuccess ||
+        (e = launch_leading(p.A, p.a_rs, p.a_cs, p.m, p.k, w.kp, rows, choice.cap, lead_a,
+                            up_rows, stream)) != cudaSuccess)
+        return e;
+    for (int64_t j0 = 0; j0 < p.n; j0 += w.panel) {
+        const int64_t n = std::min(w.panel, p.n - j0);
+        if ((e = launch_leading(p.B + j0 * p.b_cs, p.b_cs, p.b_rs, n, p.k, w.kp, cols + j0,
+                                choice.cap, lead_b, up_cols + j0, stream)) != cudaSuccess ||
+            (e = int8_gemm::launch(lead_a, lead_b, lower, p.m, n, w.kp, 1, &bound->active, kCut,
+                                   w.ldp, p.m * w.ldp, stream)) != cudaSuccess)
+            return e;
+        const dim3 grid(ceil_div(n, 32), std::min(ceil_div(p.m, 8), 65535u));
+        bound_needs<<<grid, dim3(32, 8), 0, stream>>>(p.m, n, p.k, rows, cols + j0, up_rows,
+                                                      up_cols + j0, choice, lower, w.ldp, bound);
+        if ((e = cudaGetLastError()) != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
 }
 
 cudaError_t launch_residues(const float *X, int64_t line_stride, int64_t q_stride, int64_t lines,
@@ -433,14 +632,16 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
     tg_oz2_line *const rows = reinterpret_cast<tg_oz2_line *>(base + w.rows);
     tg_oz2_line *const cols = reinterpret_cast<tg_oz2_line *>(base + w.cols);
     DevicePlan *const plan = reinterpret_cast<DevicePlan *>(base + w.plan);
+    const BoundState *const bound = reinterpret_cast<const BoundState *>(base + w.bound);
     int8_t *const res_a = reinterpret_cast<int8_t *>(base + w.residues_a);
     int8_t *const res_b = reinterpret_cast<int8_t *>(base + w.residues_b);
     int32_t *const products = reinterpret_cast<int32_t *>(base + w.products);
     cudaError_t e;
     if ((e = launch_scan(p.A, p.a_rs, p.a_cs, p.m, p.k, rows, stream)) != cudaSuccess ||
-        (e = launch_scan(p.B, p.b_cs, p.b_rs, p.n, p.k, cols, stream)) != cudaSuccess)
+        (e = launch_scan(p.B, p.b_cs, p.b_rs, p.n, p.k, cols, stream)) != cudaSuccess ||
+        (choice.forced == 0 && (e = bound_pass(p, w, base, choice, stream)) != cudaSuccess))
         return e;
-    choose_plan<<<1, 256, 0, stream>>>(rows, p.m, cols, p.n, choice, plan);
+    choose_plan<<<1, 256, 0, stream>>>(rows, p.m, cols, p.n, choice, bound, plan);
     if ((e = cudaGetLastError()) != cudaSuccess ||
         (e = launch_residues(p.A, p.a_rs, p.a_cs, p.m, p.k, w.kp, rows, choice.cap, plan, true,
                              res_a, stream)) != cudaSuccess)
