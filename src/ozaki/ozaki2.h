@@ -4,8 +4,9 @@
  *
  *   1. Scale each row of op(A) and each column of op(B) by a power of two and round to an
  *      integer of at most `bits` bits: A_hat = round(diag(2^s) op(A)), B_hat = round(op(B)
- *      diag(2^t)).  C_hat = A_hat B_hat is an exact integer, |C_hat| <= k 2^(bits_a + bits_b).
- *   2. For each modulus m_l of a pairwise coprime set whose product M exceeds 2 max |C_hat|,
+ *      diag(2^t)).  C_hat = A_hat B_hat is an exact integer.
+ *   2. For each modulus m_l of a pairwise coprime set whose product M exceeds 2 max |C_hat|
+ *      (a bound of it, below),
  *      take A_hat and B_hat mod m_l as INT8 (symmetric residues) and multiply them with exact
  *      INT32 sums (k cut where INT32 could overflow): C_hat mod m_l.
  *   3. Rebuild C_hat from its residues (Chinese remainder theorem) and scale back:
@@ -32,9 +33,27 @@
  * range rule, its factor 2^(range - bits) <= 1/4 times the other operand's share.  Each operand
  * takes the largest over the outputs of the fewer bits of the two rules, and at least the floor
  * below: a guarantee, not an estimate: every element within the bound, whatever the data.  The
- * moduli follow the bits and k.  A row or column whose range needs more moduli than
+ * bound rule needs P_ij only where some line's range asks more bits than the floor; elsewhere
+ * every output asks at most the floor, and the INT8 product of the leading magnitudes is not
+ * formed.  A row or column whose range needs more moduli than
  * TG_OZ2_MAX_MODULI, or that holds an Inf or NaN, is left to an FP32 FMA product (the rung:
  * tiles of those outputs to another rung).
+ *
+ * How many moduli: M > 2 max |C_hat| over the outputs taken.  With a'' = ceil(|a| 2^(7 - e_i)) (the
+ * leading magnitude rounded up, <= 2^7) and bits_a >= 7, a'' 2^(bits_a - 7) is an integer at
+ * least |a| 2^(bits_a - e_i), so |a_hat| <= a'' 2^(bits_a - 7); so |C_hat_ij| <= 2^(bits_a + bits_b
+ * - 14) sum_p a''_ip b''_pj, and that sum is at most each of
+ *   product: P_ij + U_i + U_j (a'' b'' <= a' b' + a'' + b'', as a'' - a' and b'' - b' are 0 or 1),
+ *     where P_ij < 2^30 (then no chunk was cut: the sum is exact), U the rounded-up line sums;
+ *   Cauchy-Schwarz: ceil(sqrt(Q_i Q_j)), Q_i = sum_p a''_ip^2, at most ceil(sqrt(max Q max Q));
+ *   k 2^14.
+ * W, the least of the three maxima over the outputs taken (the first only where P was formed),
+ * is an exact integer (below 2^46 for k < 2^31), and the moduli are the fewest with
+ * M > 2^(bits_a + bits_b - 13) W (tg_oz2_moduli_for).  On uniform data W is about 4160 k by the
+ * product, 5670-5860 k by Cauchy-Schwarz (16384 lines of k = 4096, 4096 of 16384): 8 moduli
+ * carry 26 bits up to k = 4096 and 25 up to 16384 with either (6118 k allowed).  Where P is not needed for the bits, forming it for W
+ * alone would pay only if it saved two moduli (W by Cauchy-Schwarz 2^15 times W by the
+ * product): it is not formed.
  *
  * The floor (tg_oz2_floor_bits) is for the RMS error, which the bound does not bound: measured
  * (bench/ozaki_bits.py --floors, C_hat exact and rounded as here, 96 x 96, k = 1024 to 16384) it
@@ -43,12 +62,13 @@
  * GEMMul8's accurate mode (8 moduli) measured 2.6e-8 at 4096^3 and 3.0e-8 at 8192^3 and 16384^3
  * (bench/results/ozaki/): so 26 bits below k = 8192, 25 from there.
  *
- * What it costs (tests/test_ozaki2.c): the bound asks 11 to 17 bits on uniform, line-scaled,
- * cancelling and subnormal data at k = 300 to 16384, so the floor sets the bits: 8 moduli at
- * k = 300 and 1024, 9 from 2048 to 16384, where the range rule alone takes 9 to 11 (a few tiny
- * elements widen a row's range); elements spread over 2^-10..2^10 within a row, 8 or 9 (the range
- * rule: 14 or 15); over 2^-16..2^16 the bound sets 26 to 28 bits.  The worst element sits at
- * 1e-2 to 1e-6 of the bound.  A fixed 5 moduli breaks the bound (12.6x) on the 2^-10..2^10 data.
+ * What it costs (tests/test_ozaki2.c): the bound asks 11 to 19 bits on uniform, line-scaled,
+ * spread, cancelling and subnormal data at k = 1024 to 16384, so the floor sets the bits, and 8
+ * moduli carry them (the range rule alone: 9 to 16), with P: 9 INT8 products (10 when M was
+ * sized by k 2^(bits_a + bits_b)).  Magnitudes in [1/2, 1) need no P (range 0 or 1) but 9
+ * moduli from k = 4096: sum |a_hat b_hat| itself passes what 8 carry.  Over 2^-16..2^16 at
+ * k = 300 the bound sets 28 bits.  The worst element sits at 1e-3 to 5e-7 of the bound.  A
+ * fixed 5 moduli breaks the bound (12.6x) on the 2^-10..2^10 data.
  */
 #ifndef TG_OZAKI2_H
 #define TG_OZAKI2_H
@@ -68,6 +88,9 @@ extern "C" {
 #else
 #define TG_OZ2_HOST_DEVICE
 #endif
+
+typedef __int128 tg_oz2_i128;
+typedef unsigned __int128 tg_oz2_u128;
 
 /* What the scheme needs to know of a row of op(A) or a column of op(B), element by element. */
 typedef struct tg_oz2_line {
@@ -139,6 +162,38 @@ static inline TG_OZ2_HOST_DEVICE int tg_oz2_bit_length(uint64_t x)
 #endif
 }
 
+/* An output's bound of sum_p a''_ip b''_pj from the product (above): P_ij + U_i + U_j, or
+ * UINT64_MAX where P_ij may have been cut (>= 2^30: not known exactly). */
+static inline TG_OZ2_HOST_DEVICE uint64_t tg_oz2_output_magnitude(int32_t product, uint64_t up_a,
+                                                                  uint64_t up_b)
+{
+    return product < TG_OZ2_LOWER_CAP ? (uint64_t)product + up_a + up_b : UINT64_MAX;
+}
+
+/* ceil(sqrt(x)), bit by bit: exact, the same on host and device. */
+static inline TG_OZ2_HOST_DEVICE uint64_t tg_oz2_ceil_sqrt(tg_oz2_u128 x)
+{
+    uint64_t r = 0;
+    for (int b = 63; b >= 0; --b) {
+        const uint64_t t = r | (uint64_t)1 << b;
+        if ((tg_oz2_u128)t * t <= x)
+            r = t;
+    }
+    return r + ((tg_oz2_u128)r * r < x);
+}
+
+/* W (above): the least of k 2^14, Cauchy-Schwarz's from the largest Q of either operand's
+ * lines, and by_product (the largest tg_oz2_output_magnitude, or UINT64_MAX where P was not
+ * formed).  Q < 2^64 and k < 2^50. */
+static inline TG_OZ2_HOST_DEVICE uint64_t tg_oz2_magnitude(int64_t k, uint64_t max_q_a,
+                                                           uint64_t max_q_b, uint64_t by_product)
+{
+    uint64_t w = (uint64_t)k << 14;
+    const uint64_t cauchy = tg_oz2_ceil_sqrt((tg_oz2_u128)max_q_a * max_q_b);
+    w = cauchy < w ? cauchy : w;
+    return by_product < w ? by_product : w;
+}
+
 /* What an output's bound cannot give: more bits than any count of moduli carries. */
 enum { TG_OZ2_NO_BOUND = 255 };
 
@@ -177,8 +232,26 @@ enum { TG_OZ2_MAX_MODULI = 16 };
 #define TG_OZ2_MODULI 256, 255, 253, 251, 247, 241, 239, 233, 229, 227, 223, 217, 211, 199, 197, 193
 extern const int tg_oz2_moduli[TG_OZ2_MAX_MODULI];
 
-typedef __int128 tg_oz2_i128;
-typedef unsigned __int128 tg_oz2_u128;
+/* The fewest of tg_oz2_moduli (in order) whose product exceeds w 2^shift, exactly, or
+ * TG_OZ2_MAX_MODULI + 1 when even all of them do not. */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_moduli_for(uint64_t w, int shift)
+{
+    const int list[TG_OZ2_MAX_MODULI] = {TG_OZ2_MODULI};
+    /* the products stay below 2^127; w 2^shift is compared as what it is, or above 2^127 */
+    const int wide = w != 0 && shift >= 0 && tg_oz2_bit_length(w) + shift > 127;
+    const tg_oz2_u128 target = wide          ? 0
+                               : shift >= 0  ? (tg_oz2_u128)w << shift
+                               : shift > -64 ? (tg_oz2_u128)(w >> -shift)
+                                             : 0;
+    tg_oz2_u128 product = 1;
+    for (int count = 1; count <= TG_OZ2_MAX_MODULI && !wide; ++count) {
+        product *= (tg_oz2_u128)list[count - 1];
+        if (product > target) /* an integer M exceeds w 2^shift where it exceeds its floor */
+            return count;
+    }
+    return TG_OZ2_MAX_MODULI + 1;
+}
+
 
 /*
  * The CRT without 128-bit products (the INT8 rung's reconstruct; ozaki2.c keeps its own sum of
@@ -313,7 +386,7 @@ enum { TG_OZ2_K_CHUNK = 1 << 16 };
 /* log2 of the product of the first `count` moduli. */
 double tg_oz2_log2_product(int count);
 
-/* The fewest moduli whose product exceeds 2 k 2^(bits_a + bits_b) (the range of C_hat), or
+/* The fewest moduli whose product exceeds 2 k 2^(bits_a + bits_b) (W = k 2^14 above), or
  * TG_OZ2_MAX_MODULI + 1 when even all of them do not. */
 int tg_oz2_moduli_needed(int64_t k, int bits_a, int bits_b);
 
@@ -361,6 +434,7 @@ typedef struct tg_oz2_plan {
     int range_a, range_b;              /* the widest exponent range among the rows (columns)
                                         * the scheme took */
     int64_t fallback_rows, fallback_cols; /* rows of op(A), columns of op(B) left to FMA */
+    int64_t int8_products;             /* over the batch: the moduli's, and P's where formed */
 } tg_oz2_plan;
 
 /* The rule's name, for reports. */

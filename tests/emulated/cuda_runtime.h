@@ -130,6 +130,12 @@ inline int atomicMax(int *at, int v)
     *at = v > old ? v : old;
     return old;
 }
+inline unsigned long long atomicMax(unsigned long long *at, unsigned long long v)
+{
+    const unsigned long long old = *at;
+    *at = v > old ? v : old;
+    return old;
+}
 inline unsigned long long atomicAdd(unsigned long long *at, unsigned long long v)
 {
     const unsigned long long old = *at;
@@ -512,6 +518,17 @@ template <class F> inline cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute,
 {
     return cudaSuccess;
 }
+
+/* Launches run when made: a copy is a memcpy, a stream always idle. */
+enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+                      cudaMemcpyDeviceToDevice, cudaMemcpyDefault };
+inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind,
+                                   cudaStream_t = nullptr)
+{
+    std::memcpy(dst, src, bytes);
+    return cudaSuccess;
+}
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
 
 /* One emulated device. */
 inline cudaError_t cudaGetDevice(int *device)
