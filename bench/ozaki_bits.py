@@ -6,10 +6,10 @@ of `bits` bits below the line's largest element, and takes enough moduli that th
 exceeds 2 k 2^(bits_a + bits_b).  This script compares, on the data classes the rung is tested
 on, three rules for the bits, by the moduli they take and the errors they leave:
 
-  range   ozaki2.h's guarantee: bits from each line's exponent range (e_max - e_min), so that
+  range   ozaki2.h's range rule: bits from each line's exponent range (e_max - e_min), so that
           every element is within the project's bound (k + 2) 2^-23 sum_p |a_ip b_pj|;
   bound   the same guarantee from the data's own sums: row i needs
-              2^(e_max_i - bits - 1) T_j <= 0.45 k 2^-23 S_ij   for every j,
+              2^(e_max_i - bits - 1) T_j <= 2/5 k 2^-23 S_ij   for every j,
           S_ij = sum_p |a_ip b_pj| (from below: here exactly, on the GPU an INT8 product of
           the operands' leading bits), T_j = sum_p |b_pj| (from above), and the columns of B
           alike; then at least FLOOR bits (FP32 keeps 24), for the RMS error;
@@ -17,11 +17,14 @@ on, three rules for the bits, by the moduli they take and the errors they leave:
           no guarantee.
 
 For each it reports the moduli, the worst element over its bound (<= 1 keeps the guarantee)
-and the RMS error relative to the RMS of C, against a float64 product.  C_hat is formed
+and the RMS error relative to the RMS of C, against a float64 product.  With --floors, the RMS
+error at each count of bits (both operands alike) on uniform and line-scaled data, beside
+float64's product rounded to float: what sets ozaki2.c's floor on the bits.  C_hat is formed
 exactly (int64 products of 16-bit halves), so the errors are the rounding's alone, as the CRT
 rebuilds C_hat exactly.  NumPy only; no GPU.
 
   python3 bench/ozaki_bits.py [--k 4096,16384] [--size 64] [--floor 24] [--seed 1]
+  python3 bench/ozaki_bits.py --floors [--k 1024,2048,4096,8192,16384] [--size 96] [--seed 7]
 """
 import argparse
 import math
@@ -29,7 +32,7 @@ import math
 import numpy as np
 
 MODULI = [256, 255, 253, 251, 247, 241, 239, 233, 229, 227, 223, 217, 211, 199, 197, 193]
-SHARE_LOG2 = math.log2(1 / 0.45)  # ozaki2.c's TG_OZ2_SHARE_LOG2
+SHARE_LOG2 = math.log2(5 / 2)  # ozaki2.c's TG_OZ2_SHARE_LOG2
 
 
 def moduli_needed(k, bits_a, bits_b):
@@ -61,7 +64,7 @@ def range_bits(a, b, k):
         hi = np.where(nz, e, -10**6).max(axis=axis)
         lo = np.where(nz, e, 10**6).min(axis=axis)
         return int(np.where(hi >= lo, hi - lo, 0).max())
-    bits = lambda r: max(1, math.ceil(r + 23 + SHARE_LOG2 - math.log2(k) - 1e-9))
+    bits = lambda r: max(r + 2, math.ceil(r + 23 + SHARE_LOG2 - math.log2(k) - 1e-9))
     return bits(widest(a, 1)), bits(widest(b, 0))
 
 
@@ -71,7 +74,7 @@ def bound_bits(a, b, k, floor):
     s = a64 @ b64
     t_cols = b64.sum(axis=0)  # T_j = sum_p |b_pj|
     t_rows = a64.sum(axis=1)  # sum_p |a_ip|, for the columns of B
-    allow = 0.45 * k * 2.0 ** -23
+    allow = 0.4 * k * 2.0 ** -23
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio_a = np.where(t_cols[None, :] > 0, s / t_cols[None, :], np.inf).min(axis=1)
         ratio_b = np.where(t_rows[:, None] > 0, s / t_rows[:, None], np.inf).min(axis=0)
@@ -144,22 +147,45 @@ def data(kind, rng, m, n, k):
     raise ValueError(kind)
 
 
+def floors(ks, size, rng):
+    """RMS error by bits, both operands alike, on full-mantissa uniform and line-scaled data."""
+    widths = range(23, 29)
+    print(f"m = n = {size}; RMS error relative to C's RMS; rounded: float64's product to float")
+    print(f"{'data':>13} {'k':>6} {'rounded':>9} " + " ".join(f"{b:>4} bits" for b in widths))
+    for kind in ("uniform", "scaled-lines"):
+        for k in ks:
+            a, b = data(kind, rng, size, size, k)
+            a, b = a.astype(np.float32), b.astype(np.float32)
+            ref = a.astype(np.float64) @ b.astype(np.float64)
+            size_rms = np.sqrt(np.mean(ref ** 2))
+            rounded = np.sqrt(np.mean((ref.astype(np.float32) - ref) ** 2)) / size_rms
+            cells = [f"{errors(a, b, bits, bits, k)[1]:>9.3e}" for bits in widths]
+            print(f"{kind:>13} {k:>6} {rounded:>9.3e} " + " ".join(cells), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--k", default="4096,16384")
-    ap.add_argument("--size", type=int, default=64, help="m = n")
+    ap.add_argument("--k", default=None, help="default 4096,16384 (1024 to 16384 with --floors)")
+    ap.add_argument("--size", type=int, default=None, help="m = n: default 64 (96 with --floors)")
     ap.add_argument("--floor", type=int, default=24, help="the bound rule's least bits")
     ap.add_argument("--fixed", type=int, default=8, help="the fixed rule's moduli")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=None, help="default 1 (7 with --floors)")
+    ap.add_argument("--floors", action="store_true", help="RMS error by bits instead")
     args = ap.parse_args()
-    rng = np.random.default_rng(args.seed)
-    print(f"m = n = {args.size}; worst: the largest error over the bound (k + 2) 2^-23 |A||B|; "
+    rng = np.random.default_rng(args.seed if args.seed is not None else 7 if args.floors else 1)
+    ks = [int(x) for x in (args.k or ("1024,2048,4096,8192,16384" if args.floors
+                                      else "4096,16384")).split(",")]
+    size = args.size or (96 if args.floors else 64)
+    if args.floors:
+        floors(ks, size, rng)
+        return
+    print(f"m = n = {size}; worst: the largest error over the bound (k + 2) 2^-23 |A||B|; "
           "rms: relative to C's")
     print(f"{'data':>13} {'k':>6} | {'range: bits moduli worst rms':>36} | "
           f"{'bound: bits moduli worst rms':>36} | {'fixed: bits moduli worst rms':>36}")
-    for k in (int(x) for x in args.k.split(",")):
+    for k in ks:
         for kind in ("uniform", "positive", "spread", "scaled-lines", "cancelling"):
-            a, b = data(kind, rng, args.size, args.size, k)
+            a, b = data(kind, rng, size, size, k)
             a, b = a.astype(np.float32), b.astype(np.float32)
             cells = []
             rules = [("range", range_bits(a, b, k)), ("bound", bound_bits(a, b, k, args.floor)),

@@ -2,11 +2,14 @@
  * Ozaki scheme II on the CPU (src/ozaki/ozaki2.h): the moduli and their arithmetic, then the
  * whole scheme (INT8 residues, INT32 sums, the CRT) against the float64 reference on the data
  * classes the INT8 rung must pass: uniform, rows and columns scaled over 2^-60..2^60, elements
- * spread over 2^-10..2^10 and 2^-60..2^60 within a row, cancelling sums, subnormal rows, Inf and
- * NaN; every layout and transpose, padded leading dimensions, alpha and beta (beta = 0 over a
- * C of NaN), batches, and a k past the INT32 chunk.  Each result must be within the project's
- * k-scaled bound (tg_scaled_error <= 1), with moduli chosen from the data; a fixed 6 moduli
- * must break that bound on data whose range needs more.
+ * spread over 2^-10..2^10, 2^-16..2^16 and 2^-60..2^60 within a row, cancelling sums, subnormal
+ * rows, Inf and NaN; every layout and transpose, padded leading dimensions, alpha and beta
+ * (beta = 0 over a C of NaN), batches, k = 1024 to 16384 and a k past the INT32 chunk.  Each
+ * result must be within the project's k-scaled bound (tg_scaled_error <= 1), with bits and
+ * moduli chosen from the data (8 moduli on uniform, line-scaled, cancelling, subnormal and
+ * narrow data, the floor setting the bits; the bound where elements spread over
+ * 2^-16..2^16; no product of leading magnitudes on narrow data); a fixed 5 moduli must break
+ * that bound on data that needs more.  Prints the moduli, INT8 products and the RMS error.
  */
 #include <float.h>
 #include <math.h>
@@ -25,24 +28,28 @@ static uint64_t next(uint64_t *state)
 }
 
 /* Uniform in [-1, 1), full 24-bit mantissas. */
-static float uniform(uint64_t *state) { return (float)((double)next(state) / 0x1p52 * 2.0 - 1.0); }
+static float uniform(uint64_t *state) { return (float)((double)next(state) / 0x1p53 * 2.0 - 1.0); }
 
 enum data {
     kUniform,      /* [-1, 1) */
     kScaledLines,  /* each row of op(A) times 2^u, u in [-60, 60], each column of op(B) in
                     * [-40, 40] (so that no sum passes FLT_MAX) */
     kSpread10,     /* each element times 2^u, u in [-10, 10] */
+    kSpread16,     /* each element times 2^u, u in [-16, 16]: bits set by the bound */
     kSpread60,     /* op(A)'s elements times 2^u, u in [-60, 60] (op(B)'s in [-40, 40]): more
                     * than 16 moduli can carry */
     kCancelling,   /* op(A)'s row pairs x, -x against equal rows of op(B): sums near 0 */
     kSubnormal,    /* half the rows of op(A) subnormal, the others normal */
     kSpecial,      /* an Inf in one row of op(A), a NaN in one column of op(B) */
+    kNarrow,       /* magnitudes in [1/2, 1): no line's range asks more than the floor */
 };
-static const char *const kDataName[] = {"uniform", "scaled lines", "spread 2^10",
-                                        "spread 2^60", "cancelling", "subnormal", "special"};
+static const char *const kDataName[] = {"uniform",    "scaled lines", "spread 2^10",
+                                        "spread 2^16", "spread 2^60", "cancelling",
+                                        "subnormal",  "special",      "narrow"};
 
 /* The scaling classes on one line of `count` floats `step` apart: the whole line times 2^u
- * (kScaledLines), or each element (kSpread10; kSpread60 within +-widest), u uniform. */
+ * (kScaledLines), or each element (kSpread10, kSpread16; kSpread60 within +-widest), u
+ * uniform. */
 static void spread_line(float *x, int64_t count, int64_t step, enum data data, int widest,
                         uint64_t *seed)
 {
@@ -51,10 +58,13 @@ static void spread_line(float *x, int64_t count, int64_t step, enum data data, i
         float *v = &x[q * step];
         if (data == kScaledLines)
             *v = ldexpf(*v, line_shift);
-        else if (data == kSpread10)
-            *v = ldexpf(*v, (int)(next(seed) % 21) - 10);
+        else if (data == kSpread10 || data == kSpread16)
+            *v = ldexpf(*v, (int)(next(seed) % (data == kSpread10 ? 21 : 33)) -
+                                (data == kSpread10 ? 10 : 16));
         else if (data == kSpread60)
             *v = ldexpf(*v, (int)(next(seed) % (uint64_t)(2 * widest + 1)) - widest);
+        else if (data == kNarrow)
+            *v = copysignf(0.5f + 0.5f * fabsf(*v), *v);
     }
 }
 
@@ -66,9 +76,11 @@ typedef struct shape {
 } shape;
 
 /* Runs the scheme on one case and checks it; returns the worst scaled error (inf: a special
- * value mismatch or a failure), and the plan in *plan. */
+ * value mismatch or a failure), and the plan in *plan; where rms is not NULL, the RMS error
+ * relative to C's RMS, of the result (rms[0]) and of float64's product rounded to float
+ * (rms[1], what any float result has). */
 static double run_case(const shape *s, enum data data, int forced, uint64_t seed,
-                       tg_oz2_plan *plan)
+                       tg_oz2_plan *plan, double *rms)
 {
     const int64_t pad = 3;
     const int row = s->layout == TG_ROW_MAJOR;
@@ -159,6 +171,17 @@ static double run_case(const shape *s, enum data data, int forced, uint64_t seed
         }
         const double e = tg_scaled_error(&item, item.C, ref, bound);
         worst = e > worst ? e : worst;
+        if (rms) {
+            double err = 0.0, rounded = 0.0, size = 0.0;
+            for (int64_t i = 0; i < p.m; ++i)
+                for (int64_t j = 0; j < p.n; ++j) {
+                    const double want = ref[i * p.n + j];
+                    err += pow((double)item.C[i * p.ldc + j] - want, 2);
+                    rounded += pow((double)(float)want - want, 2);
+                    size += want * want;
+                }
+            rms[0] = sqrt(err / size), rms[1] = sqrt(rounded / size);
+        }
     }
     /* Nothing outside C's elements changed: the padding keeps its old values. */
     for (int64_t bi = 0; bi < s->batch; ++bi)
@@ -191,6 +214,19 @@ static void check_moduli(void)
             EXPECT(r >= -128 && r <= 127 && ((x - r) % m) == 0, "residue of %lld mod %d: %d",
                    (long long)x, m, r);
         }
+    /* ceil(sqrt(x)) exactly, squares and their neighbours up to 2^126 */
+    uint64_t seed = 5;
+    for (int t = 0; t < 2000; ++t) {
+        const uint64_t r = next(&seed) >> (t % 53);
+        const tg_oz2_u128 sq = (tg_oz2_u128)r * r;
+        EXPECT(tg_oz2_ceil_sqrt(sq) == r && tg_oz2_ceil_sqrt(sq + 1) == r + 1 &&
+                   (r < 2 || tg_oz2_ceil_sqrt(sq - 1) == r),
+               "ceil sqrt around %llu^2", (unsigned long long)r);
+    }
+    EXPECT(tg_oz2_moduli_for(0, 100) == 1 && tg_oz2_moduli_for(255, 0) == 1 &&
+               tg_oz2_moduli_for(256, 0) == 2 && tg_oz2_moduli_for(511, -1) == 1 &&
+               tg_oz2_moduli_for(1, 127) == TG_OZ2_MAX_MODULI + 1,
+           "tg_oz2_moduli_for at its edges");
     /* More range or more k never needs fewer bits or moduli. */
     for (int64_t k = 1; k <= (1 << 20); k *= 4) {
         int last_bits = 0, last_moduli = 0;
@@ -200,6 +236,16 @@ static void check_moduli(void)
             EXPECT(bits >= last_bits && moduli >= last_moduli, "k %lld range %d", (long long)k,
                    range);
             last_bits = bits, last_moduli = moduli;
+        }
+        /* the exact count against log2 of the products, away from their edges */
+        for (int bits = 0; bits <= 120; bits += 7) {
+            const double need = 1.0 + log2((double)k) + bits;
+            int by_log = 1;
+            while (by_log <= TG_OZ2_MAX_MODULI && tg_oz2_log2_product(by_log) <= need)
+                ++by_log;
+            const int exact = tg_oz2_moduli_needed(k, bits, 0);
+            EXPECT(exact == by_log || fabs(tg_oz2_log2_product(exact) - need) < 1e-9,
+                   "k %lld bits %d: %d moduli, by log2 %d", (long long)k, bits, exact, by_log);
         }
         const int cap = tg_oz2_range_for_moduli(TG_OZ2_MAX_MODULI, k);
         EXPECT(cap > 0, "k %lld: no range fits 16 moduli", (long long)k);
@@ -312,43 +358,57 @@ int main(void)
     const tg_op ops[2] = {TG_NO_TRANS, TG_TRANS};
     uint64_t seed = 20261126;
     int shown = 0;
-    for (int data = kUniform; data <= kSpecial; ++data)
+    for (int data = kUniform; data <= kNarrow; ++data)
         for (int layout = 0; layout < 2; ++layout)
             for (int t = 0; t < 4; ++t) {
                 const shape s = {layout ? TG_COL_MAJOR : TG_ROW_MAJOR, ops[t / 2], ops[t % 2],
                                  37 + 5 * t, 29 + 3 * layout, 300 + 17 * t, 1 + (t == 3),
                                  t == 1 ? -1.5f : 1.0f, t == 2 ? 0.75f : 0.0f};
                 tg_oz2_plan plan;
-                const double worst = run_case(&s, (enum data)data, 0, seed++, &plan);
+                const double worst = run_case(&s, (enum data)data, 0, seed++, &plan, NULL);
                 EXPECT(worst <= 1.0, "%s, %s %c%c %lldx%lldx%lld: scaled error %g (moduli %d, "
                        "bits %d/%d, fallback rows %lld cols %lld)", kDataName[data],
                        layout ? "col" : "row", t / 2 ? 'T' : 'N', t % 2 ? 'T' : 'N',
                        (long long)s.m, (long long)s.n, (long long)s.k, worst, plan.moduli,
                        plan.bits_a, plan.bits_b, (long long)plan.fallback_rows,
                        (long long)plan.fallback_cols);
-                if (layout == 0 && t == 0 && shown++ < 7)
-                    printf("  %-13s k %lld: %d moduli, bits %d/%d, range %d/%d, fallback "
-                           "rows %lld, cols %lld, worst scaled error %.3g\n",
-                           kDataName[data], (long long)s.k, plan.moduli, plan.bits_a,
-                           plan.bits_b, plan.range_a, plan.range_b,
-                           (long long)plan.fallback_rows, (long long)plan.fallback_cols,
-                           worst);
+                if (layout == 0 && t == 0 && shown++ < 9)
+                    printf("  %-13s k %lld: %d moduli, %lld INT8 products, bits %d/%d (%s/%s, "
+                           "need %d/%d), range %d/%d, fallback rows %lld, cols %lld, worst scaled "
+                           "error %.3g\n",
+                           kDataName[data], (long long)s.k, plan.moduli,
+                           (long long)plan.int8_products, plan.bits_a,
+                           plan.bits_b, tg_oz2_rule_name(plan.rule_a),
+                           tg_oz2_rule_name(plan.rule_b), plan.need_a, plan.need_b,
+                           plan.range_a, plan.range_b, (long long)plan.fallback_rows,
+                           (long long)plan.fallback_cols, worst);
                 switch (data) {
                 case kUniform:
                 case kScaledLines:
                 case kCancelling:
+                case kSpread10: /* the bound, not the range of 2^20, sets its bits */
                     EXPECT(plan.fallback_rows == 0 && plan.fallback_cols == 0 &&
-                               plan.moduli <= 10,
-                           "%s: every line taken by at most 10 moduli (%d, %lld rows left)",
+                               plan.moduli <= 8,
+                           "%s: every line taken by at most 8 moduli (%d, %lld rows left)",
                            kDataName[data], plan.moduli, (long long)plan.fallback_rows);
                     break;
-                case kSpread10:
-                    EXPECT(plan.moduli > 10, "spread 2^10: %d moduli", plan.moduli);
+                case kSpread16: /* more bits than the floor, fewer than the range asks (a
+                                 * line or two past what 16 moduli carry left to FMA) */
+                    EXPECT(plan.rule_a != TG_OZ2_BY_RANGE && plan.rule_b != TG_OZ2_BY_RANGE &&
+                               (plan.need_a >= 26 || plan.need_b >= 26),
+                           "spread 2^16: bits by %s/%s (need %d/%d)",
+                           tg_oz2_rule_name(plan.rule_a), tg_oz2_rule_name(plan.rule_b),
+                           plan.need_a, plan.need_b);
                     break;
                 case kSpread60: /* every row and column: the caller's m and n, either way */
                     EXPECT(plan.fallback_rows + plan.fallback_cols == (s.m + s.n) * s.batch,
                            "spread 2^60: all lines left (%lld rows, %lld columns)",
                            (long long)plan.fallback_rows, (long long)plan.fallback_cols);
+                    break;
+                case kNarrow:
+                    EXPECT(plan.moduli == 8 && plan.int8_products == 8 * s.batch,
+                           "narrow: 8 moduli, no product of leading magnitudes (%d, %lld)",
+                           plan.moduli, (long long)plan.int8_products);
                     break;
                 case kSpecial:
                     EXPECT(plan.fallback_rows >= s.batch && plan.fallback_cols >= s.batch,
@@ -360,22 +420,65 @@ int main(void)
                 }
             }
 
-    /* A fixed count of 6 moduli, as a scheme with a fixed count would use, breaks the bound on
+    /* k = 1024 to 16384: the moduli the bound rule chooses (and the range rule alone would),
+     * every element within the bound on each data class, and the RMS error on full-mantissa
+     * uniform and line-scaled data beside a correctly rounded float result's. */
+    const enum data long_classes[] = {kUniform,    kScaledLines, kSpread10, kSpread16,
+                                      kCancelling, kSubnormal,   kNarrow};
+    for (int64_t k = 1024; k <= 16384; k *= 2)
+        for (size_t d = 0; d < sizeof long_classes / sizeof long_classes[0]; ++d) {
+            const enum data data = long_classes[d];
+            const int rms_class = data == kUniform || data == kScaledLines;
+            if (!rms_class && k != 4096 && k != 16384)
+                continue;
+            const shape s = {TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 24, 20, k, 1, 1.0f, 0.0f};
+            tg_oz2_plan plan;
+            double rms[2];
+            const double worst = run_case(&s, data, 0, 500 + (uint64_t)(k + d), &plan, rms);
+            const int by_range = tg_oz2_moduli_needed(
+                k, tg_oz2_bits_for_range(plan.range_a, k), tg_oz2_bits_for_range(plan.range_b, k));
+            EXPECT(worst <= 1.0 &&
+                       (data == kSpread16 || (plan.fallback_rows == 0 && plan.fallback_cols == 0)),
+                   "%s k %lld: scaled error %g, %lld rows and %lld columns left", kDataName[data],
+                   (long long)k, worst, (long long)plan.fallback_rows,
+                   (long long)plan.fallback_cols);
+            /* The floor's bits in 8 moduli (ozaki2.h: W by the product or by Cauchy-Schwarz),
+             * P formed where a range passes the floor; on narrow data (mean magnitude 3/4)
+             * sum_p |a_hat b_hat| itself needs 9 from k = 4096 (about 0.56 k 2^52), without P. */
+            const int moduli = data == kNarrow && k >= 4096 ? 9 : 8;
+            EXPECT(plan.moduli == moduli && plan.rule_a == TG_OZ2_BY_FLOOR &&
+                       plan.rule_b == TG_OZ2_BY_FLOOR &&
+                       plan.int8_products == moduli + (data != kNarrow),
+                   "%s k %lld: %d moduli, %lld INT8 products, bits by %s/%s", kDataName[data],
+                   (long long)k, plan.moduli, (long long)plan.int8_products,
+                   tg_oz2_rule_name(plan.rule_a), tg_oz2_rule_name(plan.rule_b));
+            printf("  %-13s k %5lld: %2d moduli (range rule: %2d), %2lld INT8 products, bits %d/%d "
+                   "(%s/%s, need %d/%d), worst scaled error %.3g",
+                   kDataName[data], (long long)k, plan.moduli, by_range,
+                   (long long)plan.int8_products, plan.bits_a, plan.bits_b,
+                   tg_oz2_rule_name(plan.rule_a), tg_oz2_rule_name(plan.rule_b), plan.need_a,
+                   plan.need_b, worst);
+            if (rms_class)
+                printf(", RMS %.3e (float64 rounded: %.3e)", rms[0], rms[1]);
+            printf("\n");
+        }
+
+    /* A fixed count of 5 moduli, as a scheme with a fixed count would use, breaks the bound on
      * data whose range needs more; the count chosen from the data does not. */
     const shape wide = {TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 24, 20, 256, 1, 1.0f, 0.0f};
     tg_oz2_plan plan;
-    const double fixed = run_case(&wide, kSpread10, 6, 77, &plan);
-    EXPECT(fixed > 1.0, "6 moduli on elements over 2^-10..2^10: scaled error %g (should fail)",
+    const double fixed = run_case(&wide, kSpread10, 5, 77, &plan, NULL);
+    EXPECT(fixed > 1.0, "5 moduli on elements over 2^-10..2^10: scaled error %g (should fail)",
            fixed);
-    const double chosen = run_case(&wide, kSpread10, 0, 77, &plan);
+    const double chosen = run_case(&wide, kSpread10, 0, 77, &plan, NULL);
     EXPECT(chosen <= 1.0, "chosen moduli (%d): scaled error %g", plan.moduli, chosen);
-    printf("  6 moduli fixed on spread 2^10: worst scaled error %.3g; %d chosen: %.3g\n", fixed,
+    printf("  5 moduli fixed on spread 2^10: worst scaled error %.3g; %d chosen: %.3g\n", fixed,
            plan.moduli, chosen);
 
     /* k past one INT32 chunk: the sums are cut where INT32 could overflow. */
     const shape long_k = {TG_ROW_MAJOR, TG_NO_TRANS, TG_TRANS, 2, 3, TG_OZ2_K_CHUNK + 4461, 1,
                           1.0f, 0.0f};
-    const double long_worst = run_case(&long_k, kUniform, 0, 99, &plan);
+    const double long_worst = run_case(&long_k, kUniform, 0, 99, &plan, NULL);
     EXPECT(long_worst <= 1.0, "k %d: scaled error %g", TG_OZ2_K_CHUNK + 4461, long_worst);
 
     /* alpha = 0 reads neither A nor B: C = beta C, and beta = 0 writes zeros over NaN. */

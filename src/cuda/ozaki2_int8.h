@@ -22,6 +22,15 @@ size_t tg_oz2_int8_workspace(const tg_problem *p);
  * chosen from the data).  Returns the cudaError_t of the launches. */
 int tg_oz2_int8_run(const tg_problem *p, void *stream, void *workspace, int forced_moduli);
 
+/* What the device chose for the last batch item tg_oz2_int8_run ran through workspace (for
+ * p), copied back once the stream's work is done: as tg_oz2_plan's moduli, bits_a, bits_b and
+ * int8_products (of that item).  Returns the cudaError_t of the copy. */
+typedef struct tg_oz2_int8_choice {
+    int moduli, bits_a, bits_b, int8_products;
+} tg_oz2_int8_choice;
+int tg_oz2_int8_chosen(const tg_problem *p, const void *workspace, void *stream,
+                       tg_oz2_int8_choice *out);
+
 /* The INT8 product alone (kernels/int8_gemm.cuh): C_z = A_z B_z for z < *active (device) of
  * `items` <= TG_OZ2_MAX_MODULI, A_z at a + z m kp, B_z at b + z n kp (rows of kp bytes, kp a
  * multiple of 16, the bytes past k zero), C_z at c + z m ldc (ldc even); reduced modulo

@@ -7,8 +7,8 @@
 
 const int tg_oz2_moduli[TG_OZ2_MAX_MODULI] = {TG_OZ2_MODULI};
 
-/* log2 of 1 / 0.45: the share of the error bound each operand's rounding may take. */
-#define TG_OZ2_SHARE_LOG2 1.152003093445049
+/* log2 of 5 / 2: each operand's rounding may take 2/5 of the error bound. */
+#define TG_OZ2_SHARE_LOG2 1.321928094887362
 
 double tg_oz2_log2_product(int count)
 {
@@ -20,18 +20,27 @@ double tg_oz2_log2_product(int count)
 
 int tg_oz2_moduli_needed(int64_t k, int bits_a, int bits_b)
 {
-    const double need = 1.0 + log2((double)(k > 0 ? k : 1)) + bits_a + bits_b;
-    for (int count = 1; count <= TG_OZ2_MAX_MODULI; ++count)
-        if (tg_oz2_log2_product(count) > need + 1e-6) /* the margin covers log2's rounding */
-            return count;
-    return TG_OZ2_MAX_MODULI + 1;
+    return tg_oz2_moduli_for((uint64_t)(k > 0 ? k : 1), bits_a + bits_b + 1);
 }
 
 int tg_oz2_bits_for_range(int range, int64_t k)
 {
     const double bits = range + 23 + TG_OZ2_SHARE_LOG2 - log2((double)(k > 0 ? k : 1));
     const int b = (int)ceil(bits - 1e-9);
-    return b < 1 ? 1 : b;
+    return b < range + 2 ? range + 2 : b;
+}
+
+int tg_oz2_floor_bits(int64_t k) { return k < 8192 ? 26 : 25; }
+
+const char *tg_oz2_rule_name(tg_oz2_rule rule)
+{
+    switch (rule) {
+    case TG_OZ2_BY_FLOOR: return "floor";
+    case TG_OZ2_BY_BOUND: return "bound";
+    case TG_OZ2_BY_RANGE: return "range";
+    case TG_OZ2_BY_FORCE: return "forced";
+    }
+    return "?";
 }
 
 int tg_oz2_range_for_moduli(int count, int64_t k)
@@ -71,6 +80,8 @@ typedef __int128 i128;
 typedef struct buffers {
     tg_oz2_line *rows, *cols;
     int *take_row, *take_col, *shift_row, *shift_col;
+    uint64_t *up_row, *up_col; /* leading magnitudes rounded up, summed along each line */
+    uint64_t *sq_row, *sq_col; /* and their squares (Q) */
     int64_t *a_hat, *b_hat; /* m x k, k x n */
     int8_t *ra, *rb;        /* residues of one modulus: m x k, n x k (k-contiguous) */
     u128 *x;                /* m x n: the CRT sum so far */
@@ -79,7 +90,9 @@ typedef struct buffers {
 static void release(buffers *b)
 {
     free(b->rows), free(b->cols), free(b->take_row), free(b->take_col);
-    free(b->shift_row), free(b->shift_col), free(b->a_hat), free(b->b_hat);
+    free(b->shift_row), free(b->shift_col), free(b->up_row), free(b->up_col);
+    free(b->sq_row), free(b->sq_col);
+    free(b->a_hat), free(b->b_hat);
     free(b->ra), free(b->rb), free(b->x);
     memset(b, 0, sizeof *b);
 }
@@ -93,13 +106,18 @@ static int allocate(buffers *b, int64_t m, int64_t n, int64_t k)
     b->take_col = malloc(sizeof(int) * (size_t)n);
     b->shift_row = malloc(sizeof(int) * (size_t)m);
     b->shift_col = malloc(sizeof(int) * (size_t)n);
+    b->up_row = malloc(sizeof(uint64_t) * (size_t)m);
+    b->up_col = malloc(sizeof(uint64_t) * (size_t)n);
+    b->sq_row = malloc(sizeof(uint64_t) * (size_t)m);
+    b->sq_col = malloc(sizeof(uint64_t) * (size_t)n);
     b->a_hat = malloc(sizeof(int64_t) * (size_t)(m * k));
     b->b_hat = malloc(sizeof(int64_t) * (size_t)(k * n));
     b->ra = malloc((size_t)(m * k));
     b->rb = malloc((size_t)(k * n));
     b->x = malloc(sizeof(u128) * (size_t)(m * n));
     if (!b->rows || !b->cols || !b->take_row || !b->take_col || !b->shift_row ||
-        !b->shift_col || !b->a_hat || !b->b_hat || !b->ra || !b->rb || !b->x) {
+        !b->shift_col || !b->up_row || !b->up_col || !b->sq_row || !b->sq_col || !b->a_hat ||
+        !b->b_hat || !b->ra || !b->rb || !b->x) {
         release(b);
         return -1;
     }
@@ -129,23 +147,107 @@ void tg_oz2_forced_bits(int count, int64_t k, int *bits_a, int *bits_b)
     *bits_b = clamp_bits(total - total / 2);
 }
 
+/* A line's leading magnitudes (tg_oz2_leading) to out as int8, zeros for a line not taken;
+ * the sums of the rounded-up ones and of their squares to *up and *sq. */
+static void to_leading(const float *x, int64_t count, int64_t step, const tg_oz2_line *l,
+                       int take, int8_t *out, uint64_t *up, uint64_t *sq)
+{
+    uint64_t sum = 0, squares = 0;
+    for (int64_t q = 0; q < count; ++q) {
+        int above = 0;
+        out[q] = take && l->nonzero ? (int8_t)tg_oz2_leading(x[q * step], l->e_max, &above) : 0;
+        sum += (uint64_t)above;
+        squares += (uint64_t)above * (uint64_t)above;
+    }
+    *up = sum, *sq = squares;
+}
+
+/* The bound rule (ozaki2.h) from the leading magnitudes (in b->ra and b->rb): their INT8
+ * product P_ij in INT32 chunks as the rung sums it, and each taken output's need of either
+ * operand; the largest to *need_a and *need_b (tg_oz2_output_need's form), the largest
+ * tg_oz2_output_magnitude to *magnitude. */
+static void bound_needs(const tg_problem *p, buffers *b, int *need_a, int *need_b,
+                        uint64_t *magnitude)
+{
+    const int64_t m = p->m, n = p->n, k = p->k;
+    for (int64_t i = 0; i < m; ++i) {
+        if (!b->take_row[i])
+            continue;
+        const int row_range_bits = tg_oz2_bits_for_range(tg_oz2_line_range(&b->rows[i]), k);
+        for (int64_t j = 0; j < n; ++j) {
+            if (!b->take_col[j])
+                continue;
+            const int8_t *ra = b->ra + i * k, *rb = b->rb + j * k;
+            int32_t lower = 0;
+            for (int64_t q0 = 0; q0 < k; q0 += TG_OZ2_K_CHUNK) {
+                const int64_t q1 = q0 + TG_OZ2_K_CHUNK < k ? q0 + TG_OZ2_K_CHUNK : k;
+                if (q0 > 0)
+                    lower = tg_oz2_lower_cut(lower);
+                for (int64_t q = q0; q < q1; ++q)
+                    lower += (int32_t)ra[q] * (int32_t)rb[q];
+            }
+            const int a = tg_oz2_output_need(row_range_bits,
+                                             tg_oz2_bound_bits(k, lower, (int64_t)b->up_col[j]));
+            const int c = tg_oz2_output_need(
+                tg_oz2_bits_for_range(tg_oz2_line_range(&b->cols[j]), k),
+                tg_oz2_bound_bits(k, lower, (int64_t)b->up_row[i]));
+            const uint64_t w = tg_oz2_output_magnitude(lower, b->up_row[i], b->up_col[j]);
+            *need_a = a > *need_a ? a : *need_a;
+            *need_b = c > *need_b ? c : *need_b;
+            *magnitude = w > *magnitude ? w : *magnitude;
+        }
+    }
+}
+
+static uint64_t largest(const uint64_t *x, int64_t count)
+{
+    uint64_t most = 0;
+    for (int64_t e = 0; e < count; ++e)
+        most = x[e] > most ? x[e] : most;
+    return most;
+}
+
 /* Chooses bits and moduli for one batch item (see ozaki2.h) and marks the lines taken. */
-static void choose(const tg_problem *p, int forced, buffers *b, tg_oz2_plan *item)
+static void choose(const tg_problem *p, const float *A, const float *B, int forced, buffers *b,
+                   tg_oz2_plan *item)
 {
     memset(item, 0, sizeof *item);
-    const int cap = forced > 0 ? 1 << 30 : tg_oz2_range_for_moduli(TG_OZ2_MAX_MODULI, p->k);
-    take_lines(b->rows, p->m, cap, b->take_row, &item->range_a, &item->fallback_rows);
-    take_lines(b->cols, p->n, cap, b->take_col, &item->range_b, &item->fallback_cols);
+    const int64_t m = p->m, n = p->n, k = p->k;
+    const int cap = forced > 0 ? 1 << 30 : tg_oz2_range_for_moduli(TG_OZ2_MAX_MODULI, k);
+    take_lines(b->rows, m, cap, b->take_row, &item->range_a, &item->fallback_rows);
+    take_lines(b->cols, n, cap, b->take_col, &item->range_b, &item->fallback_cols);
     if (forced > 0) {
         item->moduli = forced;
-        tg_oz2_forced_bits(forced, p->k, &item->bits_a, &item->bits_b);
+        tg_oz2_forced_bits(forced, k, &item->bits_a, &item->bits_b);
+        item->rule_a = item->rule_b = TG_OZ2_BY_FORCE;
+        item->int8_products = forced;
         return;
     }
-    if (item->fallback_rows == p->m || item->fallback_cols == p->n)
+    if (item->fallback_rows == m || item->fallback_cols == n)
         return; /* every output is left to FMA: no integer product at all */
-    item->bits_a = tg_oz2_bits_for_range(item->range_a, p->k);
-    item->bits_b = tg_oz2_bits_for_range(item->range_b, p->k);
-    item->moduli = tg_oz2_moduli_needed(p->k, item->bits_a, item->bits_b);
+    for (int64_t i = 0; i < m; ++i)
+        to_leading(A + i * p->a_rs, k, p->a_cs, &b->rows[i], b->take_row[i], b->ra + i * k,
+                   &b->up_row[i], &b->sq_row[i]);
+    for (int64_t j = 0; j < n; ++j)
+        to_leading(B + j * p->b_cs, k, p->b_rs, &b->cols[j], b->take_col[j], b->rb + j * k,
+                   &b->up_col[j], &b->sq_col[j]);
+    /* The widest ranges' bits: what any output asks at most, by the range rule.  Only where
+     * they pass the floor can the bound rule lower the bits, and is P formed. */
+    const int floor_bits = tg_oz2_floor_bits(k);
+    int need_a = 2 * tg_oz2_bits_for_range(item->range_a, k) + 1;
+    int need_b = 2 * tg_oz2_bits_for_range(item->range_b, k) + 1;
+    uint64_t by_product = UINT64_MAX;
+    const int form_product = need_a / 2 > floor_bits || need_b / 2 > floor_bits;
+    if (form_product) {
+        need_a = need_b = -1, by_product = 0;
+        bound_needs(p, b, &need_a, &need_b, &by_product);
+    }
+    tg_oz2_settle_bits(need_a, floor_bits, &item->need_a, &item->bits_a, &item->rule_a);
+    tg_oz2_settle_bits(need_b, floor_bits, &item->need_b, &item->bits_b, &item->rule_b);
+    const uint64_t w = tg_oz2_magnitude(k, largest(b->sq_row, m), largest(b->sq_col, n),
+                                        by_product);
+    item->moduli = tg_oz2_moduli_for(w, item->bits_a + item->bits_b - 13);
+    item->int8_products = item->moduli + form_product;
 }
 
 /* A line of `count` floats, `step` apart, as integers of `bits` bits (zeros when the scheme
@@ -168,7 +270,7 @@ static void run_item(const tg_problem *p, const float *A, const float *B, float 
         scan_line(A + i * p->a_rs, k, p->a_cs, &b->rows[i]);
     for (int64_t j = 0; j < n; ++j)
         scan_line(B + j * p->b_cs, k, p->b_rs, &b->cols[j]);
-    choose(p, forced, b, item);
+    choose(p, A, B, forced, b, item);
 
     /* 1. Scaled integers: row i of op(A) times 2^(bits_a - e_max), rounded to nearest; the
      * columns of op(B) alike. */
@@ -253,9 +355,12 @@ int tg_oz2_gemm_emulated(const tg_problem *p, int forced_moduli, tg_oz2_plan *pl
                  forced_moduli, &b, &item);
         plan->fallback_rows += item.fallback_rows;
         plan->fallback_cols += item.fallback_cols;
+        plan->int8_products += item.int8_products;
         if (item.moduli > plan->moduli) { /* the batch item that needed the most */
             plan->moduli = item.moduli;
             plan->bits_a = item.bits_a, plan->bits_b = item.bits_b;
+            plan->need_a = item.need_a, plan->need_b = item.need_b;
+            plan->rule_a = item.rule_a, plan->rule_b = item.rule_b;
             plan->range_a = item.range_a, plan->range_b = item.range_b;
         }
     }

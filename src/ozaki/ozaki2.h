@@ -4,8 +4,9 @@
  *
  *   1. Scale each row of op(A) and each column of op(B) by a power of two and round to an
  *      integer of at most `bits` bits: A_hat = round(diag(2^s) op(A)), B_hat = round(op(B)
- *      diag(2^t)).  C_hat = A_hat B_hat is an exact integer, |C_hat| <= k 2^(bits_a + bits_b).
- *   2. For each modulus m_l of a pairwise coprime set whose product M exceeds 2 max |C_hat|,
+ *      diag(2^t)).  C_hat = A_hat B_hat is an exact integer.
+ *   2. For each modulus m_l of a pairwise coprime set whose product M exceeds 2 max |C_hat|
+ *      (a bound of it, below),
  *      take A_hat and B_hat mod m_l as INT8 (symmetric residues) and multiply them with exact
  *      INT32 sums (k cut where INT32 could overflow): C_hat mod m_l.
  *   3. Rebuild C_hat from its residues (Chinese remainder theorem) and scale back:
@@ -13,28 +14,61 @@
  *      128-bit integers; the INT8 rung, without 128-bit products (tg_oz2_crt below), rebuilds
  *      the same integer.
  *
- * How many bits, and so how many moduli.  Rounding A's row i to bits_a bits moves each nonzero
- * element by at most 2^(e_max - bits_a - 1), where 2^(e_max - 1) <= row max < 2^e_max; every
- * nonzero element is at least 2^(e_min - 1), so the product's element (i, j) moves by at most
- * 2^(range_i - bits_a) sum_p |a_ip b_pj|, range_i = e_max - e_min.  The project's error
- * bound (tg_scaled_error) allows (k + 2) 2^-23 sum_p |a_ip b_pj|; giving 0.45 k 2^-23 to each
- * operand's rounding and 2 2^-23 to the final roundings gives
- *     bits >= range + 23 + log2(1 / 0.45) - log2(k),
- * a guarantee, not an estimate: every element within the bound, whatever the data.  The bits
- * follow the widest row (column) range, the moduli follow the bits and k.  A row or column
- * whose range would need more moduli than TG_OZ2_MAX_MODULI, or that holds an Inf or NaN, is
- * left to an FP32 FMA product (the rung: tiles of those outputs to another rung).
+ * How many bits, and so how many moduli.  Rounding A's row i to bits_a bits moves each element
+ * by eps_a <= d_i = 2^(e_i - bits_a - 1), where 2^(e_i - 1) <= row max < 2^e_i (likewise eps_b <=
+ * d_j for B's column j), and a~ b~ - a b = eps_a b + a eps_b + eps_a eps_b.  The project's bound
+ * (tg_scaled_error) allows (k + 2) 2^-23 S_ij, S_ij = sum_p |a_ip b_pj|: each operand's term may
+ * take 2/5 k 2^-23 S_ij, the cross term 1/10, the final roundings the rest.  An operand's term
+ * is within its share by either of two rules, output by output:
+ *   range: every nonzero element is at least 2^(e_min - 1), so eps_a <= 2^(range_i - bits_a) |a|
+ *     (range_i = e_max - e_min): bits_a >= range_i + 23 + log2(5/2) - log2 k, and >= range_i + 2.
+ *   bound: from the lines' leading magnitudes a' = floor(|a| 2^(7 - e_i)) and b' (7 bits: int8),
+ *     P_ij = sum_p a'_ip b'_pj, an exact INT8 product (INT32 chunks of k, the running sum cut to
+ *     2^30 between them), gives S_ij >= L_ij = 2^(e_i + f_j - 14) P_ij; rounding |b| up instead
+ *     gives sum_p |b_pj| <= 2^(f_j - 7) U_j.  So |sum_p eps_a b| <= d_i 2^(f_j - 7) U_j, within
+ *     the share where 2^(6 - bits_a) U_j <= 2/5 k 2^-23 P_ij (tg_oz2_bound_bits, in integers).
+ * The cross term: where both rules are bounds, k d_i d_j = 2^(e_i + f_j - 14) k 2^(12 - bits_a -
+ * bits_b), a tenth of k 2^-23 L_ij once P_ij >= 1 and bits_a + bits_b >= 39 (the floor gives 50);
+ * where either is the
+ * range rule, its factor 2^(range - bits) <= 1/4 times the other operand's share.  Each operand
+ * takes the largest over the outputs of the fewer bits of the two rules, and at least the floor
+ * below: a guarantee, not an estimate: every element within the bound, whatever the data.  The
+ * bound rule needs P_ij only where some line's range asks more bits than the floor; elsewhere
+ * every output asks at most the floor, and the INT8 product of the leading magnitudes is not
+ * formed.  A row or column whose range needs more moduli than
+ * TG_OZ2_MAX_MODULI, or that holds an Inf or NaN, is left to an FP32 FMA product (the rung:
+ * tiles of those outputs to another rung).
  *
- * What the guarantee costs (tests/test_ozaki2.c, k = 300): uniform data in [-1, 1) takes 9
- * moduli, rows scaled over 2^-60..2^60 as many (the scaling is per row), elements spread over
- * 2^-10..2^10 within a row 14; the worst element then sits at a thousandth of the bound, since
- * one small element sets a row's range and rounding errors rarely add up.  A fixed 6 moduli
- * breaks the bound (2.6x) on the spread data.  Fewer moduli at the same guarantee would need a
- * tighter bound per element, or splitting a row's few small elements off.  At k = 4096 to 16384,
- * uniform rows span 17 to 21 binades or more (a few tiny elements), so 29 bits or more and 10 or 11
- * moduli, where 24 or 25 bits, FP32's own precision, would take 8 or 9: a bound on each row's error
- * from a lower bound of sum_p |a_ip b_pj| (an INT8 product of the operands' leading bits, as
- * GEMMul8's accurate mode computes one) instead of from the range could save them.
+ * How many moduli: M > 2 max |C_hat| over the outputs taken.  With a'' = ceil(|a| 2^(7 - e_i)) (the
+ * leading magnitude rounded up, <= 2^7) and bits_a >= 7, a'' 2^(bits_a - 7) is an integer at
+ * least |a| 2^(bits_a - e_i), so |a_hat| <= a'' 2^(bits_a - 7); so |C_hat_ij| <= 2^(bits_a + bits_b
+ * - 14) sum_p a''_ip b''_pj, and that sum is at most each of
+ *   product: P_ij + U_i + U_j (a'' b'' <= a' b' + a'' + b'', as a'' - a' and b'' - b' are 0 or 1),
+ *     where P_ij < 2^30 (then no chunk was cut: the sum is exact), U the rounded-up line sums;
+ *   Cauchy-Schwarz: ceil(sqrt(Q_i Q_j)), Q_i = sum_p a''_ip^2, at most ceil(sqrt(max Q max Q));
+ *   k 2^14.
+ * W, the least of the three maxima over the outputs taken (the first only where P was formed),
+ * is an exact integer (below 2^46 for k < 2^31), and the moduli are the fewest with
+ * M > 2^(bits_a + bits_b - 13) W (tg_oz2_moduli_for).  On uniform data W is about 4160 k by the
+ * product, 5670-5860 k by Cauchy-Schwarz (16384 lines of k = 4096, 4096 of 16384): 8 moduli
+ * carry 26 bits up to k = 4096 and 25 up to 16384 with either (6118 k allowed).  Where P is not needed for the bits, forming it for W
+ * alone would pay only if it saved two moduli (W by Cauchy-Schwarz 2^15 times W by the
+ * product): it is not formed.
+ *
+ * The floor (tg_oz2_floor_bits) is for the RMS error, which the bound does not bound: measured
+ * (bench/ozaki_bits.py --floors, C_hat exact and rounded as here, 96 x 96, k = 1024 to 16384) it
+ * depends on the bits, not k: on full-mantissa uniform data 9.9e-8 at 23 bits, 4.2e-8 at 24,
+ * 2.7-2.8e-8 at 25, 2.5-2.6e-8 at 26, against 2.5e-8 for float64's product rounded to float.
+ * GEMMul8's accurate mode (8 moduli) measured 2.6e-8 at 4096^3 and 3.0e-8 at 8192^3 and 16384^3
+ * (bench/results/ozaki/): so 26 bits below k = 8192, 25 from there.
+ *
+ * What it costs (tests/test_ozaki2.c): the bound asks 11 to 19 bits on uniform, line-scaled,
+ * spread, cancelling and subnormal data at k = 1024 to 16384, so the floor sets the bits, and 8
+ * moduli carry them (the range rule alone: 9 to 16), with P: 9 INT8 products (10 when M was
+ * sized by k 2^(bits_a + bits_b)).  Magnitudes in [1/2, 1) need no P (range 0 or 1) but 9
+ * moduli from k = 4096: sum |a_hat b_hat| itself passes what 8 carry.  Over 2^-16..2^16 at
+ * k = 300 the bound sets 28 bits.  The worst element sits at 1e-3 to 5e-7 of the bound.  A
+ * fixed 5 moduli breaks the bound (12.6x) on the 2^-10..2^10 data.
  */
 #ifndef TG_OZAKI2_H
 #define TG_OZAKI2_H
@@ -54,6 +88,9 @@ extern "C" {
 #else
 #define TG_OZ2_HOST_DEVICE
 #endif
+
+typedef __int128 tg_oz2_i128;
+typedef unsigned __int128 tg_oz2_u128;
 
 /* What the scheme needs to know of a row of op(A) or a column of op(B), element by element. */
 typedef struct tg_oz2_line {
@@ -92,14 +129,129 @@ static inline TG_OZ2_HOST_DEVICE int tg_oz2_line_taken(const tg_oz2_line *l, int
     return !l->special && tg_oz2_line_range(l) <= cap;
 }
 
+/*
+ * The bound rule's arithmetic (see above), shared with the INT8 rung.  A line's leading
+ * magnitudes: |v| 2^(7 - e_max) for each element v, below 2^7, rounded down (an int8 for the
+ * INT8 product; 0 for a line not taken) and up (summed along the line).  In double the scaling
+ * is exact: e_max lies in [-148, 128], so the result is at least 2^-270.
+ */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_leading(float v, int e_max, int *up)
+{
+    const double x = ldexp(fabs((double)v), 7 - e_max);
+    const int down = (int)x;
+    *up = down + (x > (double)down);
+    return down;
+}
+
+/* The INT8 product of the leading magnitudes in INT32 chunks of k (at most 2^16 x 127^2 each):
+ * between chunks the running sum is cut to TG_OZ2_LOWER_CAP, which keeps it a lower bound of
+ * the exact sum and below 2^31. */
+#define TG_OZ2_LOWER_CAP (1 << 30)
+static inline TG_OZ2_HOST_DEVICE int32_t tg_oz2_lower_cut(int32_t sum)
+{
+    return sum < TG_OZ2_LOWER_CAP ? sum : TG_OZ2_LOWER_CAP;
+}
+
+/* Bit length of x > 0. */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_bit_length(uint64_t x)
+{
+#ifdef __CUDA_ARCH__
+    return 64 - __clzll((long long)x);
+#else
+    return 64 - __builtin_clzll(x);
+#endif
+}
+
+/* An output's bound of sum_p a''_ip b''_pj from the product (above): P_ij + U_i + U_j, or
+ * UINT64_MAX where P_ij may have been cut (>= 2^30: not known exactly). */
+static inline TG_OZ2_HOST_DEVICE uint64_t tg_oz2_output_magnitude(int32_t product, uint64_t up_a,
+                                                                  uint64_t up_b)
+{
+    return product < TG_OZ2_LOWER_CAP ? (uint64_t)product + up_a + up_b : UINT64_MAX;
+}
+
+/* ceil(sqrt(x)), bit by bit: exact, the same on host and device. */
+static inline TG_OZ2_HOST_DEVICE uint64_t tg_oz2_ceil_sqrt(tg_oz2_u128 x)
+{
+    uint64_t r = 0;
+    for (int b = 63; b >= 0; --b) {
+        const uint64_t t = r | (uint64_t)1 << b;
+        if ((tg_oz2_u128)t * t <= x)
+            r = t;
+    }
+    return r + ((tg_oz2_u128)r * r < x);
+}
+
+/* W (above): the least of k 2^14, Cauchy-Schwarz's from the largest Q of either operand's
+ * lines, and by_product (the largest tg_oz2_output_magnitude, or UINT64_MAX where P was not
+ * formed).  Q < 2^64 and k < 2^50. */
+static inline TG_OZ2_HOST_DEVICE uint64_t tg_oz2_magnitude(int64_t k, uint64_t max_q_a,
+                                                           uint64_t max_q_b, uint64_t by_product)
+{
+    uint64_t w = (uint64_t)k << 14;
+    const uint64_t cauchy = tg_oz2_ceil_sqrt((tg_oz2_u128)max_q_a * max_q_b);
+    w = cauchy < w ? cauchy : w;
+    return by_product < w ? by_product : w;
+}
+
+/* What an output's bound cannot give: more bits than any count of moduli carries. */
+enum { TG_OZ2_NO_BOUND = 255 };
+
+/*
+ * The fewest bits of one operand that output (i, j)'s lower bound allows: the least b with
+ *   2^(6 - b) other <= (2/5) k 2^-23 product,  i.e.  5 other 2^(28 - b) <= k product,
+ * product the INT8 product of the leading magnitudes (P_ij), other the rounded-up leading
+ * magnitude sum of the other operand's line (U_j for A's bits, U_i for B's).  Exact in
+ * integers (other < 2^39, k product < 2^62).  0 where other is 0 (the other line is zero: this
+ * operand's rounding moves nothing), TG_OZ2_NO_BOUND where product is 0.
+ */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_bound_bits(int64_t k, int32_t product, int64_t other)
+{
+    if (other == 0)
+        return 0;
+    if (product <= 0)
+        return TG_OZ2_NO_BOUND;
+    const uint64_t x = 5 * (uint64_t)other, y = (uint64_t)k * (uint64_t)product;
+    int d = tg_oz2_bit_length(y) - tg_oz2_bit_length(x); /* x 2^d and y: the same length */
+    if (d >= 0 ? (x << d) > y : x > (y << -d))
+        --d;
+    return 28 - d; /* d: the largest with x 2^d <= y */
+}
+
+/* What one output asks of an operand's bits: the fewer of what its line's range asks
+ * (range_bits: tg_oz2_bits_for_range) and its bound, times 2, plus 1 where the range set it; the
+ * largest over the outputs, halved, is the operand's need, and its low bit the rule. */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_output_need(int range_bits, int bound_bits)
+{
+    return range_bits < bound_bits ? 2 * range_bits + 1 : 2 * bound_bits;
+}
+
 /* Sixteen pairwise coprime moduli of at most 256, largest first: their product is under
  * 2^127, so a residue set fits a signed 128-bit integer. */
 enum { TG_OZ2_MAX_MODULI = 16 };
 #define TG_OZ2_MODULI 256, 255, 253, 251, 247, 241, 239, 233, 229, 227, 223, 217, 211, 199, 197, 193
 extern const int tg_oz2_moduli[TG_OZ2_MAX_MODULI];
 
-typedef __int128 tg_oz2_i128;
-typedef unsigned __int128 tg_oz2_u128;
+/* The fewest of tg_oz2_moduli (in order) whose product exceeds w 2^shift, exactly, or
+ * TG_OZ2_MAX_MODULI + 1 when even all of them do not. */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_moduli_for(uint64_t w, int shift)
+{
+    const int list[TG_OZ2_MAX_MODULI] = {TG_OZ2_MODULI};
+    /* the products stay below 2^127; w 2^shift is compared as what it is, or above 2^127 */
+    const int wide = w != 0 && shift >= 0 && tg_oz2_bit_length(w) + shift > 127;
+    const tg_oz2_u128 target = wide          ? 0
+                               : shift >= 0  ? (tg_oz2_u128)w << shift
+                               : shift > -64 ? (tg_oz2_u128)(w >> -shift)
+                                             : 0;
+    tg_oz2_u128 product = 1;
+    for (int count = 1; count <= TG_OZ2_MAX_MODULI && !wide; ++count) {
+        product *= (tg_oz2_u128)list[count - 1];
+        if (product > target) /* an integer M exceeds w 2^shift where it exceeds its floor */
+            return count;
+    }
+    return TG_OZ2_MAX_MODULI + 1;
+}
+
 
 /*
  * The CRT without 128-bit products (the INT8 rung's reconstruct; ozaki2.c keeps its own sum of
@@ -234,13 +386,16 @@ enum { TG_OZ2_K_CHUNK = 1 << 16 };
 /* log2 of the product of the first `count` moduli. */
 double tg_oz2_log2_product(int count);
 
-/* The fewest moduli whose product exceeds 2 k 2^(bits_a + bits_b) (the range of C_hat), or
+/* The fewest moduli whose product exceeds 2 k 2^(bits_a + bits_b) (W = k 2^14 above), or
  * TG_OZ2_MAX_MODULI + 1 when even all of them do not. */
 int tg_oz2_moduli_needed(int64_t k, int bits_a, int bits_b);
 
-/* The bits an operand needs for the error bound above, given the widest exponent range of
- * its rows (columns) and k: at least 1. */
+/* The bits a line of exponent range `range` needs by the range rule (above) for k: at least
+ * range + 2, so that its rounding moves no element by more than a quarter. */
 int tg_oz2_bits_for_range(int range, int64_t k);
+
+/* The accuracy floor on each operand's bits for k (above): the RMS error, not the bound. */
+int tg_oz2_floor_bits(int64_t k);
 
 /* The largest exponent range each operand may have when both get the same range and `count`
  * moduli carry the product (-1 when none fits). */
@@ -262,14 +417,40 @@ static inline int8_t tg_oz2_residue(int64_t x, int m)
     return (int8_t)r;
 }
 
+/* What set an operand's bits. */
+typedef enum tg_oz2_rule {
+    TG_OZ2_BY_FLOOR, /* the accuracy floor: the guarantee needed no more */
+    TG_OZ2_BY_BOUND, /* an output's lower bound of sum_p |a_ip b_pj| */
+    TG_OZ2_BY_RANGE, /* a line's exponent range, where it asked less than the bound */
+    TG_OZ2_BY_FORCE  /* a forced count of moduli (no guarantee) */
+} tg_oz2_rule;
+
 /* What the scheme chose for a product. */
 typedef struct tg_oz2_plan {
     int moduli;                        /* how many of tg_oz2_moduli carry C_hat */
     int bits_a, bits_b;                /* integer bits of A's rows and B's columns */
+    int need_a, need_b;                /* the bits the guarantee asked (the floor aside) */
+    tg_oz2_rule rule_a, rule_b;        /* what set bits_a and bits_b */
     int range_a, range_b;              /* the widest exponent range among the rows (columns)
                                         * the scheme took */
     int64_t fallback_rows, fallback_cols; /* rows of op(A), columns of op(B) left to FMA */
+    int64_t int8_products;             /* over the batch: the moduli's, and P's where formed */
 } tg_oz2_plan;
+
+/* The rule's name, for reports. */
+const char *tg_oz2_rule_name(tg_oz2_rule rule);
+
+/* bits and rule of an operand from its need (the largest tg_oz2_output_need over the outputs
+ * taken, or -1 where none) and the floor. */
+static inline TG_OZ2_HOST_DEVICE void tg_oz2_settle_bits(int largest_need, int floor_bits,
+                                                         int *need, int *bits, tg_oz2_rule *rule)
+{
+    *need = largest_need < 0 ? 0 : largest_need / 2;
+    *bits = *need > floor_bits ? *need : floor_bits;
+    *rule = *need <= floor_bits ? TG_OZ2_BY_FLOOR
+            : largest_need % 2  ? TG_OZ2_BY_RANGE
+                                : TG_OZ2_BY_BOUND;
+}
 
 /*
  * The whole scheme on the CPU, on a normalized problem (problem.h) that has passed

@@ -123,6 +123,26 @@ template <class... T> struct emu_always_false : std::false_type {};
                       "an emulated twin in tests/emulated/overrides/");                          \
         return 0;                                                                                \
     }
+/* Atomics: one thread runs at a time, so a plain read-modify-write is atomic. */
+inline int atomicMax(int *at, int v)
+{
+    const int old = *at;
+    *at = v > old ? v : old;
+    return old;
+}
+inline unsigned long long atomicMax(unsigned long long *at, unsigned long long v)
+{
+    const unsigned long long old = *at;
+    *at = v > old ? v : old;
+    return old;
+}
+inline unsigned long long atomicAdd(unsigned long long *at, unsigned long long v)
+{
+    const unsigned long long old = *at;
+    *at = old + v;
+    return old;
+}
+
 EMU_NO_WARP_INTRINSIC(__shfl_sync)
 EMU_NO_WARP_INTRINSIC(__shfl_up_sync)
 EMU_NO_WARP_INTRINSIC(__shfl_down_sync)
@@ -498,6 +518,17 @@ template <class F> inline cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute,
 {
     return cudaSuccess;
 }
+
+/* Launches run when made: a copy is a memcpy, a stream always idle. */
+enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+                      cudaMemcpyDeviceToDevice, cudaMemcpyDefault };
+inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind,
+                                   cudaStream_t = nullptr)
+{
+    std::memcpy(dst, src, bytes);
+    return cudaSuccess;
+}
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
 
 /* One emulated device. */
 inline cudaError_t cudaGetDevice(int *device)

@@ -10,8 +10,10 @@
  *   3. The whole scheme against tg_oz2_gemm_emulated (src/ozaki/ozaki2.c) bit for bit (NaN for
  *      NaN): odd m, n, k, every transpose, k past the chunk, batches, beta = 0 over NaN and
  *      beta != 0, moduli chosen (uniform, lines scaled over 2^-60..2^60, elements spread over
- *      2^-10..2^10, cancelling, subnormal) and forced (2, 5, 16), lines with Inf or NaN and
- *      lines too wide for 16 moduli (left to FMA); C in panels of columns.
+ *      2^-10..2^10 and 2^-16..2^16 (the bound sets the bits), cancelling, subnormal, magnitudes
+ *      in [1/2, 1) (no INT8 product of leading magnitudes)) and forced (2, 5, 16), lines with
+ *      Inf or NaN and lines too wide for 16 moduli (left to FMA); C in panels of columns.  The
+ *      device's moduli, bits and count of INT8 products are ozaki2.c's.
  * Usage: test_emulated_ozaki2 [--quick]; exit status 0 when all pass.
  */
 #include <cinttypes>
@@ -122,13 +124,18 @@ void check_gemm(int64_t m, int64_t n, int64_t k, int items, int active)
 
 /* ---- 3. the scheme against ozaki2.c ------------------------------------------------------- */
 
-enum Data { kUniform, kWideLines, kSpread, kCancel, kSpecialLines, kTooWide, kSubnormal };
+enum Data {
+    kUniform, kWideLines, kSpread, kCancel, kSpecialLines, kTooWide, kSubnormal,
+    kSpread16, /* elements over 2^-16..2^16: the bound rule sets the bits */
+    kNarrow,   /* magnitudes in [1/2, 1): no line's range passes the floor, P not formed */
+};
 const char *data_name(Data d)
 {
     static const char *names[] = {"uniform",       "lines over 2^-60..2^60",
                                   "spread 2^-10..2^10", "cancelling",
                                   "Inf/NaN lines", "lines too wide (FMA)",
-                                  "subnormal"};
+                                  "subnormal",     "spread 2^-16..2^16",
+                                  "narrow [1/2, 1)"};
     return names[d];
 }
 
@@ -167,7 +174,9 @@ void check_scheme(const Case &c, unsigned seed)
     std::vector<float> C((size_t)(p.stride_c * c.batch));
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
-    std::uniform_int_distribution<int> line_scale(-60, 60), spread(-10, 10), pick(0, 9);
+    std::uniform_int_distribution<int> line_scale(-60, 60), spread(-10, 10), spread16(-16, 16),
+        pick(0, 9);
+    std::uniform_real_distribution<float> narrow(0.5f, 1.0f);
     const float nan = std::nanf("");
     for (int64_t z = 0; z < c.batch; ++z) {
         std::vector<int> row_scale((size_t)m), col_scale((size_t)n);
@@ -181,6 +190,8 @@ void check_scheme(const Case &c, unsigned seed)
                 switch (c.data) {
                 case kWideLines: v = std::ldexp(v, row_scale[(size_t)i]); break;
                 case kSpread: v = std::ldexp(v, spread(rng)); break;
+                case kSpread16: v = std::ldexp(v, spread16(rng)); break;
+                case kNarrow: v = std::copysign(narrow(rng), v); break;
                 case kCancel: v = std::ldexp(1.0f, spread(rng)); break;
                 case kTooWide: if (i % 3 == 1) v = std::ldexp(v, q % 2 ? 70 : -70); break;
                 case kSubnormal: v = std::ldexp(v, -130); break;
@@ -197,6 +208,8 @@ void check_scheme(const Case &c, unsigned seed)
                 switch (c.data) {
                 case kWideLines: v = std::ldexp(v, col_scale[(size_t)j]); break;
                 case kSpread: v = std::ldexp(v, spread(rng)); break;
+                case kSpread16: v = std::ldexp(v, spread16(rng)); break;
+                case kNarrow: v = std::copysign(narrow(rng), v); break;
                 case kCancel: /* pairs of k that cancel but for a small part */
                     v = q % 2 == 0 ? unit(rng) : 0.0f;
                     break;
@@ -230,6 +243,8 @@ void check_scheme(const Case &c, unsigned seed)
     std::vector<char> workspace(tg_oz2_int8_workspace(&p));
     std::memset(workspace.data(), 0x3c, workspace.size()); /* nothing unwritten is read as 0 */
     const int rc = tg_oz2_int8_run(&p, nullptr, workspace.data(), c.forced);
+    tg_oz2_int8_choice chosen{};
+    const int rc_chosen = tg_oz2_int8_chosen(&p, workspace.data(), nullptr, &chosen);
     tg_problem q = p;
     q.C = C_cpu.data();
     tg_oz2_plan plan;
@@ -246,10 +261,18 @@ void check_scheme(const Case &c, unsigned seed)
              m, n, k, c.trans_a ? 'T' : 'N', c.trans_b ? 'T' : 'N', (double)c.alpha,
              (double)c.beta, c.batch, data_name(c.data), plan.moduli,
              c.forced ? " forced" : "", plan.fallback_rows, plan.fallback_cols);
-    const bool ok = rc == 0 && rc_cpu == 0 && differ == 0;
-    printf("%-4s %s\n", ok ? "ok" : "FAIL", what);
+    /* the same choice as ozaki2.c's (its plan is the batch's largest: one item compared) */
+    const bool same_choice = c.batch > 1 ||
+                             (chosen.moduli == plan.moduli && chosen.bits_a == plan.bits_a &&
+                              chosen.bits_b == plan.bits_b &&
+                              chosen.int8_products == plan.int8_products);
+    const bool ok = rc == 0 && rc_cpu == 0 && rc_chosen == 0 && differ == 0 && same_choice;
+    printf("%-4s %s, bits %d/%d, %lld INT8 products\n", ok ? "ok" : "FAIL", what, plan.bits_a,
+           plan.bits_b, (long long)plan.int8_products);
     if (!ok) {
         ++failures;
+        printf("     device chose %d moduli, bits %d/%d, %d INT8 products\n", chosen.moduli,
+               chosen.bits_a, chosen.bits_b, chosen.int8_products);
         printf("     launch %d, CPU %d, %ld floats differ", rc, rc_cpu, differ);
         if (first >= 0)
             printf(" (first at %" PRId64 ": %a, ozaki2.c %a)", first, (double)C[(size_t)first],
@@ -292,6 +315,8 @@ int main(int argc, char **argv)
         {21, 19, 35, false, false, 1.0f, 0.0f, 1, kTooWide, 0},
         {9, 11, 13, true, false, 1.0f, 0.25f, 1, kSubnormal, 0},
         {13, 9, 45, false, false, 0.5f, 0.0f, 2, kWideLines, 0},
+        {29, 37, 200, false, true, 1.0f, 0.0f, 1, kSpread16, 0}, /* bits by the bound */
+        {35, 27, 150, true, false, 1.0f, 0.5f, 1, kNarrow, 0},   /* P not formed */
         {13, 9, 45, false, false, 1.0f, 0.0f, 1, kUniform, 2},
         {13, 9, 45, true, true, 1.0f, -0.5f, 1, kSpread, 5},
         {13, 9, 45, false, true, 1.0f, 0.0f, 1, kWideLines, 16},

@@ -22,7 +22,8 @@
  *            waits for the products and reduces its accumulators modulo the batch item's
  *            modulus (C++'s %, |r| < modulus), then goes on adding: so C_z is the exact product
  *            where k <= 2^16 and a value congruent to it modulo moduli[z] beyond, which is all
- *            the CRT needs.
+ *            the CRT needs.  Modulus 0 (the bound rule's product of nonnegative leading
+ *            magnitudes) cuts the sums to 2^30 instead (tg_oz2_lower_cut): a lower bound.
  * Batch      grid.z is the batch item; items at or past *active (device memory: the count the
  *            scheme chose on the device) leave at once, so the host need not wait to learn it.
  * Stores     int32 pairs (8 bytes) where both columns are inside; ldc is a multiple of 2.
@@ -169,11 +170,19 @@ __global__ void __launch_bounds__(kThreads, 1)
                 mbarrier_arrive(&empty[s]);
             }
             unreleased = -1;
+            if (modulus != 0) {
 #pragma unroll
-            for (int h = 0; h < kN128; ++h)
+                for (int h = 0; h < kN128; ++h)
 #pragma unroll
-                for (int i = 0; i < 64; ++i)
-                    acc[h][i] %= modulus;
+                    for (int i = 0; i < 64; ++i)
+                        acc[h][i] %= modulus;
+            } else { /* the leading magnitudes' product: a lower bound, cut (ozaki2.h) */
+#pragma unroll
+                for (int h = 0; h < kN128; ++h)
+#pragma unroll
+                    for (int i = 0; i < 64; ++i)
+                        acc[h][i] = tg_oz2_lower_cut(acc[h][i]);
+            }
         } else {
             wgmma_wait<1>();
             if (releaser && unreleased >= 0)

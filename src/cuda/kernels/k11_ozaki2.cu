@@ -3,13 +3,27 @@
  * arithmetic of src/ozaki/ozaki2.c (see ozaki2.h for the scheme and why its bits and moduli
  * meet the k-scaled error bound), run on the device step for step, so that its results are
  * ozaki2.c's bit for bit.
- *   ozaki2_int8: 7 launches a batch item, all queued without waiting for the device:
+ *   ozaki2_int8: 6 + 6 x panels launches a batch item (5 + 3 x panels where the count is
+ *   forced), all queued without waiting for the device:
  *     scan_lines (x2)   each row of op(A), each column of op(B): Inf/NaN, the frexp exponents
  *                       of its largest and smallest nonzero elements
- *     choose_plan       one block: the lines taken (no Inf/NaN, range within what 16 moduli
- *                       carry), the widest ranges, bits and moduli from tables the host made
- *                       with ozaki2.c's functions for this k, and the CRT's constants
-                       (tg_oz2_crt_init: no 128-bit division)
+ *     survey_lines      one block: the lines taken (no Inf/NaN, range within what 16 moduli
+ *                       carry), the widest ranges, whether P is formed (a range asks more bits
+ *                       than the floor); the lines' sums to 0
+ *     the bound rule (ozaki2.h; not when the count is forced):
+ *       to_leading      each line's leading magnitudes (tg_oz2_leading) as int8 rows of kp
+ *                       bytes in the first residue plane, the sums of the rounded-up ones (U)
+ *                       and of their squares (Q) per line (atomicAdd); op(A) once, op(B) a
+ *                       panel at a time
+ *       s8gemm          their INT32 product P as one item of modulus 0 (sums cut, not
+ *                       reduced) in the first product plane; no item where P is not formed
+ *       bound_needs     a thread an output: the bits either operand needs for it (the fewer of
+ *                       its range's and its bound's) and its bound of |C_hat|, block maxima by
+ *                       atomicMax; nothing where P is not formed
+ *     choose_plan       one block: the largest Q of either operand's lines; then one thread:
+ *                       bits from the needs (or the ranges) and the floor, moduli from W
+ *                       (tg_oz2_magnitude, tg_oz2_moduli_for: exact integers, as ozaki2.c),
+ *                       and the CRT's constants (tg_oz2_crt_init: no 128-bit division)
  *     to_residues (x2)  each line times 2^(bits - e_max), rounded to an integer (int64), and
  *                       its symmetric residues modulo each chosen modulus as int8, rows of kp
  *                       bytes (k padded with zeros to 16); 32 x 32 tiles through shared
@@ -27,20 +41,26 @@
  *                       a block and read afresh for each output (held in registers across the
  *                       row loop they took 168 registers)
  * INT32 sums stay exact: int8_gemm.cuh reduces its accumulators every 2^16 of k itself.
- * Workspace: line records, the plan, residues for all 16 moduli of A (16 m kp bytes) and of
- *   one panel of B's columns, and the panel's products (16 m panel 4 bytes, at most
- *   kProductBudget, 2 GiB: C goes panel by panel): 6.5 GiB at 16384^3; the rung's
- *   workspace_bytes (one batch item's, reused item after item).
+ * Workspace: line records, the plan, the survey and the lines' sums (16 (m + n) bytes),
+ *   residues for all 16 moduli of A (16 m kp bytes) and of one panel of B's columns, and the
+ *   panel's products (16 m panel 4 bytes, at most kProductBudget, 2 GiB: C goes panel by
+ *   panel; the bound rule's leading magnitudes and their product reuse the first plane of
+ *   each): 6.5 GiB at 16384^3; the rung's workspace_bytes (one batch item's, reused item after
+ *   item).
  * Constraints: compute capability 9.0 and a build with sm_90a code; k at most where 16
  *   moduli's line range passes the host's table (about 2^31); never chosen by `auto`
  *   (in_auto = 0): only when forced (tg_set_algo, --algo ozaki2_int8).
  * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 64 (48 with the 128-bit CRT), to_residues 32
- *   and 40, scan_lines 26 and 28, choose_plan 32 (its one thread's plan on a 448-byte stack
- *   frame); no spills.  reconstruct's SASS per output (a taken line, C_hat >= 2^64, beta 0):
- *   324 instructions at 9 moduli, 476 at 16 (the 128-bit CRT: 695 and 1110), about 17 a
+ *   and 40, to_leading 40 and 40, bound_needs 40, survey_lines 23, scan_lines 26 and 28,
+ *   choose_plan 32 (its one thread's plan on a 528-byte stack frame); no spills; Choice as a
+ *   __grid_constant__ (indexed by a line's range: as a plain parameter, copied to an 80-byte
+ *   stack frame in every thread).  reconstruct's SASS per output (a taken line, C_hat >= 2^64,
+ *   beta 0): 324 instructions at 9 moduli, 476 at 16 (the 128-bit CRT: 695 and 1110), about 17 a
  *   modulus instead of 60; powers of two by their bits (tg_pow2) instead of ldexp.
  * Benchmark: tilegemm bench 4096 8192 16384 --algo ozaki2_int8 (cuBLAS in the same run)
- * Measured: H100 80GB HBM3, 1e60204 (bench/results/ozaki/, beside the 128-bit CRT in the same
+ * Not yet measured with the bound rule and W (ozaki2.h): 8 moduli and P on uniform data at
+ *   k = 2048..16384, 9 INT8 products (10-11 with the range rule alone, 10 before W).
+ * Measured: H100 80GB HBM3, 1e60204 (the range rule) (bench/results/ozaki/, beside the 128-bit CRT in the same
  *   call): 47.6, 77.6 and 90.8 TFLOP/s at 4096^3, 8192^3 and 16384^3 on uniform data (128-bit
  *   CRT: 41.1, 69.8, 84.5), the same errors as the 128-bit CRT; test_gpu_ozaki2 bit for bit
  *   with ozaki2.c on every case.  GEMMul8's accurate mode with 8 moduli: 66, 97, 124 (8d407e6,
@@ -91,8 +111,20 @@ __device__ __forceinline__ void merge(tg_oz2_line &l, const tg_oz2_line &o)
 struct Choice {
     int cap;                    /* widest range of a line taken */
     int forced, forced_bits_a, forced_bits_b;
-    int8_t bits[kMaxRange + 1]; /* tg_oz2_bits_for_range */
-    int8_t moduli[kMaxRange + 1][kMaxRange + 1]; /* by the two ranges: tg_oz2_moduli_needed */
+    int floor_bits;             /* tg_oz2_floor_bits */
+    int8_t bits[kMaxRange + 1]; /* by a line's range: tg_oz2_bits_for_range */
+};
+
+/* What the lines and the bound rule (ozaki2.h) tell choose_plan: of the lines taken, the widest
+ * range of A's rows and B's columns, and how many of each are left to FMA; whether P is formed
+ * (the INT8 product's count of items: 1 or 0); where it is, the largest tg_oz2_output_need of
+ * either operand (-1 for none) and the largest tg_oz2_output_magnitude over the outputs taken. */
+struct Survey {
+    int widest[2];
+    int64_t left[2];
+    int product;
+    int need_a, need_b;
+    unsigned long long magnitude;
 };
 
 /* What the device chose for one batch item, and the CRT's constants for it. */
@@ -135,16 +167,21 @@ __global__ void __launch_bounds__(256) scan_lines(const float *X, int64_t line_s
     }
 }
 
-/* ---- choose_plan ------------------------------------------------------------------------ */
+/* ---- survey_lines and choose_plan ------------------------------------------------------ */
 
-/* ozaki2.c's choose() and the CRT's constants, one block of 256 threads. */
-__global__ void __launch_bounds__(256) choose_plan(const tg_oz2_line *rows, int64_t m,
-                                                   const tg_oz2_line *cols, int64_t n,
-                                                   const Choice choice, DevicePlan *plan)
+/* One block of 256 threads: the lines taken, their widest ranges and whether P is formed
+ * (ozaki2.c's choose()), into survey; the lines' sums (count of them at sums) to 0. */
+__global__ void __launch_bounds__(256) survey_lines(const tg_oz2_line *rows, int64_t m,
+                                                    const tg_oz2_line *cols, int64_t n,
+                                                    const __grid_constant__ Choice choice,
+                                                    unsigned long long *sums, int64_t count,
+                                                    Survey *survey)
 {
     __shared__ int widest[2][256];
     __shared__ int64_t left[2][256];
     const int tid = threadIdx.x;
+    for (int64_t e = tid; e < count; e += 256)
+        sums[e] = 0;
     int wa = 0, wb = 0;
     int64_t la = 0, lb = 0;
     for (int64_t i = tid; i < m; i += 256) {
@@ -170,18 +207,188 @@ __global__ void __launch_bounds__(256) choose_plan(const tg_oz2_line *rows, int6
     }
     if (tid != 0)
         return;
+    Survey v{};
+    for (int x = 0; x < 2; ++x)
+        v.widest[x] = widest[x][0], v.left[x] = left[x][0];
+    v.product = choice.forced == 0 && v.left[0] < m && v.left[1] < n &&
+                (choice.bits[v.widest[0]] > choice.floor_bits ||
+                 choice.bits[v.widest[1]] > choice.floor_bits);
+    v.need_a = v.need_b = -1;
+    *survey = v;
+}
+
+/* The rest of ozaki2.c's choose() and the CRT's constants, one block of 256 threads: the
+ * largest Q of either operand's lines (qs: m rows', then n columns'), bits, moduli. */
+__global__ void __launch_bounds__(256) choose_plan(int64_t m, int64_t n, int64_t k,
+                                                   const Choice choice,
+                                                   const unsigned long long *qs,
+                                                   const Survey *survey, DevicePlan *plan)
+{
+    __shared__ unsigned long long most[2][256];
+    const int tid = threadIdx.x;
+    unsigned long long qa = 0, qb = 0;
+    for (int64_t i = tid; i < m && choice.forced == 0; i += 256)
+        qa = qs[i] > qa ? qs[i] : qa;
+    for (int64_t j = tid; j < n && choice.forced == 0; j += 256)
+        qb = qs[m + j] > qb ? qs[m + j] : qb;
+    most[0][tid] = qa, most[1][tid] = qb;
+    __syncthreads();
+    for (int half = 128; half > 0; half /= 2) {
+        if (tid < half)
+            for (int x = 0; x < 2; ++x)
+                most[x][tid] = most[x][tid] > most[x][tid + half] ? most[x][tid] : most[x][tid + half];
+        __syncthreads();
+    }
+    if (tid != 0)
+        return;
+    const Survey v = *survey;
     DevicePlan d{};
-    d.range_a = widest[0][0], d.range_b = widest[1][0];
+    d.range_a = v.widest[0], d.range_b = v.widest[1];
     if (choice.forced > 0) {
         d.moduli = choice.forced;
         d.bits_a = choice.forced_bits_a, d.bits_b = choice.forced_bits_b;
-    } else if (left[0][0] < m && left[1][0] < n) { /* else every output is left to FMA */
-        d.bits_a = choice.bits[d.range_a], d.bits_b = choice.bits[d.range_b];
-        d.moduli = choice.moduli[d.range_a][d.range_b];
+    } else if (v.left[0] < m && v.left[1] < n) { /* else every output is left to FMA */
+        /* without P, what the widest ranges ask (no more than the floor) */
+        const int need_a = v.product ? v.need_a : 2 * choice.bits[v.widest[0]] + 1;
+        const int need_b = v.product ? v.need_b : 2 * choice.bits[v.widest[1]] + 1;
+        int need;
+        tg_oz2_rule rule;
+        tg_oz2_settle_bits(need_a, choice.floor_bits, &need, &d.bits_a, &rule);
+        tg_oz2_settle_bits(need_b, choice.floor_bits, &need, &d.bits_b, &rule);
+        const uint64_t w = tg_oz2_magnitude(k, most[0][0], most[1][0],
+                                            v.product ? v.magnitude : UINT64_MAX);
+        d.moduli = tg_oz2_moduli_for(w, d.bits_a + d.bits_b - 13);
     }
     const int list[kMaxModuli] = {TG_OZ2_MODULI};
     tg_oz2_crt_init(&d.crt, list, d.moduli);
     *plan = d;
+}
+
+/* ---- the bound rule: to_leading, bound_needs ------------------------------------------- */
+
+/* 32 lines x 32 of k of X (to_residues' layout) through shared memory; true where the block
+ * has a tile at q0. */
+template <bool ALONG_Q>
+__device__ __forceinline__ void load_tile(float (&tile)[32][33], const float *X,
+                                          int64_t line_stride, int64_t q_stride, int64_t lines,
+                                          int64_t k, int64_t r0, int64_t q0)
+{
+    for (int i = threadIdx.y; i < 32; i += 8) {
+        const int rr = ALONG_Q ? i : threadIdx.x, qq = ALONG_Q ? threadIdx.x : i;
+        const int64_t r = r0 + rr, q = q0 + qq;
+        tile[rr][qq] = r < lines && q < k ? X[r * line_stride + q * q_stride] : 0.0f;
+    }
+}
+
+/* Lines (as to_residues) as their leading magnitudes (tg_oz2_leading): int8 rows of kp bytes
+ * at out (zeros past k and for lines not taken), the rounded-up ones summed into up[r] and
+ * their squares into sq[r]. */
+template <bool ALONG_Q>
+__global__ void __launch_bounds__(256) to_leading(const float *X, int64_t line_stride,
+                                                  int64_t q_stride, int64_t lines, int64_t k,
+                                                  int64_t kp, const tg_oz2_line *info, int cap,
+                                                  int8_t *out, unsigned long long *up,
+                                                  unsigned long long *sq)
+{
+    __shared__ float tile[32][33];
+    __shared__ unsigned long long part[2][256];
+    const int tid = threadIdx.y * 32 + threadIdx.x;
+    const int64_t r0 = blockIdx.x * (int64_t)32;
+    const int line = tid / 8, quad = tid % 8 * 4;
+    const int64_t r = r0 + line;
+    tg_oz2_line l{0, 0, 0, 0};
+    if (r < lines)
+        l = info[r];
+    const bool take = r < lines && tg_oz2_line_taken(&l, cap) && l.nonzero;
+    unsigned long long sum = 0, squares = 0;
+    for (int64_t q0 = blockIdx.y * (int64_t)32; q0 < kp; q0 += gridDim.y * (int64_t)32) {
+        load_tile<ALONG_Q>(tile, X, line_stride, q_stride, lines, k, r0, q0);
+        __syncthreads();
+        const int64_t q = q0 + quad;
+        if (r < lines && q < kp) {
+            uint32_t packed = 0;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                int above = 0;
+                const int down = take ? tg_oz2_leading(tile[line][quad + e], l.e_max, &above) : 0;
+                sum += (unsigned)above;
+                squares += (unsigned)(above * above);
+                packed |= (uint32_t)down << (8 * e);
+            }
+            *reinterpret_cast<uint32_t *>(out + r * kp + q) = packed;
+        }
+        __syncthreads();
+    }
+    part[0][tid] = sum, part[1][tid] = squares;
+    __syncthreads();
+    if (quad == 0 && r < lines) {
+        for (int t = 1; t < 8; ++t)
+            sum += part[0][tid + t], squares += part[1][tid + t];
+        if (sum != 0) /* squares are 0 too where sum is */
+            atomicAdd(&up[r], sum), atomicAdd(&sq[r], squares);
+    }
+}
+
+/* Each taken output of a panel (n columns; cols, up_cols at its first): the bits either operand
+ * needs for it (tg_oz2_output_need, as ozaki2.c's bound_needs), from its leading product at
+ * lower[i * ldp + j], and its tg_oz2_output_magnitude; the block's largest to survey by
+ * atomicMax.  Nothing where P is not formed.  32 columns x 8 rows a block, rows in steps of the
+ * grid. */
+__global__ void __launch_bounds__(256) bound_needs(int64_t m, int64_t n, int64_t k,
+                                                   const tg_oz2_line *rows,
+                                                   const tg_oz2_line *cols,
+                                                   const unsigned long long *up_rows,
+                                                   const unsigned long long *up_cols,
+                                                   const __grid_constant__ Choice choice,
+                                                   const int32_t *lower,
+                                                   int64_t ldp, Survey *survey)
+{
+    __shared__ int best[2][256];
+    __shared__ unsigned long long most[256];
+    if (!survey->product)
+        return;
+    const int tid = threadIdx.y * 32 + threadIdx.x;
+    const int64_t j = blockIdx.x * (int64_t)32 + threadIdx.x;
+    int need_a = -1, need_b = -1;
+    unsigned long long magnitude = 0;
+    const tg_oz2_line col = j < n ? cols[j] : tg_oz2_line{1, 0, 0, 0};
+    if (tg_oz2_line_taken(&col, choice.cap)) {
+        const int col_bits = choice.bits[tg_oz2_line_range(&col)];
+        const unsigned long long up_col = up_cols[j];
+        for (int64_t i = blockIdx.y * (int64_t)8 + threadIdx.y; i < m; i += gridDim.y * (int64_t)8) {
+            const tg_oz2_line row = rows[i];
+            if (!tg_oz2_line_taken(&row, choice.cap))
+                continue;
+            const int32_t product = lower[i * ldp + j];
+            const unsigned long long up_row = up_rows[i];
+            const int a = tg_oz2_output_need(choice.bits[tg_oz2_line_range(&row)],
+                                             tg_oz2_bound_bits(k, product, (int64_t)up_col));
+            const int b = tg_oz2_output_need(col_bits,
+                                             tg_oz2_bound_bits(k, product, (int64_t)up_row));
+            const unsigned long long w = tg_oz2_output_magnitude(product, up_row, up_col);
+            need_a = a > need_a ? a : need_a;
+            need_b = b > need_b ? b : need_b;
+            magnitude = w > magnitude ? w : magnitude;
+        }
+    }
+    best[0][tid] = need_a, best[1][tid] = need_b, most[tid] = magnitude;
+    __syncthreads();
+    for (int half = 128; half > 0; half /= 2) {
+        if (tid < half) {
+            for (int x = 0; x < 2; ++x)
+                best[x][tid] = best[x][tid] > best[x][tid + half] ? best[x][tid] : best[x][tid + half];
+            most[tid] = most[tid] > most[tid + half] ? most[tid] : most[tid + half];
+        }
+        __syncthreads();
+    }
+    if (tid == 0) { /* most blocks add nothing: read before the atomic */
+        if (best[0][0] > survey->need_a)
+            atomicMax(&survey->need_a, best[0][0]);
+        if (best[1][0] > survey->need_b)
+            atomicMax(&survey->need_b, best[1][0]);
+        if (most[0] > survey->magnitude)
+            atomicMax(&survey->magnitude, most[0]);
+    }
 }
 
 /* ---- to_residues ------------------------------------------------------------------------ */
@@ -208,11 +415,7 @@ __global__ void __launch_bounds__(256) to_residues(const float *X, int64_t line_
     const int64_t r0 = blockIdx.x * (int64_t)32;
     const int line = tid / 8, quad = tid % 8 * 4;
     for (int64_t q0 = blockIdx.y * (int64_t)32; q0 < kp; q0 += gridDim.y * (int64_t)32) {
-        for (int i = threadIdx.y; i < 32; i += 8) {
-            const int rr = ALONG_Q ? i : threadIdx.x, qq = ALONG_Q ? threadIdx.x : i;
-            const int64_t r = r0 + rr, q = q0 + qq;
-            tile[rr][qq] = r < lines && q < k ? X[r * line_stride + q * q_stride] : 0.0f;
-        }
+        load_tile<ALONG_Q>(tile, X, line_stride, q_stride, lines, k, r0, q0);
         __syncthreads();
         const int64_t r = r0 + line, q = q0 + quad;
         if (r < lines && q < kp) {
@@ -351,7 +554,7 @@ int64_t panel_columns(const tg_problem &p)
 /* Where each part lies in the workspace, 256-byte aligned. */
 struct Workspace {
     int64_t kp, panel, ldp;
-    size_t rows, cols, plan, residues_a, residues_b, products, bytes;
+    size_t rows, cols, plan, survey, sums, residues_a, residues_b, products, bytes;
 
     explicit Workspace(const tg_problem &p)
         : kp(round_up(p.k, 16)), panel(panel_columns(p)), ldp(round_up(panel, 2))
@@ -365,6 +568,9 @@ struct Workspace {
         rows = take(sizeof(tg_oz2_line) * (size_t)p.m);
         cols = take(sizeof(tg_oz2_line) * (size_t)p.n);
         plan = take(sizeof(DevicePlan));
+        survey = take(sizeof(Survey));
+        /* the lines' sums: U of m rows, then n columns; Q of them alike */
+        sums = take(sizeof(unsigned long long) * (size_t)(2 * (p.m + p.n)));
         residues_a = take((size_t)(kMaxModuli * p.m * kp));
         residues_b = take((size_t)(kMaxModuli * panel * kp));
         products = take(sizeof(int32_t) * (size_t)(kMaxModuli * p.m * ldp));
@@ -389,11 +595,9 @@ const Choice &choice_for(int64_t k, int forced)
         tg_oz2_forced_bits(forced, k, &c.forced_bits_a, &c.forced_bits_b);
     } else {
         c.cap = tg_oz2_range_for_moduli(kMaxModuli, k);
+        c.floor_bits = tg_oz2_floor_bits(k);
         for (int r = 0; r <= c.cap && r <= kMaxRange; ++r)
             c.bits[r] = (int8_t)tg_oz2_bits_for_range(r, k);
-        for (int ra = 0; ra <= c.cap && ra <= kMaxRange; ++ra)
-            for (int rb = 0; rb <= c.cap && rb <= kMaxRange; ++rb)
-                c.moduli[ra][rb] = (int8_t)tg_oz2_moduli_needed(k, c.bits[ra], c.bits[rb]);
     }
     cached_k = k, cached_forced = forced;
     return c;
@@ -410,6 +614,58 @@ cudaError_t launch_scan(const float *X, int64_t line_stride, int64_t q_stride, i
         scan_lines<false><<<ceil_div(lines, 256), 256, 0, stream>>>(X, line_stride, q_stride,
                                                                      lines, k, info);
     return cudaGetLastError();
+}
+
+cudaError_t launch_leading(const float *X, int64_t line_stride, int64_t q_stride, int64_t lines,
+                           int64_t k, int64_t kp, const tg_oz2_line *info, int cap, int8_t *out,
+                           unsigned long long *up, unsigned long long *sq, cudaStream_t stream)
+{
+    const dim3 grid(ceil_div(lines, 32), std::min(ceil_div(kp, 32), 65535u));
+    if (q_stride == 1 || line_stride != 1)
+        to_leading<true><<<grid, dim3(32, 8), 0, stream>>>(X, line_stride, q_stride, lines, k, kp,
+                                                           info, cap, out, up, sq);
+    else
+        to_leading<false><<<grid, dim3(32, 8), 0, stream>>>(X, line_stride, q_stride, lines, k,
+                                                            kp, info, cap, out, up, sq);
+    return cudaGetLastError();
+}
+
+/* The bound rule's passes (ozaki2.h): leading magnitudes of op(A) and, panel by panel, of
+ * op(B) (in the first residue planes) with their lines' sums, and where survey says P is
+ * formed, their INT8 product (in the first product plane) and each output's need and
+ * magnitude reduced into survey. */
+cudaError_t bound_pass(const tg_problem &p, const Workspace &w, char *base, const Choice &choice,
+                       cudaStream_t stream)
+{
+    const tg_oz2_line *const rows = reinterpret_cast<const tg_oz2_line *>(base + w.rows);
+    const tg_oz2_line *const cols = reinterpret_cast<const tg_oz2_line *>(base + w.cols);
+    Survey *const survey = reinterpret_cast<Survey *>(base + w.survey);
+    unsigned long long *const up_rows = reinterpret_cast<unsigned long long *>(base + w.sums);
+    unsigned long long *const up_cols = up_rows + p.m;
+    unsigned long long *const sq_rows = up_cols + p.n, *const sq_cols = sq_rows + p.m;
+    int8_t *const lead_a = reinterpret_cast<int8_t *>(base + w.residues_a);
+    int8_t *const lead_b = reinterpret_cast<int8_t *>(base + w.residues_b);
+    int32_t *const lower = reinterpret_cast<int32_t *>(base + w.products);
+    static const int kCut[1] = {0}; /* int8_gemm.cuh: modulus 0 cuts the sums */
+    cudaError_t e;
+    if ((e = launch_leading(p.A, p.a_rs, p.a_cs, p.m, p.k, w.kp, rows, choice.cap, lead_a,
+                            up_rows, sq_rows, stream)) != cudaSuccess)
+        return e;
+    for (int64_t j0 = 0; j0 < p.n; j0 += w.panel) {
+        const int64_t n = std::min(w.panel, p.n - j0);
+        if ((e = launch_leading(p.B + j0 * p.b_cs, p.b_cs, p.b_rs, n, p.k, w.kp, cols + j0,
+                                choice.cap, lead_b, up_cols + j0, sq_cols + j0, stream)) !=
+                cudaSuccess ||
+            (e = int8_gemm::launch(lead_a, lead_b, lower, p.m, n, w.kp, 1, &survey->product,
+                                   kCut, w.ldp, p.m * w.ldp, stream)) != cudaSuccess)
+            return e;
+        const dim3 grid(ceil_div(n, 32), std::min(ceil_div(p.m, 8), 65535u));
+        bound_needs<<<grid, dim3(32, 8), 0, stream>>>(p.m, n, p.k, rows, cols + j0, up_rows,
+                                                      up_cols + j0, choice, lower, w.ldp, survey);
+        if ((e = cudaGetLastError()) != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
 }
 
 cudaError_t launch_residues(const float *X, int64_t line_stride, int64_t q_stride, int64_t lines,
@@ -433,6 +689,8 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
     tg_oz2_line *const rows = reinterpret_cast<tg_oz2_line *>(base + w.rows);
     tg_oz2_line *const cols = reinterpret_cast<tg_oz2_line *>(base + w.cols);
     DevicePlan *const plan = reinterpret_cast<DevicePlan *>(base + w.plan);
+    Survey *const survey = reinterpret_cast<Survey *>(base + w.survey);
+    unsigned long long *const sums = reinterpret_cast<unsigned long long *>(base + w.sums);
     int8_t *const res_a = reinterpret_cast<int8_t *>(base + w.residues_a);
     int8_t *const res_b = reinterpret_cast<int8_t *>(base + w.residues_b);
     int32_t *const products = reinterpret_cast<int32_t *>(base + w.products);
@@ -440,7 +698,12 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
     if ((e = launch_scan(p.A, p.a_rs, p.a_cs, p.m, p.k, rows, stream)) != cudaSuccess ||
         (e = launch_scan(p.B, p.b_cs, p.b_rs, p.n, p.k, cols, stream)) != cudaSuccess)
         return e;
-    choose_plan<<<1, 256, 0, stream>>>(rows, p.m, cols, p.n, choice, plan);
+    survey_lines<<<1, 256, 0, stream>>>(rows, p.m, cols, p.n, choice, sums, 2 * (p.m + p.n),
+                                        survey);
+    if ((e = cudaGetLastError()) != cudaSuccess ||
+        (choice.forced == 0 && (e = bound_pass(p, w, base, choice, stream)) != cudaSuccess))
+        return e;
+    choose_plan<<<1, 256, 0, stream>>>(p.m, p.n, p.k, choice, sums + p.m + p.n, survey, plan);
     if ((e = cudaGetLastError()) != cudaSuccess ||
         (e = launch_residues(p.A, p.a_rs, p.a_cs, p.m, p.k, w.kp, rows, choice.cap, plan, true,
                              res_a, stream)) != cudaSuccess)
@@ -522,6 +785,26 @@ extern "C" int tg_oz2_int8_run(const tg_problem *p, void *stream, void *workspac
                                int forced_moduli)
 {
     return run(p, stream, workspace, forced_moduli);
+}
+
+extern "C" int tg_oz2_int8_chosen(const tg_problem *p, const void *workspace, void *stream,
+                                  tg_oz2_int8_choice *out)
+{
+    const Workspace w(*p);
+    const char *const base = static_cast<const char *>(workspace);
+    DevicePlan plan;
+    Survey survey;
+    const cudaStream_t s = (cudaStream_t)stream;
+    cudaError_t e;
+    if ((e = cudaMemcpyAsync(&plan, base + w.plan, sizeof plan, cudaMemcpyDeviceToHost, s)) !=
+            cudaSuccess ||
+        (e = cudaMemcpyAsync(&survey, base + w.survey, sizeof survey, cudaMemcpyDeviceToHost,
+                             s)) != cudaSuccess ||
+        (e = cudaStreamSynchronize(s)) != cudaSuccess)
+        return (int)e;
+    out->moduli = plan.moduli, out->bits_a = plan.bits_a, out->bits_b = plan.bits_b;
+    out->int8_products = plan.moduli + survey.product;
+    return (int)cudaSuccess;
 }
 
 extern "C" int tg_int8_gemm_run(const int8_t *a, const int8_t *b, int32_t *c, int64_t m,
