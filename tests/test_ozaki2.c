@@ -8,7 +8,9 @@
  * result must be within the project's k-scaled bound (tg_scaled_error <= 1), with bits and
  * moduli chosen from the data (8 moduli on uniform, line-scaled, cancelling, subnormal and
  * narrow data, the floor setting the bits; the bound where elements spread over
- * 2^-16..2^16; no product of leading magnitudes on narrow data); a fixed 5 moduli must break
+ * 2^-16..2^16; no product of leading magnitudes on narrow data), then raised to all the moduli
+ * carry (on data spread over 2^-10..2^10, enough to cut the RMS error against the least bits;
+ * the result the scheme's at its bits, C_hat summed exactly); a fixed 5 moduli must break
  * that bound on data that needs more.  Prints the moduli, INT8 products and the RMS error.
  */
 #include <float.h>
@@ -75,10 +77,64 @@ typedef struct shape {
     float alpha, beta;
 } shape;
 
+/* The scheme's C for one batch item at the given bits, C_hat summed exactly in 128 bits (what
+ * the CRT rebuilds wherever the moduli carry it), alpha and beta as ozaki2.c applies them, into
+ * out (m x n, row i at i * n); outputs of a line the scheme leaves keep out's values. */
+static void scheme_at_bits(const tg_problem *p, const float *c_in, int bits_a, int bits_b,
+                           float *out)
+{
+    const int64_t m = p->m, n = p->n, k = p->k;
+    const int cap = tg_oz2_range_for_moduli(TG_OZ2_MAX_MODULI, k);
+    int64_t *a_hat = malloc(sizeof(int64_t) * (size_t)(m * k));
+    int64_t *b_hat = malloc(sizeof(int64_t) * (size_t)(k * n));
+    int *shift_a = malloc(sizeof(int) * (size_t)m), *shift_b = malloc(sizeof(int) * (size_t)n);
+    int *take_a = malloc(sizeof(int) * (size_t)m), *take_b = malloc(sizeof(int) * (size_t)n);
+    for (int side = 0; side < 2; ++side)
+        for (int64_t r = 0; r < (side ? n : m); ++r) {
+            const float *x = side ? p->B + r * p->b_cs : p->A + r * p->a_rs;
+            const int64_t step = side ? p->b_rs : p->a_cs;
+            tg_oz2_line l = {0, 0, 0, 0};
+            for (int64_t q = 0; q < k; ++q)
+                tg_oz2_line_add(&l, x[q * step]);
+            const int shift = l.nonzero ? (side ? bits_b : bits_a) - l.e_max : 0;
+            (side ? take_b : take_a)[r] = tg_oz2_line_taken(&l, cap);
+            (side ? shift_b : shift_a)[r] = shift;
+            for (int64_t q = 0; q < k; ++q)
+                (side ? b_hat : a_hat)[r * k + q] = llrint(ldexp((double)x[q * step], shift));
+        }
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+            if (!take_a[i] || !take_b[j])
+                continue;
+            tg_oz2_i128 c_hat = 0;
+            for (int64_t q = 0; q < k; ++q)
+                c_hat += (tg_oz2_i128)a_hat[i * k + q] * b_hat[j * k + q];
+            const double value =
+                ldexp((double)c_hat, -(shift_a[i] + shift_b[j])) * (double)p->alpha;
+            const double c = (double)c_in[i * p->ldc + j];
+            out[i * n + j] = (float)(p->beta != 0.0f ? value + (double)p->beta * c : value);
+        }
+    free(a_hat), free(b_hat), free(shift_a), free(shift_b), free(take_a), free(take_b);
+}
+
+/* RMS of got's error (m x n, row i at i * ld) against ref, relative to ref's RMS. */
+static double relative_rms(const float *got, int64_t ld, const double *ref, int64_t m, int64_t n)
+{
+    double err = 0.0, size = 0.0;
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+            err += pow((double)got[i * ld + j] - ref[i * n + j], 2);
+            size += ref[i * n + j] * ref[i * n + j];
+        }
+    return sqrt(err / size);
+}
+
 /* Runs the scheme on one case and checks it; returns the worst scaled error (inf: a special
- * value mismatch or a failure), and the plan in *plan; where rms is not NULL, the RMS error
- * relative to C's RMS, of the result (rms[0]) and of float64's product rounded to float
- * (rms[1], what any float result has). */
+ * value mismatch or a failure), and the plan in *plan; where rms is not NULL (one batch item),
+ * the RMS error relative to C's RMS, of the result (rms[0]), of float64's product rounded to
+ * float (rms[1], what any float result has) and of the scheme at the least bits the plan
+ * allowed (rms[2]: the guarantee's or the floor's, before the moduli's spare bits were taken);
+ * the result must then be the scheme's at the plan's bits, bit for bit. */
 static double run_case(const shape *s, enum data data, int forced, uint64_t seed,
                        tg_oz2_plan *plan, double *rms)
 {
@@ -172,15 +228,26 @@ static double run_case(const shape *s, enum data data, int forced, uint64_t seed
         const double e = tg_scaled_error(&item, item.C, ref, bound);
         worst = e > worst ? e : worst;
         if (rms) {
-            double err = 0.0, rounded = 0.0, size = 0.0;
+            float *alike = malloc(sizeof(float) * (size_t)(p.m * p.n));
             for (int64_t i = 0; i < p.m; ++i)
-                for (int64_t j = 0; j < p.n; ++j) {
-                    const double want = ref[i * p.n + j];
-                    err += pow((double)item.C[i * p.ldc + j] - want, 2);
-                    rounded += pow((double)(float)want - want, 2);
-                    size += want * want;
-                }
-            rms[0] = sqrt(err / size), rms[1] = sqrt(rounded / size);
+                for (int64_t j = 0; j < p.n; ++j)
+                    alike[i * p.n + j] = (float)ref[i * p.n + j];
+            rms[0] = relative_rms(item.C, p.ldc, ref, p.m, p.n);
+            rms[1] = relative_rms(alike, p.n, ref, p.m, p.n);
+            for (int64_t i = 0; i < p.m; ++i) /* outputs left to FMA: the same either way */
+                memcpy(alike + i * p.n, item.C + i * p.ldc, sizeof(float) * (size_t)p.n);
+            scheme_at_bits(&item, c_in, plan->bits_a, plan->bits_b, alike);
+            long differ = 0;
+            for (int64_t i = 0; i < p.m; ++i)
+                differ += memcmp(alike + i * p.n, item.C + i * p.ldc,
+                                 sizeof(float) * (size_t)p.n) != 0;
+            EXPECT(differ == 0, "%ld rows differ from the scheme at bits %d/%d summed exactly: "
+                   "the moduli do not carry the bits", differ, plan->bits_a, plan->bits_b);
+            const int floor_bits = tg_oz2_floor_bits(p.k);
+            scheme_at_bits(&item, c_in, plan->need_a > floor_bits ? plan->need_a : floor_bits,
+                           plan->need_b > floor_bits ? plan->need_b : floor_bits, alike);
+            rms[2] = relative_rms(alike, p.n, ref, p.m, p.n);
+            free(alike);
         }
     }
     /* Nothing outside C's elements changed: the padding keeps its old values. */
@@ -227,6 +294,24 @@ static void check_moduli(void)
                tg_oz2_moduli_for(256, 0) == 2 && tg_oz2_moduli_for(511, -1) == 1 &&
                tg_oz2_moduli_for(1, 127) == TG_OZ2_MAX_MODULI + 1,
            "tg_oz2_moduli_for at its edges");
+    /* The bits a count carries (tg_oz2_take_carried_bits): the count stays, one bit more would
+     * not fit it (or both are at 62), neither operand loses a bit, and one that rises ends at
+     * most level with the other (A a bit above). */
+    for (int t = 0; t < 20000; ++t) {
+        const uint64_t w = t % 97 == 0 ? 0 : next(&seed) >> (next(&seed) % 53);
+        const int a0 = 7 + (int)(next(&seed) % 40), b0 = 7 + (int)(next(&seed) % 40);
+        const int count = tg_oz2_moduli_for(w, a0 + b0 - 13);
+        if (count > TG_OZ2_MAX_MODULI)
+            continue;
+        int a = a0, b = b0;
+        tg_oz2_take_carried_bits(w, count, &a, &b);
+        EXPECT(a >= a0 && b >= b0 && a <= 62 && b <= 62 &&
+                   tg_oz2_moduli_for(w, a + b - 13) == count &&
+                   (a + b == 124 || tg_oz2_moduli_for(w, a + b + 1 - 13) > count) &&
+                   (a == a0 || a <= b + 1) && (b == b0 || b <= a),
+               "w %llu, %d moduli for bits %d/%d: %d/%d", (unsigned long long)w, count, a0, b0,
+               a, b);
+    }
     /* More range or more k never needs fewer bits or moduli. */
     for (int64_t k = 1; k <= (1 << 20); k *= 4) {
         int last_bits = 0, last_moduli = 0;
@@ -422,19 +507,24 @@ int main(void)
 
     /* k = 1024 to 16384: the moduli the bound rule chooses (and the range rule alone would),
      * every element within the bound on each data class, and the RMS error on full-mantissa
-     * uniform and line-scaled data beside a correctly rounded float result's. */
+     * uniform, line-scaled and spread data beside a correctly rounded float result's and the
+     * scheme's at the least bits. */
     const enum data long_classes[] = {kUniform,    kScaledLines, kSpread10, kSpread16,
                                       kCancelling, kSubnormal,   kNarrow};
     for (int64_t k = 1024; k <= 16384; k *= 2)
         for (size_t d = 0; d < sizeof long_classes / sizeof long_classes[0]; ++d) {
             const enum data data = long_classes[d];
-            const int rms_class = data == kUniform || data == kScaledLines;
-            if (!rms_class && k != 4096 && k != 16384)
+            const int every_k = data == kUniform || data == kScaledLines;
+            const int rms_class = every_k || data == kSpread10;
+            if (!every_k && k != 4096 && k != 16384)
                 continue;
             const shape s = {TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 24, 20, k, 1, 1.0f, 0.0f};
             tg_oz2_plan plan;
-            double rms[2];
+            double rms[3];
             const double worst = run_case(&s, data, 0, 500 + (uint64_t)(k + d), &plan, rms);
+            const int floor_bits = tg_oz2_floor_bits(k);
+            const int least_a = plan.need_a > floor_bits ? plan.need_a : floor_bits;
+            const int least_b = plan.need_b > floor_bits ? plan.need_b : floor_bits;
             const int by_range = tg_oz2_moduli_needed(
                 k, tg_oz2_bits_for_range(plan.range_a, k), tg_oz2_bits_for_range(plan.range_b, k));
             EXPECT(worst <= 1.0 &&
@@ -452,14 +542,22 @@ int main(void)
                    "%s k %lld: %d moduli, %lld INT8 products, bits by %s/%s", kDataName[data],
                    (long long)k, plan.moduli, (long long)plan.int8_products,
                    tg_oz2_rule_name(plan.rule_a), tg_oz2_rule_name(plan.rule_b));
+            /* The moduli's spare bits taken: never fewer than the least, and on spread data
+             * (few large leading magnitudes: a small W) enough more to cut the RMS error. */
+            EXPECT(plan.bits_a >= least_a && plan.bits_b >= least_b &&
+                       (data != kSpread10 || (plan.bits_a + plan.bits_b >= least_a + least_b + 4 &&
+                                              rms[0] < 0.75 * rms[2])),
+                   "%s k %lld: bits %d/%d from %d/%d, RMS %.3e (%.3e at the least bits)",
+                   kDataName[data], (long long)k, plan.bits_a, plan.bits_b, least_a, least_b,
+                   rms[0], rms[2]);
             printf("  %-13s k %5lld: %2d moduli (range rule: %2d), %2lld INT8 products, bits %d/%d "
-                   "(%s/%s, need %d/%d), worst scaled error %.3g",
+                   "(least %d/%d: %s/%s), worst scaled error %.3g",
                    kDataName[data], (long long)k, plan.moduli, by_range,
-                   (long long)plan.int8_products, plan.bits_a, plan.bits_b,
-                   tg_oz2_rule_name(plan.rule_a), tg_oz2_rule_name(plan.rule_b), plan.need_a,
-                   plan.need_b, worst);
+                   (long long)plan.int8_products, plan.bits_a, plan.bits_b, least_a, least_b,
+                   tg_oz2_rule_name(plan.rule_a), tg_oz2_rule_name(plan.rule_b), worst);
             if (rms_class)
-                printf(", RMS %.3e (float64 rounded: %.3e)", rms[0], rms[1]);
+                printf(", RMS %.3e (least bits %.3e, float64 rounded %.3e)", rms[0], rms[2],
+                       rms[1]);
             printf("\n");
         }
 

@@ -247,6 +247,7 @@ static void choose(const tg_problem *p, const float *A, const float *B, int forc
     const uint64_t w = tg_oz2_magnitude(k, largest(b->sq_row, m), largest(b->sq_col, n),
                                         by_product);
     item->moduli = tg_oz2_moduli_for(w, item->bits_a + item->bits_b - 13);
+    tg_oz2_take_carried_bits(w, item->moduli, &item->bits_a, &item->bits_b);
     item->int8_products = item->moduli + form_product;
 }
 

@@ -49,11 +49,15 @@
  *   k 2^14.
  * W, the least of the three maxima over the outputs taken (the first only where P was formed),
  * is an exact integer (below 2^46 for k < 2^31), and the moduli are the fewest with
- * M > 2^(bits_a + bits_b - 13) W (tg_oz2_moduli_for).  On uniform data W is about 4160 k by the
- * product, 5670-5860 k by Cauchy-Schwarz (16384 lines of k = 4096, 4096 of 16384): 8 moduli
- * carry 26 bits up to k = 4096 and 25 up to 16384 with either (6118 k allowed).  Where P is not needed for the bits, forming it for W
- * alone would pay only if it saved two moduli (W by Cauchy-Schwarz 2^15 times W by the
- * product): it is not formed.
+ * M > 2^(bits_a + bits_b - 13) W (tg_oz2_moduli_for).  That count's M usually carries more,
+ * and the bits rise to all it carries (tg_oz2_take_carried_bits): W, from the leading
+ * magnitudes, holds for any bits >= 7, so the count stays; and more bits never loosen the
+ * bound, as d_i and d_j only shrink and each rule's inequality above holds for any bits past
+ * the least it asks.  On uniform data W is about 4160 k by the product, 5670-5860 k by
+ * Cauchy-Schwarz (16384 lines of k = 4096, 4096 of 16384): 8 moduli carry 26 bits up to
+ * k = 4096 and 25 up to 16384 with either (6118 k allowed).  Where P is not needed for the
+ * bits, forming it for W alone would pay only if it saved two moduli (W by Cauchy-Schwarz 2^15
+ * times W by the product): it is not formed.
  *
  * The floor (tg_oz2_floor_bits) is for the RMS error, which the bound does not bound: measured
  * (bench/ozaki_bits.py --floors, C_hat exact and rounded as here, 96 x 96, k = 1024 to 16384) it
@@ -63,11 +67,14 @@
  * (bench/results/ozaki/): so 26 bits below k = 8192, 25 from there.
  *
  * What it costs (tests/test_ozaki2.c): the bound asks 11 to 19 bits on uniform, line-scaled,
- * spread, cancelling and subnormal data at k = 1024 to 16384, so the floor sets the bits, and 8
- * moduli carry them (the range rule alone: 9 to 16), with P: 9 INT8 products (10 when M was
- * sized by k 2^(bits_a + bits_b)).  Magnitudes in [1/2, 1) need no P (range 0 or 1) but 9
- * moduli from k = 4096: sum |a_hat b_hat| itself passes what 8 carry.  Over 2^-16..2^16 at
- * k = 300 the bound sets 28 bits.  The worst element sits at 1e-3 to 5e-7 of the bound.  A
+ * spread, cancelling and subnormal data at k = 1024 to 16384, so the floor sets the least bits,
+ * and 8 moduli carry them (the range rule alone: 9 to 16), with P: 9 INT8 products (10 when M
+ * was sized by k 2^(bits_a + bits_b)).  Those 8 carry 0 or 1 bit more a side on uniform data,
+ * 3 on data spread over 2^-10..2^10 (W small: few leading magnitudes are large), where the
+ * floor's bits alone left an RMS error of 4.6e-8 at k = 4096 and 8.9e-8 at 16384, and all 8
+ * carry leave 2.4e-8 and 2.6e-8 (float64 rounded: 2.3e-8, 2.5e-8).  Magnitudes in [1/2, 1)
+ * need no P (range 0 or 1) but 9 moduli from k = 4096: sum |a_hat b_hat| itself passes what 8
+ * carry.  Over 2^-16..2^16 at k = 300 the bound asks 28 bits.  The worst element sits at 1e-3 to 5e-7 of the bound.  A
  * fixed 5 moduli breaks the bound (12.6x) on the 2^-10..2^10 data.
  */
 #ifndef TG_OZAKI2_H
@@ -252,6 +259,41 @@ static inline TG_OZ2_HOST_DEVICE int tg_oz2_moduli_for(uint64_t w, int shift)
     return TG_OZ2_MAX_MODULI + 1;
 }
 
+/*
+ * Raises bits_a and bits_b to all that `count` moduli carry for W = w: the largest sum with
+ * M > 2^(bits_a + bits_b - 13) w, tg_oz2_moduli_for's condition (so the count stays), each at
+ * least what it was and at most 62 (an int64 integer); the fewer bits rise first, then both
+ * alike (an odd bit to A), as equal bits leave the least rounding error for their sum.  Exact:
+ * with w of L bits and M of N, w 2^(N - L) has N bits (below 2^127).
+ */
+static inline TG_OZ2_HOST_DEVICE void tg_oz2_take_carried_bits(uint64_t w, int count,
+                                                               int *bits_a, int *bits_b)
+{
+    const int list[TG_OZ2_MAX_MODULI] = {TG_OZ2_MODULI};
+    if (count < 1 || count > TG_OZ2_MAX_MODULI)
+        return;
+    tg_oz2_u128 big_m = 1;
+    for (int l = 0; l < count; ++l)
+        big_m *= (tg_oz2_u128)list[l];
+    const int m_bits = (big_m >> 64) != 0 ? 64 + tg_oz2_bit_length((uint64_t)(big_m >> 64))
+                                          : tg_oz2_bit_length((uint64_t)big_m);
+    int shift = 124 - 13; /* w = 0: any bits */
+    if (w != 0) {
+        shift = m_bits - tg_oz2_bit_length(w); /* the largest with M > w 2^shift, or one past */
+        if (shift >= 0 && ((tg_oz2_u128)w << shift) >= big_m)
+            --shift;
+    }
+    const int total = shift + 13 < 124 ? shift + 13 : 124;
+    if (total <= *bits_a + *bits_b)
+        return; /* the count was chosen for these bits: nothing more is carried */
+    int a = total - total / 2, b = total / 2;
+    if (a < *bits_a)
+        a = *bits_a, b = total - a;
+    else if (b < *bits_b)
+        b = *bits_b, a = total - b;
+    *bits_a = a, *bits_b = b;
+}
+
 
 /*
  * The CRT without 128-bit products (the INT8 rung's reconstruct; ozaki2.c keeps its own sum of
@@ -428,9 +470,10 @@ typedef enum tg_oz2_rule {
 /* What the scheme chose for a product. */
 typedef struct tg_oz2_plan {
     int moduli;                        /* how many of tg_oz2_moduli carry C_hat */
-    int bits_a, bits_b;                /* integer bits of A's rows and B's columns */
+    int bits_a, bits_b;                /* integer bits of A's rows and B's columns: all that
+                                        * the moduli carry */
     int need_a, need_b;                /* the bits the guarantee asked (the floor aside) */
-    tg_oz2_rule rule_a, rule_b;        /* what set bits_a and bits_b */
+    tg_oz2_rule rule_a, rule_b;        /* what set the least bits, the moduli's count */
     int range_a, range_b;              /* the widest exponent range among the rows (columns)
                                         * the scheme took */
     int64_t fallback_rows, fallback_cols; /* rows of op(A), columns of op(B) left to FMA */
@@ -440,8 +483,8 @@ typedef struct tg_oz2_plan {
 /* The rule's name, for reports. */
 const char *tg_oz2_rule_name(tg_oz2_rule rule);
 
-/* bits and rule of an operand from its need (the largest tg_oz2_output_need over the outputs
- * taken, or -1 where none) and the floor. */
+/* The least bits and the rule of an operand from its need (the largest tg_oz2_output_need over
+ * the outputs taken, or -1 where none) and the floor. */
 static inline TG_OZ2_HOST_DEVICE void tg_oz2_settle_bits(int largest_need, int floor_bits,
                                                          int *need, int *bits, tg_oz2_rule *rule)
 {

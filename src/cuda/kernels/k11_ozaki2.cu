@@ -23,7 +23,8 @@
  *     choose_plan       one block: the largest Q of either operand's lines; then one thread:
  *                       bits from the needs (or the ranges) and the floor, moduli from W
  *                       (tg_oz2_magnitude, tg_oz2_moduli_for: exact integers, as ozaki2.c),
- *                       and the CRT's constants (tg_oz2_crt_init: no 128-bit division)
+ *                       then all the bits they carry (tg_oz2_take_carried_bits), and the
+ *                       CRT's constants (tg_oz2_crt_init: no 128-bit division)
  *     to_residues (x2)  each line times 2^(bits - e_max), rounded to an integer (int64), and
  *                       its symmetric residues modulo each chosen modulus as int8, rows of kp
  *                       bytes (k padded with zeros to 16); 32 x 32 tiles through shared
@@ -52,21 +53,21 @@
  *   (in_auto = 0): only when forced (tg_set_algo, --algo ozaki2_int8).
  * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 64 (48 with the 128-bit CRT), to_residues 32
  *   and 40, to_leading 40 and 40, bound_needs 40, survey_lines 23, scan_lines 26 and 28,
- *   choose_plan 32 (its one thread's plan on a 528-byte stack frame); no spills; Choice as a
- *   __grid_constant__ (indexed by a line's range: as a plain parameter, copied to an 80-byte
- *   stack frame in every thread).  reconstruct's SASS per output (a taken line, C_hat >= 2^64,
+ *   choose_plan 32 (its one thread's plan on a 528-byte stack frame, the same with
+ *   tg_oz2_take_carried_bits); no spills; Choice as a __grid_constant__ (indexed by a line's
+ *   range: as a plain parameter, copied to an 80-byte stack frame in every thread).  reconstruct's SASS per output (a taken line, C_hat >= 2^64,
  *   beta 0): 324 instructions at 9 moduli, 476 at 16 (the 128-bit CRT: 695 and 1110), about 17 a
  *   modulus instead of 60; powers of two by their bits (tg_pow2) instead of ldexp.
  * Benchmark: tilegemm bench 4096 8192 16384 --algo ozaki2_int8 (cuBLAS in the same run)
- * Not yet measured with the bound rule and W (ozaki2.h): 8 moduli and P on uniform data at
- *   k = 2048..16384, 9 INT8 products (10-11 with the range rule alone, 10 before W).
- * Measured: H100 80GB HBM3, 1e60204 (the range rule) (bench/results/ozaki/, beside the 128-bit CRT in the same
- *   call): 47.6, 77.6 and 90.8 TFLOP/s at 4096^3, 8192^3 and 16384^3 on uniform data (128-bit
- *   CRT: 41.1, 69.8, 84.5), the same errors as the 128-bit CRT; test_gpu_ozaki2 bit for bit
- *   with ozaki2.c on every case.  GEMMul8's accurate mode with 8 moduli: 66, 97, 124 (8d407e6,
- *   a day earlier).  At 16384^3 (ncu): reconstruct 1.08 ms a panel of 8 (2.23 with 128-bit
- *   products); the INT8 products, about 78 ms, are 80% of the time, and the INT32 products of
- *   every modulus are written out and read back (1 GiB a modulus at 16384^3).
+ * Measured: H100 80GB HBM3, a53eb86 (the bound rule and W, before the bits the moduli carry
+ *   were taken: the same moduli and INT8 products) (bench/results/ozaki/): 50.6, 87.9 and
+ *   112.9 TFLOP/s at 4096^3, 8192^3 and 16384^3 on uniform data, 9 INT8 products;
+ *   test_gpu_ozaki2 bit for bit with ozaki2.c on every case.  GEMMul8's accurate mode with 8
+ *   moduli: 66, 97, 124 (8d407e6).  At 16384^3 (ncu, 1e60204, the range rule): reconstruct
+ *   1.08 ms a panel of 8 (2.23 with 128-bit products); the INT8 products are 80% of the time,
+ *   and the INT32 products of every modulus are written out and read back (1 GiB a modulus at
+ *   16384^3).  Not yet measured: the bits the moduli carry (choose_plan's one thread alone
+ *   changed).
  */
 #include <math.h>
 #include <stdint.h>
@@ -258,6 +259,7 @@ __global__ void __launch_bounds__(256) choose_plan(int64_t m, int64_t n, int64_t
         const uint64_t w = tg_oz2_magnitude(k, most[0][0], most[1][0],
                                             v.product ? v.magnitude : UINT64_MAX);
         d.moduli = tg_oz2_moduli_for(w, d.bits_a + d.bits_b - 13);
+        tg_oz2_take_carried_bits(w, d.moduli, &d.bits_a, &d.bits_b);
     }
     const int list[kMaxModuli] = {TG_OZ2_MODULI};
     tg_oz2_crt_init(&d.crt, list, d.moduli);
