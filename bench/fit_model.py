@@ -19,9 +19,10 @@ picks over the fastest measured, per shape.  No packages needed; it predicts wit
 planner's own formula through libtilegemm_model_eval (src/plan/model_eval.c: build that target
 first), and says which C-write rates it could not measure or held at a bound.  With --cuts it
 counts each run's tiles and staged bytes as the planner does (a rung that runs a problem turned,
-rung 9's planes: tg_model_block_tile, tg_staged_bytes), and adds C's writes to the arithmetic of
-a rung that stores C after its products (tg_rung.stores_after_products); without, the tiles of
---tiles unturned, nothing staged, and C's writes overlapping the arithmetic.
+rung 9's planes: tg_model_block_tile, tg_staged_bytes), adds C's writes to the arithmetic of
+a rung that stores C after its products (tg_rung.stores_after_products) and counts waves in
+the blocks an SM holds (tg_rung.blocks_per_sm); without, the tiles of --tiles unturned, nothing
+staged, C's writes overlapping the arithmetic, and one block an SM.
 """
 import argparse
 import ctypes
@@ -54,33 +55,37 @@ def waves(x, sms, occupancy):
     """The waves of x's tiles as the formula counts them (cost_model.h, tg_model_waves)."""
     tile = x["tile"]
     model_eval()
-    return _WAVES(ceil_div(x["m"], tile[0]) * ceil_div(x["n"], tile[1]), sms, occupancy)
+    return _WAVES(ceil_div(x["m"], tile[0]) * ceil_div(x["n"], tile[1]), sms, occupancy,
+                  x.get("blocks_per_sm", 1))
 
 
 def read_cuts(path):
-    """{(algo, m, n, k, a_k, b_n): ((rows, cols), staged bytes, stores after products)}: the
-    block tile, workspace bytes and order of C's stores the planner's model counts for each
-    unsplit entry of a test_plan_regret --dump (a rung that runs a problem turned cuts it along
-    the other sides; rung 9's planes; rung 7 stores C after its products)."""
+    """{(algo, m, n, k, a_k, b_n): ((rows, cols), staged bytes, stores after products, blocks
+    an SM holds)}: the block tile, workspace bytes, order of C's stores and blocks an SM the
+    planner's model counts for each unsplit entry of a test_plan_regret --dump (a rung that
+    runs a problem turned cuts it along the other sides; rung 9's planes; rung 7 stores C after
+    its products; rung 4's two-block rungs, tg_rung.blocks_per_sm)."""
     cases, cuts = {}, {}
     for line in open(path):
         f = line.rstrip("\n").split("\t")
         if f[0] == "case":
             cases[f[1]] = tuple(int(v) for v in f[3:8])
         elif f[0] == "entry" and f[3] == "1":
-            cuts[(f[2],) + cases[f[1]]] = ((int(f[-4]), int(f[-3])), float(f[-2]), int(f[-1]))
+            cuts[(f[2],) + cases[f[1]]] = ((int(f[-5]), int(f[-4])), float(f[-3]), int(f[-2]),
+                                           int(f[-1]))
     return cuts
 
 
 def cut(runs, tiles, cuts):
-    """Gives each run the block tile, staged bytes and order of C's stores the planner counts for
-    it: from cuts where it has the run's problem, else the rung's registry tile, unturned, no
-    staged bytes, and stores that overlap the arithmetic."""
+    """Gives each run the block tile, staged bytes, order of C's stores and blocks an SM the
+    planner counts for it: from cuts where it has the run's problem, else the rung's registry
+    tile, unturned, no staged bytes, stores that overlap the arithmetic, and one block an SM."""
     missing = 0
     for x in runs:
         got = cuts.get((x["algo"], x["m"], x["n"], x["k"], x["a_k"], x["b_n"])) if cuts else None
         missing += cuts is not None and got is None and x["algo"] in tiles
-        x["tile"], x["staged"], x["stores_after"] = got or (tiles.get(x["algo"]), 0.0, 0)
+        x["tile"], x["staged"], x["stores_after"], x["blocks_per_sm"] = got or (
+            tiles.get(x["algo"]), 0.0, 0, 1)
     if missing:
         print(f"fit_model.py: {missing} runs not in --cuts: their rung's tile unturned, nothing "
               "staged", file=sys.stderr)
@@ -156,7 +161,7 @@ def model_eval():
                       ctypes.c_double, ctypes.c_double, ctypes.c_double, ctypes.c_double,
                       ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_longlong,
                       ctypes.c_longlong, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_int,
-                      ctypes.c_int, ctypes.c_double, ctypes.c_int]
+                      ctypes.c_int, ctypes.c_double, ctypes.c_int, ctypes.c_int]
         _MODEL_EVAL = f
         global _KSTEPS, _WAVES, _C_WIDE
         _KSTEPS = lib.tg_model_eval_ksteps
@@ -164,7 +169,7 @@ def model_eval():
         _KSTEPS.argtypes = [ctypes.c_longlong, ctypes.c_int]
         _WAVES = lib.tg_model_eval_waves
         _WAVES.restype = ctypes.c_double
-        _WAVES.argtypes = [ctypes.c_double, ctypes.c_int, ctypes.c_int]
+        _WAVES.argtypes = [ctypes.c_double, ctypes.c_int, ctypes.c_int, ctypes.c_int]
         _C_WIDE = lib.tg_model_eval_c_wide
         _C_WIDE.restype = ctypes.c_int
         _C_WIDE.argtypes = [ctypes.c_longlong]
@@ -193,7 +198,8 @@ def predict(dev, row, sms, x, slices=1):
     return model_eval()(dev["launch_us"], dev["dram_gbs"], row["occupancy"], row["bk"],
                         row["wave_us"], row["kstep_us"], c_gbs, row.get("c_wide_gbs", c_gbs),
                         x["tile"][0], x["tile"][1], sms, x["m"], x["n"], x["k"], x["n"], slices,
-                        0, x.get("staged", 0.0), x.get("stores_after", 0))
+                        0, x.get("staged", 0.0), x.get("stores_after", 0),
+                        x.get("blocks_per_sm", 1))
 
 
 def fit_device(runs, dram_gbs=None):

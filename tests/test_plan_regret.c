@@ -31,9 +31,9 @@
  *                                          formula's own prediction, the terms of its
  *                                          measured correction (bench/fit_correction.py),
  *                                          its wave fill (tg_model_wave_fill), and the block
- *                                          tile, staged bytes and whether C's stores follow
- *                                          the products, as the model counts them
- *                                          (bench/fit_model.py --cuts)
+ *                                          tile, staged bytes, whether C's stores follow
+ *                                          the products and the blocks an SM holds, as the
+ *                                          model counts them (bench/fit_model.py --cuts)
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -55,7 +55,13 @@ static const tg_device_props kH100 = {.compute_capability = 90, .sm_count = 132}
 #define TARGET_WORST 1.25
 #define TARGET_NEAR 1.10
 #define TARGET_NEAR_SHARE 0.90
-/* shortk128's writes of C added to its arithmetic instead of overlapping it (cost_model.h,
+/* A launch's rounds past the first counted in whole groups of the blocks an SM holds
+ * (cost_model.h, tg_model_waves; rung 4's two-block rungs, tg_rung.blocks_per_sm), the
+ * correction refitted: held out, strict 1.030 -> 1.027, 88.9% -> 90.3% within 1.10, worst 1.27
+ * -> 1.24 (32196x134x6121 column-major TN no longer planned ffma64x256 unsplit), fp32 and tf32
+ * as they were; left one train seed out, strict 1.032 -> 1.030, 88.8% -> 90.3%, fp32 and tf32
+ * as they were.
+ * shortk128's writes of C added to its arithmetic instead of overlapping it (cost_model.h,
  * tg_rung.stores_after_products), its row as it was, the correction refitted: held out, fp32,
  * strict and tf32 1.024 -> 1.023, 1.031 -> 1.030 and 1.031, 90.3% -> 90.6%, 88.6% -> 88.9% and
  * 86% within 1.10, worst 1.32 -> 1.24, 1.27 and 1.25 (28481x205x45 now planned skinny32x64);
@@ -102,9 +108,9 @@ static const tg_device_props kH100 = {.compute_capability = 90, .sm_count = 132}
  * calls has a floor of its own.  Rung 4's spread-copy entries (590 calls timed) made strict's
  * best allowed entry faster (1.09x -> 1.10x cuBLAS): against it the planner's strict figures
  * are 1.042 and 82.8% within 1.10 with auto still at 1.05x, so the share's floor is 82%. */
-#define FLOOR_GEOMEAN 1.031
-#define FLOOR_WORST 1.28
-#define FLOOR_NEAR_SHARE 0.88
+#define FLOOR_GEOMEAN 1.028
+#define FLOOR_WORST 1.25
+#define FLOOR_NEAR_SHARE 0.90
 #define FLOOR_VS_CUBLAS_FP32 1.26
 #define FLOOR_VS_CUBLAS_STRICT 1.03
 /* Autotuning's replay (corpus times): the share of the held-out cases it times (those the model
@@ -433,9 +439,10 @@ int main(int argc, char **argv)
                 fprintf(dump, "\t%.9g", terms[t]);
             int rows, cols;
             tg_model_block_tile(x->rung, &p, &rows, &cols);
-            fprintf(dump, "\t%.6g\t%d\t%d\t%.17g\t%d\n",
+            fprintf(dump, "\t%.6g\t%d\t%d\t%.17g\t%d\t%d\n",
                     tg_model_wave_fill(&kH100, x->rung, x->slices, &p), rows, cols,
-                    tg_staged_bytes(x->rung, &p), tg_rungs[x->rung]->stores_after_products);
+                    tg_staged_bytes(x->rung, &p), tg_rungs[x->rung]->stores_after_products,
+                    tg_rungs[x->rung]->blocks_per_sm > 1 ? tg_rungs[x->rung]->blocks_per_sm : 1);
         }
     }
     if (dump)

@@ -128,6 +128,13 @@ template <bool SPREAD, int ROWS, int BK, int THREADS, bool K_CONTIG, bool VEC>
 using FfmaLoader = std::conditional_t<SPREAD, ChainedTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC>,
                                       AsyncTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC>>;
 
+/* Blocks of THREADS an SM holds: at the 240-255 registers a thread ptxas gives the
+ * configurations (above), two of 128 threads fit its 64K registers, one of 256.  The cost model counts a
+ * launch's rounds by it (tg_rung.blocks_per_sm).  Not in the launch bounds: held to 2 there,
+ * ptxas schedules the spread forms' loops differently (ffma64x256's code is the same). */
+template <int THREADS>
+constexpr int kFfmaBlocksPerSm = THREADS <= 128 ? 2 : 1;
+
 /*
  * A_K_CONTIG: op(A) is contiguous along k (a_cs == 1), else along m (a_rs == 1, or general
  * strides).  B_N_CONTIG: op(B) contiguous along n (b_cs == 1), else along k.  A_VEC / B_VEC:
@@ -287,7 +294,8 @@ constexpr tg_rung ffma_rung(const char *name, const char *summary)
     return tg_rung{.name = name, .level = 4, .summary = summary, .block_rows = BM,
                    .block_cols = BN, .in_auto = 1, .arith = TG_ARITH_FFMA,
                    .launch = launch_ffma<BM, BN, BK, STAGES, PAIRED, SPREAD>,
-                   .unsupported = grouped_order_unsupported<BM, BN, kFfmaGroupM>};
+                   .unsupported = grouped_order_unsupported<BM, BN, kFfmaGroupM>,
+                   .blocks_per_sm = kFfmaBlocksPerSm<kWarpTiledThreads<BM, BN, 64, 64>>};
 }
 
 } // namespace
