@@ -48,9 +48,9 @@ typedef struct tg_rung {
     int (*launch_with_workspace)(const tg_problem *p, void *stream, void *workspace);
     /* Blocks of the kernel one SM holds at once, where the cost model counts a launch's rounds
      * in groups of them (tg_model_waves); 0: in rounds of one block an SM.  Rung 4 sets it from
-     * its registers a thread (kFfmaBlocksPerSm).  warptile's 2, counted so, planned worse leaving one train seed out
-     * (strict 90.3% -> 89.6% within 1.10) and shortk128's 3 no better (strict 90.1%, tf32
-     * 88.2% -> 88.4%), so they stay 0. */
+     * its registers a thread (kFfmaBlocksPerSm).  warptile's 2, counted so, planned worse
+     * leaving one train seed out (strict 90.3% -> 89.6% within 1.10) and shortk128's 3 no
+     * better (strict 90.1%, tf32 88.2% -> 88.4%), so they stay 0. */
     int blocks_per_sm;
 } tg_rung;
 

@@ -158,8 +158,8 @@ static inline double tg_model_ksteps(double k, int bk)
  * The times read as if a launch's first round spread its blocks over the SMs one at a time, so
  * that where the busiest SM gets no more than it holds they cost their share of a round, and
  * after it an SM freed its slots together and took that many of the rest at once, so that a
- * last round of whole groups costs a whole round.  Rung 4's two-block rungs show it: on the train half's unsplit calls of 0.2 ms
- * or more, ffma64x256 and ffma256x64 ran 4-13% over the share count where the busiest SM took
+ * last round of whole groups costs a whole round.  Rung 4's two-block rungs show it: on the
+ * train half's unsplit calls of 0.2 ms or more, ffma64x256 and ffma256x64 ran 4-13% over the share count where the busiest SM took
  * 3 or 5 blocks, 5-9% under it at 2, 4 and 6.  Counted so, the correction refitted, leaving one
  * train seed out: strict 88.8% -> 90.3% within 1.10, fp32 and tf32 as they were; held out,
  * strict 88.9% -> 90.3%, worst 1.27 -> 1.24 (32196 x 134 x 6121 column-major TN: 378 blocks of

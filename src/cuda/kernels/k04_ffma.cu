@@ -129,9 +129,10 @@ using FfmaLoader = std::conditional_t<SPREAD, ChainedTileLoader<ROWS, BK, THREAD
                                       AsyncTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC>>;
 
 /* Blocks of THREADS an SM holds: at the 240-255 registers a thread ptxas gives the
- * configurations (above), two of 128 threads fit its 64K registers, one of 256.  The cost model counts a
- * launch's rounds by it (tg_rung.blocks_per_sm).  Not in the launch bounds: held to 2 there,
- * ptxas schedules the spread forms' loops differently (ffma64x256's code is the same). */
+ * configurations (above), two of 128 threads fit its 64K registers, one of 256.  The cost
+ * model counts a launch's rounds by it (tg_rung.blocks_per_sm).  Not in the launch bounds:
+ * held to 2 there, ptxas schedules the spread forms' loops differently (ffma64x256's code is
+ * the same). */
 template <int THREADS>
 constexpr int kFfmaBlocksPerSm = THREADS <= 128 ? 2 : 1;
 
