@@ -71,6 +71,7 @@
 #include <stdint.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "../../ozaki/ozaki2.h"
 #include "../ozaki2_int8.h"
@@ -616,18 +617,28 @@ cudaError_t launch_scan(const float *X, int64_t line_stride, int64_t q_stride, i
     return cudaGetLastError();
 }
 
+/* A kernel of 32 x 32 tiles of lines and k through shared memory (to_leading, to_residues),
+ * its form (ALONG_Q) by how X's lines lie: launch(std::bool_constant<ALONG_Q>, grid). */
+template <class Launch>
+cudaError_t launch_line_tiles(int64_t line_stride, int64_t q_stride, int64_t lines, int64_t kp,
+                              Launch launch)
+{
+    const dim3 grid(ceil_div(lines, 32), std::min(ceil_div(kp, 32), 65535u));
+    if (q_stride == 1 || line_stride != 1)
+        launch(std::true_type{}, grid);
+    else
+        launch(std::false_type{}, grid);
+    return cudaGetLastError();
+}
+
 cudaError_t launch_leading(const float *X, int64_t line_stride, int64_t q_stride, int64_t lines,
                            int64_t k, int64_t kp, const tg_oz2_line *info, int cap, int8_t *out,
                            unsigned long long *up, unsigned long long *sq, cudaStream_t stream)
 {
-    const dim3 grid(ceil_div(lines, 32), std::min(ceil_div(kp, 32), 65535u));
-    if (q_stride == 1 || line_stride != 1)
-        to_leading<true><<<grid, dim3(32, 8), 0, stream>>>(X, line_stride, q_stride, lines, k, kp,
-                                                           info, cap, out, up, sq);
-    else
-        to_leading<false><<<grid, dim3(32, 8), 0, stream>>>(X, line_stride, q_stride, lines, k,
-                                                            kp, info, cap, out, up, sq);
-    return cudaGetLastError();
+    return launch_line_tiles(line_stride, q_stride, lines, kp, [&](auto along_q, dim3 grid) {
+        to_leading<decltype(along_q)::value><<<grid, dim3(32, 8), 0, stream>>>(
+            X, line_stride, q_stride, lines, k, kp, info, cap, out, up, sq);
+    });
 }
 
 /* The bound rule's passes (ozaki2.h): leading magnitudes of op(A) and, panel by panel, of
@@ -672,14 +683,10 @@ cudaError_t launch_residues(const float *X, int64_t line_stride, int64_t q_strid
                             int64_t k, int64_t kp, const tg_oz2_line *info, int cap,
                             const DevicePlan *plan, bool of_a, int8_t *out, cudaStream_t stream)
 {
-    const dim3 grid(ceil_div(lines, 32), std::min(ceil_div(kp, 32), 65535u));
-    if (q_stride == 1 || line_stride != 1)
-        to_residues<true><<<grid, dim3(32, 8), 0, stream>>>(X, line_stride, q_stride, lines, k,
-                                                            kp, info, cap, plan, of_a, out);
-    else
-        to_residues<false><<<grid, dim3(32, 8), 0, stream>>>(X, line_stride, q_stride, lines, k,
-                                                             kp, info, cap, plan, of_a, out);
-    return cudaGetLastError();
+    return launch_line_tiles(line_stride, q_stride, lines, kp, [&](auto along_q, dim3 grid) {
+        to_residues<decltype(along_q)::value><<<grid, dim3(32, 8), 0, stream>>>(
+            X, line_stride, q_stride, lines, k, kp, info, cap, plan, of_a, out);
+    });
 }
 
 /* One batch item (p's pointers at it). */
