@@ -234,20 +234,21 @@ static void choose(const tg_problem *p, const float *A, const float *B, int forc
     /* The widest ranges' bits: what any output asks at most, by the range rule.  Only where
      * they pass the floor can the bound rule lower the bits, and is P formed. */
     const int floor_bits = tg_oz2_floor_bits(k);
-    int need_a = 2 * tg_oz2_bits_for_range(item->range_a, k) + 1;
-    int need_b = 2 * tg_oz2_bits_for_range(item->range_b, k) + 1;
+    int need_a = tg_oz2_output_need(tg_oz2_bits_for_range(item->range_a, k), TG_OZ2_NO_BOUND);
+    int need_b = tg_oz2_output_need(tg_oz2_bits_for_range(item->range_b, k), TG_OZ2_NO_BOUND);
     uint64_t by_product = UINT64_MAX;
     const int form_product = need_a / 2 > floor_bits || need_b / 2 > floor_bits;
     if (form_product) {
         need_a = need_b = -1, by_product = 0;
         bound_needs(p, b, &need_a, &need_b, &by_product);
     }
-    tg_oz2_settle_bits(need_a, floor_bits, &item->need_a, &item->bits_a, &item->rule_a);
-    tg_oz2_settle_bits(need_b, floor_bits, &item->need_b, &item->bits_b, &item->rule_b);
-    const uint64_t w = tg_oz2_magnitude(k, largest(b->sq_row, m), largest(b->sq_col, n),
-                                        by_product);
-    item->moduli = tg_oz2_moduli_for(w, item->bits_a + item->bits_b - 13);
-    tg_oz2_take_carried_bits(w, item->moduli, &item->bits_a, &item->bits_b);
+    const tg_oz2_settled settled = tg_oz2_settle(k, floor_bits, need_a, need_b,
+                                                 largest(b->sq_row, m), largest(b->sq_col, n),
+                                                 by_product);
+    item->need_a = settled.need_a, item->need_b = settled.need_b;
+    item->bits_a = settled.bits_a, item->bits_b = settled.bits_b;
+    item->rule_a = settled.rule_a, item->rule_b = settled.rule_b;
+    item->moduli = settled.moduli;
     item->int8_products = item->moduli + form_product;
 }
 

@@ -495,6 +495,30 @@ static inline TG_OZ2_HOST_DEVICE void tg_oz2_settle_bits(int largest_need, int f
                                 : TG_OZ2_BY_BOUND;
 }
 
+/* What the rest of the choice settles, the same on the CPU (ozaki2.c) and the device
+ * (k11_ozaki2.cu's choose_plan). */
+typedef struct tg_oz2_settled {
+    int need_a, need_b, bits_a, bits_b, moduli;
+    tg_oz2_rule rule_a, rule_b;
+} tg_oz2_settled;
+
+/* Each operand's least bits from its need and the floor (tg_oz2_settle_bits), the moduli from W
+ * (tg_oz2_magnitude of the lines' largest Q and, where P was formed, its bound: by_product, else
+ * UINT64_MAX), then all the bits those moduli carry (tg_oz2_take_carried_bits). */
+static inline TG_OZ2_HOST_DEVICE tg_oz2_settled tg_oz2_settle(int64_t k, int floor_bits,
+                                                             int need_a, int need_b,
+                                                             uint64_t max_q_a, uint64_t max_q_b,
+                                                             uint64_t by_product)
+{
+    tg_oz2_settled s;
+    tg_oz2_settle_bits(need_a, floor_bits, &s.need_a, &s.bits_a, &s.rule_a);
+    tg_oz2_settle_bits(need_b, floor_bits, &s.need_b, &s.bits_b, &s.rule_b);
+    const uint64_t w = tg_oz2_magnitude(k, max_q_a, max_q_b, by_product);
+    s.moduli = tg_oz2_moduli_for(w, s.bits_a + s.bits_b - 13);
+    tg_oz2_take_carried_bits(w, s.moduli, &s.bits_a, &s.bits_b);
+    return s;
+}
+
 /*
  * The whole scheme on the CPU, on a normalized problem (problem.h) that has passed
  * validation: residues as INT8, sums of their products in INT32 chunks of TG_OZ2_K_CHUNK, the

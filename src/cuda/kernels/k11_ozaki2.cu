@@ -249,16 +249,14 @@ __global__ void __launch_bounds__(256) choose_plan(int64_t m, int64_t n, int64_t
         d.bits_a = choice.forced_bits_a, d.bits_b = choice.forced_bits_b;
     } else if (v.left[0] < m && v.left[1] < n) { /* else every output is left to FMA */
         /* without P, what the widest ranges ask (no more than the floor) */
-        const int need_a = v.product ? v.need_a : 2 * choice.bits[v.widest[0]] + 1;
-        const int need_b = v.product ? v.need_b : 2 * choice.bits[v.widest[1]] + 1;
-        int need;
-        tg_oz2_rule rule;
-        tg_oz2_settle_bits(need_a, choice.floor_bits, &need, &d.bits_a, &rule);
-        tg_oz2_settle_bits(need_b, choice.floor_bits, &need, &d.bits_b, &rule);
-        const uint64_t w = tg_oz2_magnitude(k, most[0][0], most[1][0],
-                                            v.product ? v.magnitude : UINT64_MAX);
-        d.moduli = tg_oz2_moduli_for(w, d.bits_a + d.bits_b - 13);
-        tg_oz2_take_carried_bits(w, d.moduli, &d.bits_a, &d.bits_b);
+        const int need_a =
+            v.product ? v.need_a : tg_oz2_output_need(choice.bits[v.widest[0]], TG_OZ2_NO_BOUND);
+        const int need_b =
+            v.product ? v.need_b : tg_oz2_output_need(choice.bits[v.widest[1]], TG_OZ2_NO_BOUND);
+        const tg_oz2_settled settled =
+            tg_oz2_settle(k, choice.floor_bits, need_a, need_b, most[0][0], most[1][0],
+                          v.product ? v.magnitude : UINT64_MAX);
+        d.bits_a = settled.bits_a, d.bits_b = settled.bits_b, d.moduli = settled.moduli;
     }
     const int list[kMaxModuli] = {TG_OZ2_MODULI};
     tg_oz2_crt_init(&d.crt, list, d.moduli);
