@@ -156,16 +156,16 @@ static inline double tg_model_ksteps(double k, int bk)
  * 83.7% -> 85.7%; test_plan_regret --cross-validate 86.3% -> 87.0% and 85.1% -> 86.3%; held
  * out, 84.4% -> 88.9% and 82.2% -> 86.9%, geometric mean 1.036 -> 1.029 and 1.045 -> 1.036.
  * The times read as if a launch's first round spread its blocks over the SMs one at a time, so
- * that where the busiest SM gets no more than it holds they cost their share of a round, and
- * after it an SM freed its slots together and took that many of the rest at once, so that a
- * last round of whole groups costs a whole round.  Rung 4's two-block rungs show it: on the
- * train half's unsplit calls of 0.2 ms or more, ffma64x256 and ffma256x64 ran 4-13% over the share count where the busiest SM took
- * 3 or 5 blocks, 5-9% under it at 2, 4 and 6.  Counted so, the correction refitted, leaving one
- * train seed out: strict 88.8% -> 90.3% within 1.10, fp32 and tf32 as they were; held out,
- * strict 88.9% -> 90.3%, worst 1.27 -> 1.24 (32196 x 134 x 6121 column-major TN: 378 blocks of
- * ffma64x256 took 2.50 ms unsplit, 2.03 at 2 slices).  A last round costing the square root
- * of its share fits the four rungs' times closer (RMS log error after the correction 0.112 ->
- * 0.108, against 0.112 so) but planned no better (strict 90.0%). */
+ * that where the busiest SM gets no more than it holds they cost their share of a round, and after
+ * it an SM freed its slots together and took that many of the rest at once, so that a last round
+ * of whole groups costs a whole round.  Rung 4's two-block rungs show it: on the train half's
+ * unsplit calls of 0.2 ms or more, ffma64x256 and ffma256x64 ran 4-13% over the share count where
+ * the busiest SM took 3 or 5 blocks, 5-9% under it at 2, 4 and 6.  Counted so, the correction
+ * refitted, leaving one train seed out: strict 88.8% -> 90.3% within 1.10, fp32 and tf32 as they
+ * were; held out, strict 88.9% -> 90.3%, worst 1.27 -> 1.24 (32196 x 134 x 6121 column-major TN:
+ * 378 blocks of ffma64x256 took 2.50 ms unsplit, 2.03 at 2 slices).  A last round costing the
+ * square root of its share fits the four rungs' times closer (RMS log error after the correction
+ * 0.112 -> 0.108, against 0.112 so) but planned no better (strict 90.0%). */
 static inline double tg_model_waves(double blocks, int sm_count, int occupancy, int blocks_per_sm)
 {
     const double per_sm = tg_model_ceil_div(blocks, sm_count);
