@@ -303,6 +303,23 @@ static double planner_ns(tg_handle *h, const bench_case *c, const gpu_bufs *d, i
 /* --prune spares runs no shorter than this: below it the timed runs cost little. */
 #define PRUNE_MIN_MS 0.5
 
+/* The math mode an entry runs in: auto's is the run's, a forced rung's fp32 (it runs as it is). */
+static tg_math entry_math(const options *o, const char *algo)
+{
+    return strcmp(algo, "auto") == 0 ? o->math : TG_MATH_FP32;
+}
+
+/* Sets the handle to run entry `algo` (a rung or auto) with `split` (tg_set_split_k). */
+static tg_status select_entry(gpu_ctx *g, const options *o, const char *algo, int split)
+{
+    tg_status s = tg_set_algo(g->h, algo);
+    if (s == TG_SUCCESS)
+        s = tg_set_split_k(g->h, split);
+    if (s == TG_SUCCESS)
+        s = tg_set_math(g->h, entry_math(o, algo));
+    return s;
+}
+
 /* One tilegemm entry (a rung or auto, with a split-K setting); returns 1 when it passed.
  * *fastest_ms: the case's fastest median so far, which --prune compares against and this
  * entry may lower. */
@@ -312,18 +329,14 @@ static int run_tilegemm(gpu_ctx *g, const options *o, const bench_case *c, gpu_b
     r->split_k = split;
     r->sets = b->sets;
     const int is_auto = strcmp(algo, "auto") == 0;
-    snprintf(r->math, sizeof r->math, "%s", tg_math_name(is_auto ? o->math : TG_MATH_FP32));
+    snprintf(r->math, sizeof r->math, "%s", tg_math_name(entry_math(o, algo)));
     if (bench_skips_naive(o, c, algo)) {
         snprintf(r->status, sizeof r->status, "SKIPPED");
         snprintf(r->note, sizeof r->note,
                  "naive skipped: m*n*k > 2^36 (ask for it with --algo naive)");
         return 1;
     }
-    tg_status s = tg_set_algo(g->h, algo);
-    if (s == TG_SUCCESS)
-        s = tg_set_split_k(g->h, split);
-    if (s == TG_SUCCESS)
-        s = tg_set_math(g->h, is_auto ? o->math : TG_MATH_FP32);
+    tg_status s = select_entry(g, o, algo, split);
     if (s == TG_SUCCESS)
         s = run_set0(g, c, b, RUN_TILEGEMM);
     if (s != TG_SUCCESS)
@@ -381,25 +394,28 @@ static int recheckable(const result *r, const bench_case *c)
  * time to drift: comparing auto with the best entry in the same rounds answers both. */
 static void recheck_case(gpu_ctx *g, const options *o, const bench_case *c, gpu_bufs *b)
 {
-    int picked[1 + 4 * 64], npicked = 0;
+    /* auto at each --split-k value, and --recheck's most (64) of each arithmetic */
+    int picked[sizeof o->splits / sizeof o->splits[0] + 4 * 64], npicked = 0;
+    char *taken = calloc((size_t)bench_nresults + 1, 1);
+    if (!taken)
+        bench_die("out of host memory");
     for (int i = 0; i < bench_nresults; ++i)
         if (recheckable(&bench_results[i], c) && strncmp(bench_results[i].algo, "auto", 4) == 0)
-            picked[npicked++] = i;
+            picked[npicked++] = i, taken[i] = 1; /* auto, and auto/kN of --split-k lists */
     for (int arith = TG_ARITH_FFMA; arith <= TG_ARITH_INT8; ++arith)
         for (int n = 0; n < o->recheck; ++n) { /* the n-th fastest of this arithmetic */
             int best = -1;
             for (int i = 0; i < bench_nresults; ++i) {
                 const result *r = &bench_results[i];
-                int taken = 0;
-                for (int q = 0; q < npicked; ++q)
-                    taken |= picked[q] == i;
-                if (!taken && recheckable(r, c) && strncmp(r->algo, "auto", 4) != 0 &&
-                    r->arith == arith && (best < 0 || r->median_ms < bench_results[best].median_ms))
+                if (!taken[i] && recheckable(r, c) && strncmp(r->algo, "auto", 4) != 0 &&
+                    r->arith == arith &&
+                    (best < 0 || r->median_ms < bench_results[best].median_ms))
                     best = i;
             }
             if (best >= 0)
-                picked[npicked++] = best;
+                picked[npicked++] = best, taken[best] = 1;
         }
+    free(taken);
     if (npicked == 0)
         return;
     const int per_round = MOST_TIMED_RUNS / RECHECK_ROUNDS < g->events
@@ -413,12 +429,9 @@ static void recheck_case(gpu_ctx *g, const options *o, const bench_case *c, gpu_
             /* each round starts one entry later: no entry always follows the same one */
             const int q = (turn + round) % npicked;
             const result *r = &bench_results[picked[q]];
-            const int is_auto = strncmp(r->algo, "auto", 4) == 0;
-            char rung[64];
+            char rung[64]; /* the label less its "/kN" */
             snprintf(rung, sizeof rung, "%.*s", (int)strcspn(r->algo, "/"), r->algo);
-            if (tg_set_algo(g->h, rung) != TG_SUCCESS ||
-                tg_set_split_k(g->h, r->split_k) != TG_SUCCESS ||
-                tg_set_math(g->h, is_auto ? o->math : TG_MATH_FP32) != TG_SUCCESS)
+            if (select_entry(g, o, rung, r->split_k) != TG_SUCCESS)
                 bench_die("--recheck %s: %s", r->algo, tg_last_error(g->h));
             /* as many runs a round as the entry's share of --min-timed-ms asks, at least
              * --repeats / RECHECK_ROUNDS */
