@@ -45,18 +45,19 @@ MEMORY_BOUND = 0.8  # runs whose bytes take longer than this share of their time
 WIDE_STORE_RUNGS = ("blocktile", "warptile", "ffma", "skinny", "shortk")
 
 
-
-
 def ceil_div(a, b):
     return -(-a // b)
 
 
+def tile_count(x):
+    """x's block tiles (cost_model.h, tg_model_tiles: the sweeps' calls are one item, unsplit)."""
+    return ceil_div(x["m"], x["tile"][0]) * ceil_div(x["n"], x["tile"][1])
+
+
 def waves(x, sms, occupancy):
     """The waves of x's tiles as the formula counts them (cost_model.h, tg_model_waves)."""
-    tile = x["tile"]
     model_eval()
-    return _WAVES(ceil_div(x["m"], tile[0]) * ceil_div(x["n"], tile[1]), sms, occupancy,
-                  x.get("blocks_per_sm", 1))
+    return _WAVES(tile_count(x), sms, occupancy, x.get("blocks_per_sm", 1))
 
 
 def read_cuts(path):
@@ -216,7 +217,7 @@ def fit_device(runs, dram_gbs=None):
 def c_write_us(x, sms, rates):
     """Microseconds of C's writes in x at the row's rates (c_gbs, c_wide_gbs), from the SMs with
     a block (tg_model_seconds)."""
-    busy = min(1.0, ceil_div(x["m"], x["tile"][0]) * ceil_div(x["n"], x["tile"][1]) / sms)
+    busy = min(1.0, tile_count(x) / sms)
     return 4.0 * x["m"] * x["n"] / (rates[c_wide(x)] * 1e3 * busy)
 
 
