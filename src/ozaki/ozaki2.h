@@ -239,6 +239,15 @@ enum { TG_OZ2_MAX_MODULI = 16 };
 #define TG_OZ2_MODULI 256, 255, 253, 251, 247, 241, 239, 233, 229, 227, 223, 217, 211, 199, 197, 193
 extern const int tg_oz2_moduli[TG_OZ2_MAX_MODULI];
 
+/* M, the product of the first `count` of `moduli`. */
+static inline TG_OZ2_HOST_DEVICE tg_oz2_u128 tg_oz2_crt_product(const int *moduli, int count)
+{
+    tg_oz2_u128 big_m = 1;
+    for (int l = 0; l < count; ++l)
+        big_m *= (tg_oz2_u128)moduli[l];
+    return big_m;
+}
+
 /* The fewest of tg_oz2_moduli (in order) whose product exceeds w 2^shift, exactly, or
  * TG_OZ2_MAX_MODULI + 1 when even all of them do not. */
 static inline TG_OZ2_HOST_DEVICE int tg_oz2_moduli_for(uint64_t w, int shift)
@@ -272,9 +281,7 @@ static inline TG_OZ2_HOST_DEVICE void tg_oz2_take_carried_bits(uint64_t w, int c
     const int list[TG_OZ2_MAX_MODULI] = {TG_OZ2_MODULI};
     if (count < 1 || count > TG_OZ2_MAX_MODULI)
         return;
-    tg_oz2_u128 big_m = 1;
-    for (int l = 0; l < count; ++l)
-        big_m *= (tg_oz2_u128)list[l];
+    const tg_oz2_u128 big_m = tg_oz2_crt_product(list, count);
     const int m_bits = (big_m >> 64) != 0 ? 64 + tg_oz2_bit_length((uint64_t)(big_m >> 64))
                                           : tg_oz2_bit_length((uint64_t)big_m);
     int shift = 124 - 13; /* w = 0: any bits */
@@ -340,41 +347,44 @@ static inline TG_OZ2_HOST_DEVICE int tg_oz2_inverse_mod(int a, int m)
     return 1; /* m == 1 only */
 }
 
-/* The constants for the first `count` of `moduli` (pairwise coprime, at most 256, product under
- * 2^127).  No 128-bit division: the device builds them too. */
-static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_init(tg_oz2_crt *c, const int *moduli,
-                                                      int count)
+/* Modulus l's constants, e_l and w_l (zeros for l >= count).  Each l on its own: the device
+ * builds them a thread a modulus, as the inverse by trial costs up to m_l steps. */
+static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_init_modulus(tg_oz2_crt *c, const int *moduli,
+                                                              int count, int l)
 {
-    tg_oz2_u128 big_m = 1;
-    for (int l = 0; l < count; ++l)
-        big_m *= (tg_oz2_u128)moduli[l];
-    for (int l = 0; l < TG_OZ2_MAX_MODULI; ++l) {
-        tg_oz2_u128 e = 0;
-        uint32_t w = 0;
-        if (l < count) {
-            const int mod = moduli[l];
-            tg_oz2_u128 cofactor = 1;
-            int rest = 1; /* the cofactor modulo m_l */
-            for (int o = 0; o < count; ++o)
-                if (o != l) {
-                    cofactor *= (tg_oz2_u128)moduli[o];
-                    rest = rest * (moduli[o] % mod) % mod;
-                }
-            e = cofactor * (tg_oz2_u128)tg_oz2_inverse_mod(rest, mod);
-            tg_oz2_u128 rem = e; /* long division of e 2^32 by M, a bit at a time: 2 rem < 2^128 */
-            for (int b = 0; b < 32; ++b) {
-                rem <<= 1;
-                w <<= 1;
-                if (rem >= big_m) {
-                    rem -= big_m;
-                    w |= 1u;
-                }
+    tg_oz2_u128 e = 0;
+    uint32_t w = 0;
+    if (l < count) {
+        const tg_oz2_u128 big_m = tg_oz2_crt_product(moduli, count);
+        const int mod = moduli[l];
+        tg_oz2_u128 cofactor = 1;
+        int rest = 1; /* the cofactor modulo m_l */
+        for (int o = 0; o < count; ++o)
+            if (o != l) {
+                cofactor *= (tg_oz2_u128)moduli[o];
+                rest = rest * (moduli[o] % mod) % mod;
+            }
+        e = cofactor * (tg_oz2_u128)tg_oz2_inverse_mod(rest, mod);
+        tg_oz2_u128 rem = e; /* long division of e 2^32 by M, a bit at a time: 2 rem < 2^128 */
+        for (int b = 0; b < 32; ++b) {
+            rem <<= 1;
+            w <<= 1;
+            if (rem >= big_m) {
+                rem -= big_m;
+                w |= 1u;
             }
         }
-        for (int j = 0; j < 4; ++j)
-            c->weight[l][j] = (uint32_t)(e >> (32 * j));
-        c->frac[l] = w;
     }
+    for (int j = 0; j < 4; ++j)
+        c->weight[l][j] = (uint32_t)(e >> (32 * j));
+    c->frac[l] = w;
+}
+
+/* The constants that are not a modulus's: M, h, the count and the limbs. */
+static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_init_shared(tg_oz2_crt *c, const int *moduli,
+                                                             int count)
+{
+    const tg_oz2_u128 big_m = tg_oz2_crt_product(moduli, count);
     const tg_oz2_u128 half = big_m >> 1;
     c->product[0] = (uint64_t)big_m, c->product[1] = (uint64_t)(big_m >> 64);
     c->half[0] = (uint64_t)half, c->half[1] = (uint64_t)(half >> 64);
@@ -382,6 +392,16 @@ static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_init(tg_oz2_crt *c, const int *
     c->limbs = big_m < ((tg_oz2_u128)1 << 64) - ((tg_oz2_u128)1 << 48) ? 2
                : big_m <= ((tg_oz2_u128)1 << 96)                       ? 3
                                                                        : 4;
+}
+
+/* The constants for the first `count` of `moduli` (pairwise coprime, at most 256, product under
+ * 2^127).  No 128-bit division: the device builds them too. */
+static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_init(tg_oz2_crt *c, const int *moduli,
+                                                      int count)
+{
+    for (int l = 0; l < TG_OZ2_MAX_MODULI; ++l)
+        tg_oz2_crt_init_modulus(c, moduli, count, l);
+    tg_oz2_crt_init_shared(c, moduli, count);
 }
 
 /* Adds modulus l (m_l = mod) to the sums: product is any integer = C_hat (mod m_l), such as

@@ -105,6 +105,7 @@ inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline long long __double2ll_rn(double x) { return std::llrint(x); }
+inline int __double2int_rn(double x) { return (int)std::lrint(x); }
 inline unsigned __float_as_uint(float f)
 {
     unsigned u;

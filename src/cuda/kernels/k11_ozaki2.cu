@@ -24,7 +24,8 @@
  *                       bits from the needs (or the ranges) and the floor, moduli from W
  *                       (tg_oz2_magnitude, tg_oz2_moduli_for: exact integers, as ozaki2.c),
  *                       then all the bits they carry (tg_oz2_take_carried_bits), and the
- *                       CRT's constants (tg_oz2_crt_init: no 128-bit division)
+ *                       CRT's constants (tg_oz2_crt_init_*: no 128-bit division), a thread a
+ *                       modulus
  *     to_residues (x2)  each line times 2^(bits - e_max), rounded to an integer (int64), and
  *                       its symmetric residues modulo each chosen modulus as int8, rows of kp
  *                       bytes (k padded with zeros to 16); 32 x 32 tiles through shared
@@ -136,33 +137,27 @@ struct DevicePlan {
 /* ---- scan_lines ------------------------------------------------------------------------- */
 
 /* Line r's element q at X[r * line_stride + q * q_stride].  ALONG_Q: 32 threads a line walk
- * along it (coalesced where q_stride is 1), 8 lines a block; else a thread a line (coalesced
- * where line_stride is 1). */
+ * along it (coalesced where q_stride is 1), 8 lines a block.  Else a thread walks one of 32
+ * neighbouring lines (coalesced where line_stride is 1), and the block's 32 warps take every
+ * 32nd element: a thread a whole line left 4096 lines to 16 blocks, 0.6 ms at 4096^2. */
 template <bool ALONG_Q>
-__global__ void __launch_bounds__(256) scan_lines(const float *X, int64_t line_stride,
-                                                  int64_t q_stride, int64_t lines, int64_t k,
-                                                  tg_oz2_line *info)
+__global__ void __launch_bounds__(1024) scan_lines(const float *X, int64_t line_stride,
+                                                   int64_t q_stride, int64_t lines, int64_t k,
+                                                   tg_oz2_line *info)
 {
+    __shared__ tg_oz2_line part[32][32]; /* [threadIdx.y][threadIdx.x] */
+    const int64_t r = ALONG_Q ? blockIdx.x * (int64_t)8 + threadIdx.y
+                              : blockIdx.x * (int64_t)32 + threadIdx.x;
     tg_oz2_line l{0, 0, 0, 0};
-    if (!ALONG_Q) {
-        const int64_t r = blockIdx.x * (int64_t)256 + threadIdx.x;
-        if (r >= lines)
-            return;
-        for (int64_t q = 0; q < k; ++q)
-            tg_oz2_line_add(&l, X[r * line_stride + q * q_stride]);
-        info[r] = l;
-        return;
-    }
-    __shared__ tg_oz2_line part[8][32];
-    const int64_t r = blockIdx.x * (int64_t)8 + threadIdx.y;
     if (r < lines)
-        for (int64_t q = threadIdx.x; q < k; q += 32)
+#pragma unroll 4
+        for (int64_t q = ALONG_Q ? threadIdx.x : threadIdx.y; q < k; q += 32)
             tg_oz2_line_add(&l, X[r * line_stride + q * q_stride]);
     part[threadIdx.y][threadIdx.x] = l;
     __syncthreads();
-    if (threadIdx.x == 0 && r < lines) {
+    if ((ALONG_Q ? threadIdx.x : threadIdx.y) == 0 && r < lines) {
         for (int t = 1; t < 32; ++t)
-            merge(l, part[threadIdx.y][t]);
+            merge(l, ALONG_Q ? part[threadIdx.y][t] : part[t][threadIdx.x]);
         info[r] = l;
     }
 }
@@ -239,28 +234,36 @@ __global__ void __launch_bounds__(256) choose_plan(int64_t m, int64_t n, int64_t
                 most[x][tid] = most[x][tid] > most[x][tid + half] ? most[x][tid] : most[x][tid + half];
         __syncthreads();
     }
-    if (tid != 0)
-        return;
-    const Survey v = *survey;
-    DevicePlan d{};
-    d.range_a = v.widest[0], d.range_b = v.widest[1];
-    if (choice.forced > 0) {
-        d.moduli = choice.forced;
-        d.bits_a = choice.forced_bits_a, d.bits_b = choice.forced_bits_b;
-    } else if (v.left[0] < m && v.left[1] < n) { /* else every output is left to FMA */
-        /* without P, what the widest ranges ask (no more than the floor) */
-        const int need_a =
-            v.product ? v.need_a : tg_oz2_output_need(choice.bits[v.widest[0]], TG_OZ2_NO_BOUND);
-        const int need_b =
-            v.product ? v.need_b : tg_oz2_output_need(choice.bits[v.widest[1]], TG_OZ2_NO_BOUND);
-        const tg_oz2_settled settled =
-            tg_oz2_settle(k, choice.floor_bits, need_a, need_b, most[0][0], most[1][0],
-                          v.product ? v.magnitude : UINT64_MAX);
-        d.bits_a = settled.bits_a, d.bits_b = settled.bits_b, d.moduli = settled.moduli;
-    }
+    /* thread 0 settles the plan; then a thread a modulus builds the CRT's constants (the
+     * inverses by trial cost up to 256 steps each) */
+    __shared__ DevicePlan d;
     const int list[kMaxModuli] = {TG_OZ2_MODULI};
-    tg_oz2_crt_init(&d.crt, list, d.moduli);
-    *plan = d;
+    if (tid == 0) {
+        const Survey v = *survey;
+        d = DevicePlan{};
+        d.range_a = v.widest[0], d.range_b = v.widest[1];
+        if (choice.forced > 0) {
+            d.moduli = choice.forced;
+            d.bits_a = choice.forced_bits_a, d.bits_b = choice.forced_bits_b;
+        } else if (v.left[0] < m && v.left[1] < n) { /* else every output is left to FMA */
+            /* without P, what the widest ranges ask (no more than the floor) */
+            const int need_a = v.product ? v.need_a
+                                         : tg_oz2_output_need(choice.bits[v.widest[0]], TG_OZ2_NO_BOUND);
+            const int need_b = v.product ? v.need_b
+                                         : tg_oz2_output_need(choice.bits[v.widest[1]], TG_OZ2_NO_BOUND);
+            const tg_oz2_settled settled =
+                tg_oz2_settle(k, choice.floor_bits, need_a, need_b, most[0][0], most[1][0],
+                              v.product ? v.magnitude : UINT64_MAX);
+            d.bits_a = settled.bits_a, d.bits_b = settled.bits_b, d.moduli = settled.moduli;
+        }
+        tg_oz2_crt_init_shared(&d.crt, list, d.moduli);
+    }
+    __syncthreads();
+    if (tid < kMaxModuli)
+        tg_oz2_crt_init_modulus(&d.crt, list, d.moduli, tid);
+    __syncthreads();
+    if (tid == 0)
+        *plan = d;
 }
 
 /* ---- the bound rule: to_leading, bound_needs ------------------------------------------- */
@@ -392,6 +395,30 @@ __global__ void __launch_bounds__(256) bound_needs(int64_t m, int64_t n, int64_t
 
 /* ---- to_residues ------------------------------------------------------------------------ */
 
+/* The symmetric residues (tg_oz2_residue) of 4 integers modulo each of the first `moduli`,
+ * as 4 bytes at at + l plane for modulus l.  The moduli are constants: their remainders are
+ * multiplies, not divisions. */
+template <class Int>
+__device__ __forceinline__ void write_residues(const Int (&x)[4], int moduli, int8_t *at,
+                                               int64_t plane)
+{
+#pragma unroll
+    for (int li = 0; li < kMaxModuli; ++li) {
+        if (li >= moduli)
+            break;
+        const int mod = modulus_at(li);
+        uint32_t packed = 0;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            int res = (int)(x[e] % mod);
+            res += res < 0 ? mod : 0;
+            res -= res > mod - 1 - mod / 2 ? mod : 0;
+            packed |= (uint32_t)(uint8_t)(int8_t)res << (8 * e);
+        }
+        *reinterpret_cast<uint32_t *>(at + li * plane) = packed;
+    }
+}
+
 /* Lines (rows of op(A) or columns of op(B): element q of line r at X[r * line_stride +
  * q * q_stride]) as integers of `bits` bits and their residues: residue plane l at
  * out + l * lines * kp, line r's kp bytes from r * kp (zeros past k and for lines not taken).
@@ -420,25 +447,22 @@ __global__ void __launch_bounds__(256) to_residues(const float *X, int64_t line_
         if (r < lines && q < kp) {
             const tg_oz2_line l = info[r];
             const bool take = tg_oz2_line_taken(&l, cap);
-            const int shift = l.nonzero ? bits - l.e_max : 0;
-            long long x[4];
+            /* ozaki2.c's to_integers: ldexp by the line's shift, here a multiply by the
+             * power of two (exact: the shift lies in [1 - 128, 62 + 148]) */
+            const double scale = tg_pow2(l.nonzero ? bits - l.e_max : 0);
+            int8_t *const at = out + r * kp + q;
+            if (bits <= 30) { /* |x| <= 2^bits: 32-bit remainders, a quarter of the work */
+                int x[4];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) /* ozaki2.c's to_integers */
-                x[e] = take ? __double2ll_rn(ldexp((double)tile[line][quad + e], shift)) : 0;
+                for (int e = 0; e < 4; ++e)
+                    x[e] = take ? __double2int_rn((double)tile[line][quad + e] * scale) : 0;
+                write_residues(x, moduli, at, lines * kp);
+            } else {
+                long long x[4];
 #pragma unroll
-            for (int li = 0; li < kMaxModuli; ++li) {
-                if (li >= moduli)
-                    break;
-                const int mod = modulus_at(li);
-                uint32_t packed = 0;
-#pragma unroll
-                for (int e = 0; e < 4; ++e) { /* tg_oz2_residue */
-                    int res = (int)(x[e] % mod);
-                    res += res < 0 ? mod : 0;
-                    res -= res > mod - 1 - mod / 2 ? mod : 0;
-                    packed |= (uint32_t)(uint8_t)(int8_t)res << (8 * e);
-                }
-                *reinterpret_cast<uint32_t *>(out + (li * lines + r) * kp + q) = packed;
+                for (int e = 0; e < 4; ++e)
+                    x[e] = take ? __double2ll_rn((double)tile[line][quad + e] * scale) : 0;
+                write_residues(x, moduli, at, lines * kp);
             }
         }
         __syncthreads();
@@ -610,18 +634,19 @@ cudaError_t launch_scan(const float *X, int64_t line_stride, int64_t q_stride, i
         scan_lines<true><<<ceil_div(lines, 8), dim3(32, 8), 0, stream>>>(X, line_stride,
                                                                          q_stride, lines, k, info);
     else
-        scan_lines<false><<<ceil_div(lines, 256), 256, 0, stream>>>(X, line_stride, q_stride,
-                                                                     lines, k, info);
+        scan_lines<false><<<ceil_div(lines, 32), dim3(32, 32), 0, stream>>>(X, line_stride,
+                                                                            q_stride, lines, k, info);
     return cudaGetLastError();
 }
 
 /* A kernel of 32 x 32 tiles of lines and k through shared memory (to_leading, to_residues),
- * its form (ALONG_Q) by how X's lines lie: launch(std::bool_constant<ALONG_Q>, grid). */
+ * its form (ALONG_Q) by how X's lines lie: launch(std::bool_constant<ALONG_Q>, grid), at most
+ * most_blocks blocks along k (each then takes every gridDim.y-th tile). */
 template <class Launch>
 cudaError_t launch_line_tiles(int64_t line_stride, int64_t q_stride, int64_t lines, int64_t kp,
-                              Launch launch)
+                              int64_t most_blocks, Launch launch)
 {
-    const dim3 grid(ceil_div(lines, 32), std::min(ceil_div(kp, 32), 65535u));
+    const dim3 grid(ceil_div(lines, 32), (unsigned)std::min<int64_t>(ceil_div(kp, 32), most_blocks));
     if (q_stride == 1 || line_stride != 1)
         launch(std::true_type{}, grid);
     else
@@ -633,7 +658,10 @@ cudaError_t launch_leading(const float *X, int64_t line_stride, int64_t q_stride
                            int64_t k, int64_t kp, const tg_oz2_line *info, int cap, int8_t *out,
                            unsigned long long *up, unsigned long long *sq, cudaStream_t stream)
 {
-    return launch_line_tiles(line_stride, q_stride, lines, kp, [&](auto along_q, dim3 grid) {
+    /* about 4096 blocks: each block adds its lines' sums atomically, so a block a tile (16384
+     * lines x 512 tiles) queued 16 M atomics on 32 K addresses */
+    const int64_t most_blocks = std::max<int64_t>(1, 4096 / ceil_div(lines, 32));
+    return launch_line_tiles(line_stride, q_stride, lines, kp, most_blocks, [&](auto along_q, dim3 grid) {
         to_leading<decltype(along_q)::value><<<grid, dim3(32, 8), 0, stream>>>(
             X, line_stride, q_stride, lines, k, kp, info, cap, out, up, sq);
     });
@@ -668,7 +696,9 @@ cudaError_t bound_pass(const tg_problem &p, const Workspace &w, char *base, cons
             (e = int8_gemm::launch(lead_a, lead_b, lower, p.m, n, w.kp, 1, &survey->product,
                                    kCut, w.ldp, p.m * w.ldp, stream)) != cudaSuccess)
             return e;
-        const dim3 grid(ceil_div(n, 32), std::min(ceil_div(p.m, 8), 65535u));
+        /* 16 rows a thread: its block's reduction at every output took 0.5 ms a panel of
+         * 16384 x 2048 */
+        const dim3 grid(ceil_div(n, 32), std::min(ceil_div(p.m, 8 * 16), 65535u));
         bound_needs<<<grid, dim3(32, 8), 0, stream>>>(p.m, n, p.k, rows, cols + j0, up_rows,
                                                       up_cols + j0, choice, lower, w.ldp, survey);
         if ((e = cudaGetLastError()) != cudaSuccess)
@@ -681,7 +711,7 @@ cudaError_t launch_residues(const float *X, int64_t line_stride, int64_t q_strid
                             int64_t k, int64_t kp, const tg_oz2_line *info, int cap,
                             const DevicePlan *plan, bool of_a, int8_t *out, cudaStream_t stream)
 {
-    return launch_line_tiles(line_stride, q_stride, lines, kp, [&](auto along_q, dim3 grid) {
+    return launch_line_tiles(line_stride, q_stride, lines, kp, 65535, [&](auto along_q, dim3 grid) {
         to_residues<decltype(along_q)::value><<<grid, dim3(32, 8), 0, stream>>>(
             X, line_stride, q_stride, lines, k, kp, info, cap, plan, of_a, out);
     });
