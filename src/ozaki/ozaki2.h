@@ -404,16 +404,24 @@ static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_init(tg_oz2_crt *c, const int *
     tg_oz2_crt_init_shared(c, moduli, count);
 }
 
-/* Adds modulus l (m_l = mod) to the sums: product is any integer = C_hat (mod m_l), such as
- * the INT32 product of the residues.  limbs: c->limbs, or more. */
-static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_add(tg_oz2_crt_sum *s, const tg_oz2_crt *c,
-                                                     int l, int mod, int32_t product, int limbs)
+/* Adds modulus l to the sums with u_l = u: any integer in [1, 2 m_l - 1] = C_hat (mod m_l).
+ * limbs: c->limbs, or more. */
+static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_add_u(tg_oz2_crt_sum *s, const tg_oz2_crt *c,
+                                                       int l, uint32_t u, int limbs)
 {
-    const uint32_t u = (uint32_t)(product % mod + mod); /* in [1, 2 mod - 1] */
     for (int j = 0; j < 4; ++j)
         if (j < limbs)
             s->limb[j] += (uint64_t)u * c->weight[l][j];
     s->frac += (uint64_t)u * c->frac[l];
+}
+
+/* Adds modulus l (m_l = mod) to the sums: product is any integer = C_hat (mod m_l), such as
+ * the INT32 product of the residues (u_l = its remainder plus m_l).  limbs: c->limbs, or
+ * more. */
+static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_add(tg_oz2_crt_sum *s, const tg_oz2_crt *c,
+                                                     int l, int mod, int32_t product, int limbs)
+{
+    tg_oz2_crt_add_u(s, c, l, (uint32_t)(product % mod + mod), limbs);
 }
 
 /* C_hat in [h + 1 - M, h], exactly, from the sums of every chosen modulus. */

@@ -26,7 +26,9 @@
  *            magnitudes) cuts the sums to 2^30 instead (tg_oz2_lower_cut): a lower bound.
  * Batch      grid.z is the batch item; items at or past *active (device memory: the count the
  *            scheme chose on the device) leave at once, so the host need not wait to learn it.
- * Stores     int32 pairs (8 bytes) where both columns are inside; ldc is a multiple of 2.
+ * Stores     int32 pairs (8 bytes) where both columns are inside; ldc is a multiple of 2.  Or
+ *            (the moduli's products) each sum's symmetric residue modulo the item's modulus,
+ *            by a Barrett step, as int8 pairs: a quarter of the bytes, all the CRT needs.
  * Registers  168 a thread at entry (__launch_bounds__(384, 1)), no spills, no stack (ptxas -v,
  *            nvcc 13.0); 8 IGMMA.64x128x32.S8.S8 a stage, the next stage's issued before the
  *            previous one's are waited for (WARPGROUP.DEPBAR.LE 1).
@@ -73,9 +75,12 @@ constexpr int kChunkTiles = TG_INT8_K_CHUNK / kBK;
 static_assert(TG_INT8_K_CHUNK % kBK == 0 && kChunkTiles >= 1 && TG_INT8_K_CHUNK <= TG_OZ2_K_CHUNK,
               "the chunk is whole tiles, at most 2^16 of k (2^16 x 2^14 fits INT32)");
 
-/* What a launch writes: C_z(i, j) at c[z * c_stride + i * ldc + j]. */
+/* What a launch writes: C_z(i, j) at c[z * c_stride + i * ldc + j] as INT32, or, where
+ * residues is set, its symmetric residue modulo moduli[z] (tg_oz2_residue) as an int8 at
+ * residues[z * c_stride + i * ldc + j]. */
 struct Output {
     int32_t *c;
+    int8_t *residues;
     int64_t ldc, c_stride;
     int m, n;
     int64_t k_tiles;
@@ -196,6 +201,42 @@ __global__ void __launch_bounds__(kThreads, 1)
         fence_operand(acc[h]);
 
     /* acc[h][4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + 128 h + 8 j + 2 t + e % 2) */
+    if (out.residues != nullptr) {
+        /* A quarter of the INT32 bytes, and the CRT's reads with them.  Barrett: u = x + m 2^23
+         * is x's class in [0, 2^32) (|x| < 2^30 + m), q = floor(u floor(2^32 / m) / 2^32) is
+         * floor(u / m) or one less, so u - q m lies in [0, 2 m). */
+        const uint32_t magic = (uint32_t)((uint64_t(1) << 32) / (uint32_t)modulus);
+        const uint32_t bias = (uint32_t)modulus << 23, mod = (uint32_t)modulus;
+        const int top = modulus - 1 - modulus / 2;
+        const auto residue = [&](int32_t x) {
+            const uint32_t u = (uint32_t)x + bias;
+            const uint32_t q = (uint32_t)(((uint64_t)u * magic) >> 32);
+            int r = (int)(u - q * mod);
+            r -= r >= modulus ? modulus : 0;
+            r -= r > top ? modulus : 0;
+            return (uint32_t)(uint8_t)(int8_t)r;
+        };
+        int8_t *const res = out.residues + z * out.c_stride;
+#pragma unroll
+        for (int h = 0; h < kN128; ++h)
+#pragma unroll
+            for (int j = 0; j < 16; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; e += 2) {
+                    const int i = i0 + 64 * half + 16 * w + g + 8 * (e / 2);
+                    const int col = j0 + 128 * h + 8 * j + 2 * lane_t;
+                    if (i >= out.m || col >= out.n)
+                        continue;
+                    int8_t *const at = res + (int64_t)i * out.ldc + col;
+                    const uint32_t lo = residue(acc[h][4 * j + e]);
+                    if (col + 1 < out.n)
+                        *reinterpret_cast<uint16_t *>(at) =
+                            (uint16_t)(lo | residue(acc[h][4 * j + e + 1]) << 8);
+                    else
+                        *at = (int8_t)lo;
+                }
+        return;
+    }
     int32_t *const c = out.c + z * out.c_stride;
 #pragma unroll
     for (int h = 0; h < kN128; ++h)
@@ -240,11 +281,12 @@ inline const char *unsupported(int64_t m, int64_t n, int64_t kp)
 }
 
 /* C_z = A_z B_z for z < *active of `items` (A_z at a + z m kp, B_z at b + z n kp, rows of kp
- * bytes, kp a multiple of 16 and the bytes past k zero); C_z at c + z c_stride, ldc even and
- * c 8-byte aligned.  moduli[z]: the modulus of item z's reductions (used where kp > 2^16). */
-inline cudaError_t launch(const int8_t *a, const int8_t *b, int32_t *c, int64_t m, int64_t n,
+ * bytes, kp a multiple of 16 and the bytes past k zero), written as `out` says (its c or
+ * residues, ldc and c_stride set; ldc even and the base 8-byte aligned).  moduli[z]: the
+ * modulus of item z's reductions (where kp > 2^16) and residues. */
+inline cudaError_t launch(const int8_t *a, const int8_t *b, Output out, int64_t m, int64_t n,
                           int64_t kp, int items, const int *active, const int *moduli,
-                          int64_t ldc, int64_t c_stride, cudaStream_t stream)
+                          cudaStream_t stream)
 {
     cudaError_t e = opt_in_shared_memory<s8gemm_tma_wgmma_128x256x128>(kSmem);
     if (e != cudaSuccess)
@@ -253,12 +295,33 @@ inline cudaError_t launch(const int8_t *a, const int8_t *b, int32_t *c, int64_t 
     if ((e = residue_map(&a_map, a, m, kp, items, kBM)) != cudaSuccess ||
         (e = residue_map(&b_map, b, n, kp, items, kBN)) != cudaSuccess)
         return e;
-    Output out{c, ldc, c_stride, (int)m, (int)n, (kp + kBK - 1) / kBK, active, {}};
+    out.m = (int)m, out.n = (int)n, out.k_tiles = (kp + kBK - 1) / kBK, out.active = active;
     for (int z = 0; z < items && z < TG_OZ2_MAX_MODULI; ++z)
         out.moduli[z] = moduli[z];
     const dim3 grid(ceil_div(m, kBM) * ceil_div(n, kBN), 1, (unsigned)items);
     s8gemm_tma_wgmma_128x256x128<<<grid, kThreads, kSmem, stream>>>(a_map, b_map, out);
     return cudaGetLastError();
+}
+
+/* INT32 products C_z at c + z c_stride. */
+inline cudaError_t launch(const int8_t *a, const int8_t *b, int32_t *c, int64_t m, int64_t n,
+                          int64_t kp, int items, const int *active, const int *moduli,
+                          int64_t ldc, int64_t c_stride, cudaStream_t stream)
+{
+    Output out{};
+    out.c = c, out.ldc = ldc, out.c_stride = c_stride;
+    return launch(a, b, out, m, n, kp, items, active, moduli, stream);
+}
+
+/* The products' symmetric residues modulo moduli[z], as int8 at r + z r_stride. */
+inline cudaError_t launch_as_residues(const int8_t *a, const int8_t *b, int8_t *r, int64_t m,
+                                      int64_t n, int64_t kp, int items, const int *active,
+                                      const int *moduli, int64_t ldr, int64_t r_stride,
+                                      cudaStream_t stream)
+{
+    Output out{};
+    out.residues = r, out.ldc = ldr, out.c_stride = r_stride;
+    return launch(a, b, out, m, n, kp, items, active, moduli, stream);
 }
 
 } // namespace int8_gemm

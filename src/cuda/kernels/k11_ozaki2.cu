@@ -472,38 +472,38 @@ __global__ void __launch_bounds__(256) to_residues(const float *X, int64_t line_
 /* ---- reconstruct ------------------------------------------------------------------------ */
 
 /* C_hat of one output as a double, rounded as ozaki2.c rounds its 128-bit integer: the
- * products of modulus l at at[l * plane].  LIMBS: crt.limbs, a constant so that the limbs
- * that are zero for the count cost nothing; with 2, C_hat fits int64, whose conversion rounds
- * as i128_to_double does. */
+ * symmetric residues of modulus l at at[l * plane] (|r| < m_l, so u_l = r + m_l lies in
+ * [1, 2 m_l - 1]).  LIMBS: crt.limbs, a constant so that the limbs that are zero for the count
+ * cost nothing; with 2, C_hat fits int64, whose conversion rounds as i128_to_double does. */
 template <int LIMBS>
-__device__ __forceinline__ double rebuild(const tg_oz2_crt &crt, int moduli, const int32_t *at,
+__device__ __forceinline__ double rebuild(const tg_oz2_crt &crt, int moduli, const int8_t *at,
                                           int64_t plane)
 {
-    int32_t product[kMaxModuli]; /* all loads first, so that their latencies overlap */
+    int residue[kMaxModuli]; /* all loads first, so that their latencies overlap */
 #pragma unroll
     for (int l = 0; l < kMaxModuli; ++l, at += plane) {
         if (l >= moduli)
             break;
-        product[l] = *at;
+        residue[l] = *at;
     }
     tg_oz2_crt_sum s = {{0, 0, 0, 0}, 0};
 #pragma unroll
     for (int l = 0; l < kMaxModuli; ++l) {
         if (l >= moduli)
             break;
-        tg_oz2_crt_add(&s, &crt, l, modulus_at(l), product[l], LIMBS);
+        tg_oz2_crt_add_u(&s, &crt, l, (uint32_t)(residue[l] + modulus_at(l)), LIMBS);
     }
     const tg_i128 c_hat = tg_oz2_crt_value(&s, &crt, LIMBS);
     return LIMBS == 2 ? (double)(int64_t)c_hat : i128_to_double(c_hat);
 }
 
 /* One batch item's C (p's pointers at the item): a thread an output, 32 columns x 8 rows a
- * block, rows in steps of the grid.  products: plane l at products + l * plane, row i at
+ * block, rows in steps of the grid.  residues: plane l at residues + l * plane, row i at
  * i * ldp. */
 __global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_oz2_line *rows,
                                                    const tg_oz2_line *cols, int cap,
                                                    const DevicePlan *plan,
-                                                   const int32_t *products, int64_t ldp,
+                                                   const int8_t *residues, int64_t ldp,
                                                    int64_t plane)
 {
     /* the CRT's constants, read by every output: once a block into shared memory */
@@ -534,7 +534,7 @@ __global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_
             *c = p.beta != 0.0f ? __fmaf_rn(p.beta, *c, product) : product;
             continue;
         }
-        const int32_t *const at = products + i * ldp + j;
+        const int8_t *const at = residues + i * ldp + j;
         /* The constants read afresh for each output, from shared memory: hoisted out of the
          * loop over rows they would take 80 registers. */
         int zero = 0;
@@ -558,19 +558,19 @@ __global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-/* The INT32 products of all moduli take 64 bytes an output: C goes in panels of columns whose
- * products fit this, so that a large C needs no more than this (at 65536 x 32768 all at once
- * they would take 138 GB), and 256-column panels at the least.  (The emulated build sets 1:
- * panels of 256 columns, so that its tests cross panels.) */
+/* The products' residues of all moduli take 16 bytes an output: C goes in panels of columns
+ * whose residues fit this, so that a large C needs no more than this (at 65536 x 32768 all at
+ * once they would take 34 GB), and 256-column panels at the least.  (The emulated build sets
+ * 1: panels of 256 columns, so that its tests cross panels.) */
 #ifndef TG_OZ2_PRODUCT_BUDGET
-#define TG_OZ2_PRODUCT_BUDGET (int64_t(2) << 30)
+#define TG_OZ2_PRODUCT_BUDGET (int64_t(1) << 30)
 #endif
 constexpr int64_t kProductBudget = TG_OZ2_PRODUCT_BUDGET;
 
 /* The columns of C a panel holds: as many whole blocks of the INT8 product as the budget fits. */
 int64_t panel_columns(const tg_problem &p)
 {
-    const int64_t fit = kProductBudget / (4 * kMaxModuli * std::max<int64_t>(p.m, 1));
+    const int64_t fit = kProductBudget / (kMaxModuli * std::max<int64_t>(p.m, 1));
     return std::min(p.n, std::max<int64_t>(int8_gemm::kBN, fit / int8_gemm::kBN * int8_gemm::kBN));
 }
 
@@ -596,7 +596,8 @@ struct Workspace {
         sums = take(sizeof(unsigned long long) * (size_t)(2 * (p.m + p.n)));
         residues_a = take((size_t)(kMaxModuli * p.m * kp));
         residues_b = take((size_t)(kMaxModuli * panel * kp));
-        products = take(sizeof(int32_t) * (size_t)(kMaxModuli * p.m * ldp));
+        /* the moduli's int8 residues, or P's INT32 sums in the first quarter */
+        products = take((size_t)(kMaxModuli * p.m * ldp));
         bytes = at;
     }
 };
@@ -728,7 +729,7 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
     unsigned long long *const sums = reinterpret_cast<unsigned long long *>(base + w.sums);
     int8_t *const res_a = reinterpret_cast<int8_t *>(base + w.residues_a);
     int8_t *const res_b = reinterpret_cast<int8_t *>(base + w.residues_b);
-    int32_t *const products = reinterpret_cast<int32_t *>(base + w.products);
+    int8_t *const products = reinterpret_cast<int8_t *>(base + w.products);
     cudaError_t e;
     if ((e = launch_scan(p.A, p.a_rs, p.a_cs, p.m, p.k, rows, stream)) != cudaSuccess ||
         (e = launch_scan(p.B, p.b_cs, p.b_rs, p.n, p.k, cols, stream)) != cudaSuccess)
@@ -750,9 +751,9 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
         part.C = p.C + j0;
         if ((e = launch_residues(part.B, p.b_cs, p.b_rs, part.n, p.k, w.kp, cols + j0,
                                  choice.cap, plan, false, res_b, stream)) != cudaSuccess ||
-            (e = int8_gemm::launch(res_a, res_b, products, p.m, part.n, w.kp, kMaxModuli,
-                                   &plan->moduli, tg_oz2_moduli, w.ldp, p.m * w.ldp, stream)) !=
-                cudaSuccess)
+            (e = int8_gemm::launch_as_residues(res_a, res_b, products, p.m, part.n, w.kp,
+                                               kMaxModuli, &plan->moduli, tg_oz2_moduli, w.ldp,
+                                               p.m * w.ldp, stream)) != cudaSuccess)
             return e;
         const dim3 grid(ceil_div(part.n, 32), std::min(ceil_div(p.m, 8), 65535u));
         reconstruct<<<grid, dim3(32, 8), 0, stream>>>(part, rows, cols + j0, choice.cap, plan,
@@ -783,11 +784,12 @@ int run(const tg_problem *p, void *stream, void *workspace, int forced)
 
 size_t workspace_bytes(const tg_problem *p) { return Workspace(*p).bytes; }
 
-/* Residues written and read, products written and read: with all 16 moduli, the most. */
+/* Residues of the operands and of the products, written and read: with all 16 moduli, the
+ * most. */
 double staged_bytes(const tg_problem *p)
 {
     const double kp = (double)round_up(p->k, 16), m = (double)p->m, n = (double)p->n;
-    return 2.0 * (double)p->batch * kMaxModuli * ((m + n) * kp + 4.0 * m * n);
+    return 2.0 * (double)p->batch * kMaxModuli * ((m + n) * kp + m * n);
 }
 
 int launch_with_workspace(const tg_problem *p, void *stream, void *workspace)
