@@ -95,6 +95,12 @@ extern "C" {
 #else
 #define TG_OZ2_HOST_DEVICE
 #endif
+/* What the INT8 rung's kernels evaluate at compile time (the CRT's limbs for a count). */
+#ifdef __cplusplus
+#define TG_OZ2_CONSTEXPR constexpr
+#else
+#define TG_OZ2_CONSTEXPR
+#endif
 
 typedef __int128 tg_oz2_i128;
 typedef unsigned __int128 tg_oz2_u128;
@@ -240,7 +246,8 @@ enum { TG_OZ2_MAX_MODULI = 16 };
 extern const int tg_oz2_moduli[TG_OZ2_MAX_MODULI];
 
 /* M, the product of the first `count` of `moduli`. */
-static inline TG_OZ2_HOST_DEVICE tg_oz2_u128 tg_oz2_crt_product(const int *moduli, int count)
+static inline TG_OZ2_CONSTEXPR TG_OZ2_HOST_DEVICE tg_oz2_u128 tg_oz2_crt_product(const int *moduli,
+                                                                                int count)
 {
     tg_oz2_u128 big_m = 1;
     for (int l = 0; l < count; ++l)
@@ -380,6 +387,14 @@ static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_init_modulus(tg_oz2_crt *c, con
     c->frac[l] = w;
 }
 
+/* The limbs of e_l that can be nonzero for M = big_m (tg_oz2_crt's limbs). */
+static inline TG_OZ2_CONSTEXPR TG_OZ2_HOST_DEVICE int tg_oz2_crt_limbs(tg_oz2_u128 big_m)
+{
+    return big_m < ((tg_oz2_u128)1 << 64) - ((tg_oz2_u128)1 << 48) ? 2
+           : big_m <= ((tg_oz2_u128)1 << 96)                       ? 3
+                                                                   : 4;
+}
+
 /* The constants that are not a modulus's: M, h, the count and the limbs. */
 static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_init_shared(tg_oz2_crt *c, const int *moduli,
                                                              int count)
@@ -389,9 +404,7 @@ static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_init_shared(tg_oz2_crt *c, cons
     c->product[0] = (uint64_t)big_m, c->product[1] = (uint64_t)(big_m >> 64);
     c->half[0] = (uint64_t)half, c->half[1] = (uint64_t)(half >> 64);
     c->moduli = count;
-    c->limbs = big_m < ((tg_oz2_u128)1 << 64) - ((tg_oz2_u128)1 << 48) ? 2
-               : big_m <= ((tg_oz2_u128)1 << 96)                       ? 3
-                                                                       : 4;
+    c->limbs = tg_oz2_crt_limbs(big_m);
 }
 
 /* The constants for the first `count` of `moduli` (pairwise coprime, at most 256, product under

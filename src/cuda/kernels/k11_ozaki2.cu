@@ -73,6 +73,7 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <utility>
 
 #include "../../ozaki/ozaki2.h"
 #include "../ozaki2_int8.h"
@@ -471,62 +472,36 @@ __global__ void __launch_bounds__(256) to_residues(const float *X, int64_t line_
 
 /* ---- reconstruct ------------------------------------------------------------------------ */
 
-/* C_hat of one output as a double, rounded as ozaki2.c rounds its 128-bit integer: the
- * symmetric residues of modulus l at at[l * plane] (|r| < m_l, so u_l = r + m_l lies in
- * [1, 2 m_l - 1]).  LIMBS: crt.limbs, a constant so that the limbs that are zero for the count
- * cost nothing; with 2, C_hat fits int64, whose conversion rounds as i128_to_double does. */
-template <int LIMBS>
-__device__ __forceinline__ double rebuild(const tg_oz2_crt &crt, int moduli, const int8_t *at,
-                                          int64_t plane)
-{
-    int residue[kMaxModuli]; /* all loads first, so that their latencies overlap */
-#pragma unroll
-    for (int l = 0; l < kMaxModuli; ++l, at += plane) {
-        if (l >= moduli)
-            break;
-        residue[l] = *at;
-    }
-    tg_oz2_crt_sum s = {{0, 0, 0, 0}, 0};
-#pragma unroll
-    for (int l = 0; l < kMaxModuli; ++l) {
-        if (l >= moduli)
-            break;
-        tg_oz2_crt_add_u(&s, &crt, l, (uint32_t)(residue[l] + modulus_at(l)), LIMBS);
-    }
-    const tg_i128 c_hat = tg_oz2_crt_value(&s, &crt, LIMBS);
-    return LIMBS == 2 ? (double)(int64_t)c_hat : i128_to_double(c_hat);
-}
-
-/* One batch item's C (p's pointers at the item): a thread an output, 32 columns x 8 rows a
- * block, rows in steps of the grid.  residues: plane l at residues + l * plane, row i at
- * i * ldp. */
-__global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_oz2_line *rows,
-                                                   const tg_oz2_line *cols, int cap,
-                                                   const DevicePlan *plan,
+/* The rows of one column j of C (as reconstruct below) with COUNT moduli: the CRT's constants
+ * for COUNT, and so its limbs, known when compiled and held in registers across the rows (read
+ * afresh from shared memory for each output, with the count a variable, the CRT took 4 ms at
+ * 16384^2). */
+template <int COUNT>
+__device__ __forceinline__ void reconstruct_column(const tg_problem &p, int64_t j,
+                                                   const tg_oz2_line *rows, int cap,
+                                                   const tg_oz2_crt &shared_crt, bool take_col,
+                                                   int shift_col, int bits_a,
                                                    const int8_t *residues, int64_t ldp,
                                                    int64_t plane)
 {
-    /* the CRT's constants, read by every output: once a block into shared memory */
-    __shared__ __align__(16) tg_oz2_crt crt;
-    static_assert(sizeof(tg_oz2_crt) % 4 == 0 && sizeof(tg_oz2_crt) / 4 <= 256, "one word a thread");
-    const int tid = threadIdx.y * 32 + threadIdx.x;
-    if (tid < (int)(sizeof(tg_oz2_crt) / 4))
-        reinterpret_cast<uint32_t *>(&crt)[tid] = reinterpret_cast<const uint32_t *>(&plan->crt)[tid];
-    __syncthreads();
-    const int64_t j = blockIdx.x * (int64_t)32 + threadIdx.x;
-    if (j >= p.n)
-        return;
-    const int moduli = crt.moduli, limbs = crt.limbs;
-    const tg_oz2_line col = cols[j];
-    const bool take_col = tg_oz2_line_taken(&col, cap);
-    const int shift_col = col.nonzero ? plan->bits_b - col.e_max : 0;
-    const int bits_a = plan->bits_a; /* read once: C's stores could alias plan, as far as the
-                                      * compiler knows */
+    constexpr int kList[kMaxModuli] = {TG_OZ2_MODULI};
+    constexpr int LIMBS = tg_oz2_crt_limbs(tg_oz2_crt_product(kList, COUNT));
+    tg_oz2_crt crt; /* the members the count reads, each at a constant index: registers */
+#pragma unroll
+    for (int l = 0; l < COUNT; ++l) {
+#pragma unroll
+        for (int x = 0; x < LIMBS; ++x)
+            crt.weight[l][x] = shared_crt.weight[l][x];
+        crt.frac[l] = shared_crt.frac[l];
+    }
+#pragma unroll
+    for (int x = 0; x < 2; ++x)
+        crt.product[x] = shared_crt.product[x], crt.half[x] = shared_crt.half[x];
     for (int64_t i = blockIdx.y * (int64_t)8 + threadIdx.y; i < p.m; i += gridDim.y * (int64_t)8) {
         float *const c = p.C + i * p.ldc + j;
         const tg_oz2_line row = rows[i];
         /* a line the scheme leaves: ozaki2.c's fma_element, alpha, beta */
-        if (!take_col || !tg_oz2_line_taken(&row, cap)) {
+        if (COUNT == 0 || !take_col || !tg_oz2_line_taken(&row, cap)) {
             float acc = 0.0f;
             for (int64_t q = 0; q < p.k; ++q)
                 acc = __fmaf_rn(p.A[i * p.a_rs + q * p.a_cs], p.B[q * p.b_rs + j * p.b_cs], acc);
@@ -534,24 +509,74 @@ __global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_
             *c = p.beta != 0.0f ? __fmaf_rn(p.beta, *c, product) : product;
             continue;
         }
+        /* C_hat from the symmetric residues of modulus l at at[l * plane] (|r| < m_l, so
+         * u_l = r + m_l lies in [1, 2 m_l - 1]); all loads first, so that their latencies
+         * overlap */
         const int8_t *const at = residues + i * ldp + j;
-        /* The constants read afresh for each output, from shared memory: hoisted out of the
-         * loop over rows they would take 80 registers. */
-        int zero = 0;
-#ifdef __CUDA_ARCH__
-        asm volatile("" : "+r"(zero));
-#endif
-        const tg_oz2_crt &fresh = (&crt)[zero];
-        const double c_hat = limbs == 2   ? rebuild<2>(fresh, moduli, at, plane)
-                             : limbs == 3 ? rebuild<3>(fresh, moduli, at, plane)
-                                          : rebuild<4>(fresh, moduli, at, plane);
+        int residue[COUNT > 0 ? COUNT : 1];
+#pragma unroll
+        for (int l = 0; l < COUNT; ++l)
+            residue[l] = at[l * plane];
+        tg_oz2_crt_sum sum = {{0, 0, 0, 0}, 0};
+#pragma unroll
+        for (int l = 0; l < COUNT; ++l)
+            tg_oz2_crt_add_u(&sum, &crt, l, (uint32_t)(residue[l] + kList[l]), LIMBS);
+        const tg_i128 c_hat = tg_oz2_crt_value(&sum, &crt, LIMBS);
+        /* with 2 limbs C_hat fits int64, whose conversion rounds as i128_to_double does */
+        const double rounded = LIMBS == 2 ? (double)(int64_t)c_hat : i128_to_double(c_hat);
         const int shift_row = row.nonzero ? bits_a - row.e_max : 0;
         /* shifts are bits - e_max, in [1 - 128, 62 + 148]: the power of two lies in
          * [2^-420, 2^254], and multiplying by it is ldexp exactly */
-        const double value = c_hat * tg_pow2(-(shift_row + shift_col)) * (double)p.alpha;
+        const double value = rounded * tg_pow2(-(shift_row + shift_col)) * (double)p.alpha;
         /* beta C is exact in double: a fused or separate add rounds the same */
         *c = (float)(p.beta != 0.0f ? value + (double)p.beta * (double)*c : value);
     }
+}
+
+/* reconstruct_column for the count chosen, of those in [LO, HI] (each compiled). */
+template <int LO, int HI, int... COUNTS, class... Args>
+__device__ __forceinline__ void reconstruct_counted(int count, std::integer_sequence<int, COUNTS...>,
+                                                    const Args &...args)
+{
+    const auto one = [&](auto counted) {
+        constexpr int kCount = decltype(counted)::value;
+        if constexpr (kCount >= LO && kCount <= HI)
+            if (count == kCount)
+                reconstruct_column<kCount>(args...);
+    };
+    (one(std::integral_constant<int, COUNTS>{}), ...);
+}
+
+/* One batch item's C (p's pointers at the item): a thread an output, 32 columns x 8 rows a
+ * block, rows in steps of the grid; C_hat by the CRT without 128-bit products (ozaki2.h's
+ * tg_oz2_crt), rounded as ozaki2.c rounds its 128-bit integer.  residues: plane l at
+ * residues + l * plane, row i at i * ldp.  Only where the count chosen lies in [LO, HI] (a
+ * count of the CRT's limbs: 0 to 8 moduli take 2, 9 to 12 take 3, 13 to 16 take 4): one
+ * kernel for all 17 took the registers of 16 moduli, 165, and so a block an SM, for 8. */
+template <int LO, int HI>
+__global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_oz2_line *rows,
+                                                   const tg_oz2_line *cols, int cap,
+                                                   const DevicePlan *plan,
+                                                   const int8_t *residues, int64_t ldp,
+                                                   int64_t plane)
+{
+    /* the CRT's constants: once a block into shared memory, then into each thread's registers */
+    __shared__ __align__(16) tg_oz2_crt crt;
+    static_assert(sizeof(tg_oz2_crt) % 4 == 0 && sizeof(tg_oz2_crt) / 4 <= 256, "one word a thread");
+    const int tid = threadIdx.y * 32 + threadIdx.x;
+    if (tid < (int)(sizeof(tg_oz2_crt) / 4))
+        reinterpret_cast<uint32_t *>(&crt)[tid] = reinterpret_cast<const uint32_t *>(&plan->crt)[tid];
+    __syncthreads();
+    const int64_t j = blockIdx.x * (int64_t)32 + threadIdx.x;
+    if (j >= p.n || crt.moduli < LO || crt.moduli > HI)
+        return;
+    const tg_oz2_line col = cols[j];
+    const bool take_col = tg_oz2_line_taken(&col, cap);
+    const int shift_col = col.nonzero ? plan->bits_b - col.e_max : 0;
+    const int bits_a = plan->bits_a; /* read once: C's stores could alias plan, as far as the
+                                      * compiler knows */
+    reconstruct_counted<LO, HI>(crt.moduli, std::make_integer_sequence<int, kMaxModuli + 1>{}, p, j,
+                                rows, cap, crt, take_col, shift_col, bits_a, residues, ldp, plane);
 }
 
 /* ---- the launch ------------------------------------------------------------------------- */
@@ -755,9 +780,15 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
                                                kMaxModuli, &plan->moduli, tg_oz2_moduli, w.ldp,
                                                p.m * w.ldp, stream)) != cudaSuccess)
             return e;
-        const dim3 grid(ceil_div(part.n, 32), std::min(ceil_div(p.m, 8), 65535u));
-        reconstruct<<<grid, dim3(32, 8), 0, stream>>>(part, rows, cols + j0, choice.cap, plan,
-                                                      products, w.ldp, p.m * w.ldp);
+        /* 16 rows a thread, for the CRT's constants it loads */
+        const dim3 grid(ceil_div(part.n, 32), std::min(ceil_div(p.m, 8 * 16), 65535u));
+        /* one of the three does the work, the others leave at once */
+        reconstruct<0, 8><<<grid, dim3(32, 8), 0, stream>>>(part, rows, cols + j0, choice.cap,
+                                                            plan, products, w.ldp, p.m * w.ldp);
+        reconstruct<9, 12><<<grid, dim3(32, 8), 0, stream>>>(part, rows, cols + j0, choice.cap,
+                                                             plan, products, w.ldp, p.m * w.ldp);
+        reconstruct<13, 16><<<grid, dim3(32, 8), 0, stream>>>(part, rows, cols + j0, choice.cap,
+                                                              plan, products, w.ldp, p.m * w.ldp);
         if ((e = cudaGetLastError()) != cudaSuccess)
             return e;
     }
