@@ -269,19 +269,35 @@ __global__ void __launch_bounds__(256) choose_plan(int64_t m, int64_t n, int64_t
 
 /* ---- the bound rule: to_leading, bound_needs ------------------------------------------- */
 
-/* 32 lines x 32 of k of X (to_residues' layout) through shared memory; true where the block
- * has a tile at q0. */
+/* 32 lines x 32 of k of X (to_residues' layout) through registers into shared memory: load()
+ * issues a tile's reads, store() puts them in tile[line][q] (zeros past the lines and k), so
+ * that a block's next tile is read while it works on this one (a tile a block, its reads and
+ * the plan's waited for in turn, kept to_residues at half the memory's speed). */
 template <bool ALONG_Q>
-__device__ __forceinline__ void load_tile(float (&tile)[32][33], const float *X,
-                                          int64_t line_stride, int64_t q_stride, int64_t lines,
-                                          int64_t k, int64_t r0, int64_t q0)
-{
-    for (int i = threadIdx.y; i < 32; i += 8) {
-        const int rr = ALONG_Q ? i : threadIdx.x, qq = ALONG_Q ? threadIdx.x : i;
-        const int64_t r = r0 + rr, q = q0 + qq;
-        tile[rr][qq] = r < lines && q < k ? X[r * line_stride + q * q_stride] : 0.0f;
+struct TileLoader {
+    float v[4];
+
+    __device__ __forceinline__ void load(const float *X, int64_t line_stride, int64_t q_stride,
+                                         int64_t lines, int64_t k, int64_t r0, int64_t q0)
+    {
+#pragma unroll
+        for (int n = 0; n < 4; ++n) {
+            const int i = threadIdx.y + 8 * n;
+            const int rr = ALONG_Q ? i : threadIdx.x, qq = ALONG_Q ? threadIdx.x : i;
+            const int64_t r = r0 + rr, q = q0 + qq;
+            v[n] = r < lines && q < k ? X[r * line_stride + q * q_stride] : 0.0f;
+        }
     }
-}
+
+    __device__ __forceinline__ void store(float (&tile)[32][33]) const
+    {
+#pragma unroll
+        for (int n = 0; n < 4; ++n) {
+            const int i = threadIdx.y + 8 * n;
+            tile[ALONG_Q ? i : threadIdx.x][ALONG_Q ? threadIdx.x : i] = v[n];
+        }
+    }
+};
 
 /* Lines (as to_residues) as their leading magnitudes (tg_oz2_leading): int8 rows of kp bytes
  * at out (zeros past k and for lines not taken), the rounded-up ones summed into up[r] and
@@ -304,9 +320,14 @@ __global__ void __launch_bounds__(256) to_leading(const float *X, int64_t line_s
         l = info[r];
     const bool take = r < lines && tg_oz2_line_taken(&l, cap) && l.nonzero;
     unsigned long long sum = 0, squares = 0;
-    for (int64_t q0 = blockIdx.y * (int64_t)32; q0 < kp; q0 += gridDim.y * (int64_t)32) {
-        load_tile<ALONG_Q>(tile, X, line_stride, q_stride, lines, k, r0, q0);
+    const int64_t step = gridDim.y * (int64_t)32;
+    TileLoader<ALONG_Q> next;
+    next.load(X, line_stride, q_stride, lines, k, r0, blockIdx.y * (int64_t)32);
+    for (int64_t q0 = blockIdx.y * (int64_t)32; q0 < kp; q0 += step) {
+        next.store(tile);
         __syncthreads();
+        if (q0 + step < kp)
+            next.load(X, line_stride, q_stride, lines, k, r0, q0 + step);
         const int64_t q = q0 + quad;
         if (r < lines && q < kp) {
             uint32_t packed = 0;
@@ -434,23 +455,28 @@ __global__ void __launch_bounds__(256) to_residues(const float *X, int64_t line_
                                                    int8_t *out)
 {
     __shared__ float tile[32][33]; /* [line][q]; the pad keeps columns off one bank */
+    const int tid = threadIdx.y * 32 + threadIdx.x;
+    const int64_t r0 = blockIdx.x * (int64_t)32;
+    const int line = tid / 8, quad = tid % 8 * 4;
+    const int64_t r = r0 + line, step = gridDim.y * (int64_t)32;
+    TileLoader<ALONG_Q> next; /* the first tile's reads in flight with the plan's and the line's */
+    next.load(X, line_stride, q_stride, lines, k, r0, blockIdx.y * (int64_t)32);
     const int moduli = plan->moduli;
     if (moduli == 0)
         return; /* every output goes to FMA */
     const int bits = of_a ? plan->bits_a : plan->bits_b;
-    const int tid = threadIdx.y * 32 + threadIdx.x;
-    const int64_t r0 = blockIdx.x * (int64_t)32;
-    const int line = tid / 8, quad = tid % 8 * 4;
-    for (int64_t q0 = blockIdx.y * (int64_t)32; q0 < kp; q0 += gridDim.y * (int64_t)32) {
-        load_tile<ALONG_Q>(tile, X, line_stride, q_stride, lines, k, r0, q0);
+    const tg_oz2_line l = r < lines ? info[r] : tg_oz2_line{1, 0, 0, 0};
+    const bool take = tg_oz2_line_taken(&l, cap);
+    /* ozaki2.c's to_integers: ldexp by the line's shift, here a multiply by the power of two
+     * (exact: the shift lies in [1 - 128, 62 + 148]) */
+    const double scale = tg_pow2(l.nonzero ? bits - l.e_max : 0);
+    for (int64_t q0 = blockIdx.y * (int64_t)32; q0 < kp; q0 += step) {
+        next.store(tile);
         __syncthreads();
-        const int64_t r = r0 + line, q = q0 + quad;
+        if (q0 + step < kp)
+            next.load(X, line_stride, q_stride, lines, k, r0, q0 + step);
+        const int64_t q = q0 + quad;
         if (r < lines && q < kp) {
-            const tg_oz2_line l = info[r];
-            const bool take = tg_oz2_line_taken(&l, cap);
-            /* ozaki2.c's to_integers: ldexp by the line's shift, here a multiply by the
-             * power of two (exact: the shift lies in [1 - 128, 62 + 148]) */
-            const double scale = tg_pow2(l.nonzero ? bits - l.e_max : 0);
             int8_t *const at = out + r * kp + q;
             if (bits <= 30) { /* |x| <= 2^bits: 32-bit remainders, a quarter of the work */
                 int x[4];
@@ -500,15 +526,8 @@ __device__ __forceinline__ void reconstruct_column(const tg_problem &p, int64_t 
     for (int64_t i = blockIdx.y * (int64_t)8 + threadIdx.y; i < p.m; i += gridDim.y * (int64_t)8) {
         float *const c = p.C + i * p.ldc + j;
         const tg_oz2_line row = rows[i];
-        /* a line the scheme leaves: ozaki2.c's fma_element, alpha, beta */
-        if (COUNT == 0 || !take_col || !tg_oz2_line_taken(&row, cap)) {
-            float acc = 0.0f;
-            for (int64_t q = 0; q < p.k; ++q)
-                acc = __fmaf_rn(p.A[i * p.a_rs + q * p.a_cs], p.B[q * p.b_rs + j * p.b_cs], acc);
-            const float product = __fmul_rn(p.alpha, acc);
-            *c = p.beta != 0.0f ? __fmaf_rn(p.beta, *c, product) : product;
-            continue;
-        }
+        if (COUNT == 0 || !take_col || !tg_oz2_line_taken(&row, cap))
+            continue; /* a line the scheme leaves: fma_left's */
         /* C_hat from the symmetric residues of modulus l at at[l * plane] (|r| < m_l, so
          * u_l = r + m_l lies in [1, 2 m_l - 1]); all loads first, so that their latencies
          * overlap */
@@ -577,6 +596,30 @@ __global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_
                                       * compiler knows */
     reconstruct_counted<LO, HI>(crt.moduli, std::make_integer_sequence<int, kMaxModuli + 1>{}, p, j,
                                 rows, cap, crt, take_col, shift_col, bits_a, residues, ldp, plane);
+}
+
+/* The outputs of the lines the scheme leaves (survey's left), each by ozaki2.c's fma_element:
+ * an FP32 FMA dot product in k order, alpha, beta.  Outputs in steps of the grid's threads, so
+ * that a left column's outputs spread over all of them (in reconstruct, 16 rows a thread, they
+ * took 2.6 ms at 4096^3 on spread data); nothing where no line is left. */
+__global__ void __launch_bounds__(256) fma_left(const tg_problem p, const tg_oz2_line *rows,
+                                                const tg_oz2_line *cols, int cap,
+                                                const Survey *survey)
+{
+    if (survey->left[0] == 0 && survey->left[1] == 0)
+        return;
+    const int64_t outputs = p.m * p.n, threads = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < outputs; e += threads) {
+        const int64_t i = e / p.n, j = e - i * p.n;
+        if (tg_oz2_line_taken(&rows[i], cap) && tg_oz2_line_taken(&cols[j], cap))
+            continue;
+        float acc = 0.0f;
+        for (int64_t q = 0; q < p.k; ++q)
+            acc = __fmaf_rn(p.A[i * p.a_rs + q * p.a_cs], p.B[q * p.b_rs + j * p.b_cs], acc);
+        const float product = __fmul_rn(p.alpha, acc);
+        float *const c = p.C + i * p.ldc + j;
+        *c = p.beta != 0.0f ? __fmaf_rn(p.beta, *c, product) : product;
+    }
 }
 
 /* ---- the launch ------------------------------------------------------------------------- */
@@ -666,13 +709,20 @@ cudaError_t launch_scan(const float *X, int64_t line_stride, int64_t q_stride, i
 }
 
 /* A kernel of 32 x 32 tiles of lines and k through shared memory (to_leading, to_residues),
- * its form (ALONG_Q) by how X's lines lie: launch(std::bool_constant<ALONG_Q>, grid), at most
- * most_blocks blocks along k (each then takes every gridDim.y-th tile). */
+ * its form (ALONG_Q) by how X's lines lie: launch(std::bool_constant<ALONG_Q>, grid).  About 8
+ * tiles a block (each reads its next tile while it works on one), and TG_OZ2_LEAST_BLOCKS
+ * blocks at least.  (The emulated build sets 1, so that its small tests take several tiles a
+ * block.) */
+#ifndef TG_OZ2_LEAST_BLOCKS
+#define TG_OZ2_LEAST_BLOCKS 2048
+#endif
 template <class Launch>
 cudaError_t launch_line_tiles(int64_t line_stride, int64_t q_stride, int64_t lines, int64_t kp,
-                              int64_t most_blocks, Launch launch)
+                              Launch launch)
 {
-    const dim3 grid(ceil_div(lines, 32), (unsigned)std::min<int64_t>(ceil_div(kp, 32), most_blocks));
+    const int64_t line_blocks = ceil_div(lines, 32), tiles = ceil_div(kp, 32);
+    const int64_t along = std::max<int64_t>(ceil_div(tiles, 8), ceil_div(TG_OZ2_LEAST_BLOCKS, line_blocks));
+    const dim3 grid((unsigned)line_blocks, (unsigned)std::min<int64_t>({along, tiles, 65535}));
     if (q_stride == 1 || line_stride != 1)
         launch(std::true_type{}, grid);
     else
@@ -684,10 +734,7 @@ cudaError_t launch_leading(const float *X, int64_t line_stride, int64_t q_stride
                            int64_t k, int64_t kp, const tg_oz2_line *info, int cap, int8_t *out,
                            unsigned long long *up, unsigned long long *sq, cudaStream_t stream)
 {
-    /* about 4096 blocks: each block adds its lines' sums atomically, so a block a tile (16384
-     * lines x 512 tiles) queued 16 M atomics on 32 K addresses */
-    const int64_t most_blocks = std::max<int64_t>(1, 4096 / ceil_div(lines, 32));
-    return launch_line_tiles(line_stride, q_stride, lines, kp, most_blocks, [&](auto along_q, dim3 grid) {
+    return launch_line_tiles(line_stride, q_stride, lines, kp, [&](auto along_q, dim3 grid) {
         to_leading<decltype(along_q)::value><<<grid, dim3(32, 8), 0, stream>>>(
             X, line_stride, q_stride, lines, k, kp, info, cap, out, up, sq);
     });
@@ -737,7 +784,7 @@ cudaError_t launch_residues(const float *X, int64_t line_stride, int64_t q_strid
                             int64_t k, int64_t kp, const tg_oz2_line *info, int cap,
                             const DevicePlan *plan, bool of_a, int8_t *out, cudaStream_t stream)
 {
-    return launch_line_tiles(line_stride, q_stride, lines, kp, 65535, [&](auto along_q, dim3 grid) {
+    return launch_line_tiles(line_stride, q_stride, lines, kp, [&](auto along_q, dim3 grid) {
         to_residues<decltype(along_q)::value><<<grid, dim3(32, 8), 0, stream>>>(
             X, line_stride, q_stride, lines, k, kp, info, cap, plan, of_a, out);
     });
@@ -789,6 +836,8 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
                                                              plan, products, w.ldp, p.m * w.ldp);
         reconstruct<13, 16><<<grid, dim3(32, 8), 0, stream>>>(part, rows, cols + j0, choice.cap,
                                                               plan, products, w.ldp, p.m * w.ldp);
+        fma_left<<<std::min(ceil_div(p.m * part.n, 256), 132u * 8), 256, 0, stream>>>(
+            part, rows, cols + j0, choice.cap, survey);
         if ((e = cudaGetLastError()) != cudaSuccess)
             return e;
     }
