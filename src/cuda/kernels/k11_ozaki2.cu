@@ -166,46 +166,49 @@ __global__ void __launch_bounds__(1024) scan_lines(const float *X, int64_t line_
 /* ---- survey_lines and choose_plan ------------------------------------------------------ */
 
 /* One block of 256 threads: the lines taken, their widest ranges and whether P is formed
- * (ozaki2.c's choose()), into survey; the lines' sums (count of them at sums) to 0. */
+ * (ozaki2.c's choose()), into survey; the lines left, listed at left_lines (rows' indices from
+ * 0, columns' from m, in no order); the lines' sums (count of them at sums) to 0. */
 __global__ void __launch_bounds__(256) survey_lines(const tg_oz2_line *rows, int64_t m,
                                                     const tg_oz2_line *cols, int64_t n,
                                                     const __grid_constant__ Choice choice,
                                                     unsigned long long *sums, int64_t count,
-                                                    Survey *survey)
+                                                    int *left_lines, Survey *survey)
 {
     __shared__ int widest[2][256];
-    __shared__ int64_t left[2][256];
+    __shared__ unsigned long long left[2];
     const int tid = threadIdx.x;
+    if (tid == 0)
+        left[0] = left[1] = 0;
     for (int64_t e = tid; e < count; e += 256)
         sums[e] = 0;
+    __syncthreads();
     int wa = 0, wb = 0;
-    int64_t la = 0, lb = 0;
     for (int64_t i = tid; i < m; i += 256) {
         const bool take = tg_oz2_line_taken(&rows[i], choice.cap);
         wa = take && tg_oz2_line_range(&rows[i]) > wa ? tg_oz2_line_range(&rows[i]) : wa;
-        la += !take;
+        if (!take)
+            left_lines[atomicAdd(&left[0], 1ull)] = (int)i;
     }
     for (int64_t j = tid; j < n; j += 256) {
         const bool take = tg_oz2_line_taken(&cols[j], choice.cap);
         wb = take && tg_oz2_line_range(&cols[j]) > wb ? tg_oz2_line_range(&cols[j]) : wb;
-        lb += !take;
+        if (!take)
+            left_lines[m + atomicAdd(&left[1], 1ull)] = (int)j;
     }
-    widest[0][tid] = wa, widest[1][tid] = wb, left[0][tid] = la, left[1][tid] = lb;
+    widest[0][tid] = wa, widest[1][tid] = wb;
     __syncthreads();
     for (int half = 128; half > 0; half /= 2) {
         if (tid < half)
-            for (int x = 0; x < 2; ++x) {
+            for (int x = 0; x < 2; ++x)
                 widest[x][tid] = widest[x][tid] > widest[x][tid + half] ? widest[x][tid]
                                                                         : widest[x][tid + half];
-                left[x][tid] += left[x][tid + half];
-            }
         __syncthreads();
     }
     if (tid != 0)
         return;
     Survey v{};
     for (int x = 0; x < 2; ++x)
-        v.widest[x] = widest[x][0], v.left[x] = left[x][0];
+        v.widest[x] = widest[x][0], v.left[x] = (int64_t)left[x];
     v.product = choice.forced == 0 && v.left[0] < m && v.left[1] < n &&
                 (choice.bits[v.widest[0]] > choice.floor_bits ||
                  choice.bits[v.widest[1]] > choice.floor_bits);
@@ -248,10 +251,10 @@ __global__ void __launch_bounds__(256) choose_plan(int64_t m, int64_t n, int64_t
             d.bits_a = choice.forced_bits_a, d.bits_b = choice.forced_bits_b;
         } else if (v.left[0] < m && v.left[1] < n) { /* else every output is left to FMA */
             /* without P, what the widest ranges ask (no more than the floor) */
-            const int need_a = v.product ? v.need_a
-                                         : tg_oz2_output_need(choice.bits[v.widest[0]], TG_OZ2_NO_BOUND);
-            const int need_b = v.product ? v.need_b
-                                         : tg_oz2_output_need(choice.bits[v.widest[1]], TG_OZ2_NO_BOUND);
+            const int need_a =
+                v.product ? v.need_a : tg_oz2_output_need(choice.bits[v.widest[0]], TG_OZ2_NO_BOUND);
+            const int need_b =
+                v.product ? v.need_b : tg_oz2_output_need(choice.bits[v.widest[1]], TG_OZ2_NO_BOUND);
             const tg_oz2_settled settled =
                 tg_oz2_settle(k, choice.floor_bits, need_a, need_b, most[0][0], most[1][0],
                               v.product ? v.magnitude : UINT64_MAX);
@@ -448,11 +451,11 @@ __device__ __forceinline__ void write_residues(const Int (&x)[4], int moduli, in
  * contiguous (ALONG_Q: along q); then each thread writes 4 consecutive bytes of a line per
  * modulus. */
 template <bool ALONG_Q>
-__global__ void __launch_bounds__(256) to_residues(const float *X, int64_t line_stride,
-                                                   int64_t q_stride, int64_t lines, int64_t k,
-                                                   int64_t kp, const tg_oz2_line *info, int cap,
-                                                   const DevicePlan *plan, bool of_a,
-                                                   int8_t *out)
+__global__ void __launch_bounds__(256, 5) to_residues(const float *X, int64_t line_stride,
+                                                      int64_t q_stride, int64_t lines, int64_t k,
+                                                      int64_t kp, const tg_oz2_line *info, int cap,
+                                                      const DevicePlan *plan, bool of_a,
+                                                      int8_t *out)
 {
     __shared__ float tile[32][33]; /* [line][q]; the pad keeps columns off one bank */
     const int tid = threadIdx.y * 32 + threadIdx.x;
@@ -471,10 +474,10 @@ __global__ void __launch_bounds__(256) to_residues(const float *X, int64_t line_
      * (exact: the shift lies in [1 - 128, 62 + 148]) */
     const double scale = tg_pow2(l.nonzero ? bits - l.e_max : 0);
     for (int64_t q0 = blockIdx.y * (int64_t)32; q0 < kp; q0 += step) {
+        if (q0 != blockIdx.y * (int64_t)32) /* a block has one tile but where k is very long */
+            next.load(X, line_stride, q_stride, lines, k, r0, q0);
         next.store(tile);
         __syncthreads();
-        if (q0 + step < kp)
-            next.load(X, line_stride, q_stride, lines, k, r0, q0 + step);
         const int64_t q = q0 + quad;
         if (r < lines && q < kp) {
             int8_t *const at = out + r * kp + q;
@@ -554,7 +557,8 @@ __device__ __forceinline__ void reconstruct_column(const tg_problem &p, int64_t 
 
 /* reconstruct_column for the count chosen, of those in [LO, HI] (each compiled). */
 template <int LO, int HI, int... COUNTS, class... Args>
-__device__ __forceinline__ void reconstruct_counted(int count, std::integer_sequence<int, COUNTS...>,
+__device__ __forceinline__ void reconstruct_counted(int count,
+                                                    std::integer_sequence<int, COUNTS...>,
                                                     const Args &...args)
 {
     const auto one = [&](auto counted) {
@@ -598,27 +602,48 @@ __global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_
                                 rows, cap, crt, take_col, shift_col, bits_a, residues, ldp, plane);
 }
 
-/* The outputs of the lines the scheme leaves (survey's left), each by ozaki2.c's fma_element:
- * an FP32 FMA dot product in k order, alpha, beta.  Outputs in steps of the grid's threads, so
- * that a left column's outputs spread over all of them (in reconstruct, 16 rows a thread, they
- * took 2.6 ms at 4096^3 on spread data); nothing where no line is left. */
-__global__ void __launch_bounds__(256) fma_left(const tg_problem p, const tg_oz2_line *rows,
-                                                const tg_oz2_line *cols, int cap,
-                                                const Survey *survey)
+/* Output (i, j) of p by ozaki2.c's fma_element: an FP32 FMA dot product in k order, alpha,
+ * beta.  8 loads of each operand issued at once: the sum's order is the same. */
+__device__ void fma_element(const tg_problem &p, int64_t i, int64_t j)
 {
-    if (survey->left[0] == 0 && survey->left[1] == 0)
-        return;
-    const int64_t outputs = p.m * p.n, threads = (int64_t)gridDim.x * blockDim.x;
+    const float *a = p.A + i * p.a_rs, *b = p.B + j * p.b_cs;
+    float acc = 0.0f;
+    int64_t q = 0;
+    for (; q + 8 <= p.k; q += 8) {
+        float x[8], y[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+            x[u] = a[(q + u) * p.a_cs], y[u] = b[(q + u) * p.b_rs];
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+            acc = __fmaf_rn(x[u], y[u], acc);
+    }
+    for (; q < p.k; ++q)
+        acc = __fmaf_rn(a[q * p.a_cs], b[q * p.b_rs], acc);
+    const float product = __fmul_rn(p.alpha, acc);
+    float *const c = p.C + i * p.ldc + j;
+    *c = p.beta != 0.0f ? __fmaf_rn(p.beta, *c, product) : product;
+}
+
+/* The outputs of a panel (p: columns j0 .. j0 + p.n - 1 of C) that lie on a line the scheme
+ * leaves, by fma_element: the rows left (left_lines from 0) across the panel, then the columns
+ * left (from m) that lie in it, down the rows taken; in steps of the grid's threads, so that
+ * each line's outputs spread over all of them.  Nothing where no line is left. */
+__global__ void __launch_bounds__(256) fma_left(const tg_problem p, int64_t j0,
+                                                const tg_oz2_line *rows, int cap,
+                                                const int *left_lines, const Survey *survey)
+{
+    const int64_t left_rows = survey->left[0], left_cols = survey->left[1];
+    const int64_t across = left_rows * p.n, outputs = across + left_cols * p.m;
+    const int64_t threads = (int64_t)gridDim.x * blockDim.x;
     for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < outputs; e += threads) {
-        const int64_t i = e / p.n, j = e - i * p.n;
-        if (tg_oz2_line_taken(&rows[i], cap) && tg_oz2_line_taken(&cols[j], cap))
+        if (e < across) {
+            fma_element(p, left_lines[e / p.n], e % p.n);
             continue;
-        float acc = 0.0f;
-        for (int64_t q = 0; q < p.k; ++q)
-            acc = __fmaf_rn(p.A[i * p.a_rs + q * p.a_cs], p.B[q * p.b_rs + j * p.b_cs], acc);
-        const float product = __fmul_rn(p.alpha, acc);
-        float *const c = p.C + i * p.ldc + j;
-        *c = p.beta != 0.0f ? __fmaf_rn(p.beta, *c, product) : product;
+        }
+        const int64_t down = e - across, j = left_lines[p.m + down / p.m] - j0, i = down % p.m;
+        if (j >= 0 && j < p.n && tg_oz2_line_taken(&rows[i], cap))
+            fma_element(p, i, j);
     }
 }
 
@@ -645,7 +670,7 @@ int64_t panel_columns(const tg_problem &p)
 /* Where each part lies in the workspace, 256-byte aligned. */
 struct Workspace {
     int64_t kp, panel, ldp;
-    size_t rows, cols, plan, survey, sums, residues_a, residues_b, products, bytes;
+    size_t rows, cols, plan, survey, sums, left, residues_a, residues_b, products, bytes;
 
     explicit Workspace(const tg_problem &p)
         : kp(round_up(p.k, 16)), panel(panel_columns(p)), ldp(round_up(panel, 2))
@@ -662,6 +687,7 @@ struct Workspace {
         survey = take(sizeof(Survey));
         /* the lines' sums: U of m rows, then n columns; Q of them alike */
         sums = take(sizeof(unsigned long long) * (size_t)(2 * (p.m + p.n)));
+        left = take(sizeof(int) * (size_t)(p.m + p.n)); /* the lines left, listed */
         residues_a = take((size_t)(kMaxModuli * p.m * kp));
         residues_b = take((size_t)(kMaxModuli * panel * kp));
         /* the moduli's int8 residues, or P's INT32 sums in the first quarter */
@@ -703,25 +729,26 @@ cudaError_t launch_scan(const float *X, int64_t line_stride, int64_t q_stride, i
         scan_lines<true><<<ceil_div(lines, 8), dim3(32, 8), 0, stream>>>(X, line_stride,
                                                                          q_stride, lines, k, info);
     else
-        scan_lines<false><<<ceil_div(lines, 32), dim3(32, 32), 0, stream>>>(X, line_stride,
-                                                                            q_stride, lines, k, info);
+        scan_lines<false><<<ceil_div(lines, 32), dim3(32, 32), 0, stream>>>(
+            X, line_stride, q_stride, lines, k, info);
     return cudaGetLastError();
 }
 
 /* A kernel of 32 x 32 tiles of lines and k through shared memory (to_leading, to_residues),
- * its form (ALONG_Q) by how X's lines lie: launch(std::bool_constant<ALONG_Q>, grid).  About 8
- * tiles a block (each reads its next tile while it works on one), and TG_OZ2_LEAST_BLOCKS
- * blocks at least.  (The emulated build sets 1, so that its small tests take several tiles a
- * block.) */
+ * its form (ALONG_Q) by how X's lines lie: launch(std::bool_constant<ALONG_Q>, grid).  About
+ * `tiles_per_block` tiles a block (each reads its next tile while it works on one), and
+ * TG_OZ2_LEAST_BLOCKS blocks at least.  (The emulated build sets 1, so that its small tests
+ * take several tiles a block.) */
 #ifndef TG_OZ2_LEAST_BLOCKS
 #define TG_OZ2_LEAST_BLOCKS 2048
 #endif
 template <class Launch>
 cudaError_t launch_line_tiles(int64_t line_stride, int64_t q_stride, int64_t lines, int64_t kp,
-                              Launch launch)
+                              int64_t tiles_per_block, Launch launch)
 {
     const int64_t line_blocks = ceil_div(lines, 32), tiles = ceil_div(kp, 32);
-    const int64_t along = std::max<int64_t>(ceil_div(tiles, 8), ceil_div(TG_OZ2_LEAST_BLOCKS, line_blocks));
+    const int64_t along = std::max<int64_t>(ceil_div(tiles, tiles_per_block),
+                                            ceil_div(TG_OZ2_LEAST_BLOCKS, line_blocks));
     const dim3 grid((unsigned)line_blocks, (unsigned)std::min<int64_t>({along, tiles, 65535}));
     if (q_stride == 1 || line_stride != 1)
         launch(std::true_type{}, grid);
@@ -734,7 +761,9 @@ cudaError_t launch_leading(const float *X, int64_t line_stride, int64_t q_stride
                            int64_t k, int64_t kp, const tg_oz2_line *info, int cap, int8_t *out,
                            unsigned long long *up, unsigned long long *sq, cudaStream_t stream)
 {
-    return launch_line_tiles(line_stride, q_stride, lines, kp, [&](auto along_q, dim3 grid) {
+    /* each block adds its lines' sums atomically: a tile a block (16384 lines x 512 tiles) queued
+     * 16 M atomics on 32 K addresses */
+    return launch_line_tiles(line_stride, q_stride, lines, kp, 8, [&](auto along_q, dim3 grid) {
         to_leading<decltype(along_q)::value><<<grid, dim3(32, 8), 0, stream>>>(
             X, line_stride, q_stride, lines, k, kp, info, cap, out, up, sq);
     });
@@ -784,7 +813,8 @@ cudaError_t launch_residues(const float *X, int64_t line_stride, int64_t q_strid
                             int64_t k, int64_t kp, const tg_oz2_line *info, int cap,
                             const DevicePlan *plan, bool of_a, int8_t *out, cudaStream_t stream)
 {
-    return launch_line_tiles(line_stride, q_stride, lines, kp, [&](auto along_q, dim3 grid) {
+    /* a tile a block: 8, in turn, took 3.6 ms at 16384^2 where this takes 2.1 */
+    return launch_line_tiles(line_stride, q_stride, lines, kp, 1, [&](auto along_q, dim3 grid) {
         to_residues<decltype(along_q)::value><<<grid, dim3(32, 8), 0, stream>>>(
             X, line_stride, q_stride, lines, k, kp, info, cap, plan, of_a, out);
     });
@@ -799,6 +829,7 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
     DevicePlan *const plan = reinterpret_cast<DevicePlan *>(base + w.plan);
     Survey *const survey = reinterpret_cast<Survey *>(base + w.survey);
     unsigned long long *const sums = reinterpret_cast<unsigned long long *>(base + w.sums);
+    int *const left_lines = reinterpret_cast<int *>(base + w.left);
     int8_t *const res_a = reinterpret_cast<int8_t *>(base + w.residues_a);
     int8_t *const res_b = reinterpret_cast<int8_t *>(base + w.residues_b);
     int8_t *const products = reinterpret_cast<int8_t *>(base + w.products);
@@ -807,7 +838,7 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
         (e = launch_scan(p.B, p.b_cs, p.b_rs, p.n, p.k, cols, stream)) != cudaSuccess)
         return e;
     survey_lines<<<1, 256, 0, stream>>>(rows, p.m, cols, p.n, choice, sums, 2 * (p.m + p.n),
-                                        survey);
+                                        left_lines, survey);
     if ((e = cudaGetLastError()) != cudaSuccess ||
         (choice.forced == 0 && (e = bound_pass(p, w, base, choice, stream)) != cudaSuccess))
         return e;
@@ -837,7 +868,7 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
         reconstruct<13, 16><<<grid, dim3(32, 8), 0, stream>>>(part, rows, cols + j0, choice.cap,
                                                               plan, products, w.ldp, p.m * w.ldp);
         fma_left<<<std::min(ceil_div(p.m * part.n, 256), 132u * 8), 256, 0, stream>>>(
-            part, rows, cols + j0, choice.cap, survey);
+            part, j0, rows, choice.cap, left_lines, survey);
         if ((e = cudaGetLastError()) != cudaSuccess)
             return e;
     }
