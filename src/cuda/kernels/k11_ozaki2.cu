@@ -602,48 +602,64 @@ __global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_
                                 rows, cap, crt, take_col, shift_col, bits_a, residues, ldp, plane);
 }
 
-/* Output (i, j) of p by ozaki2.c's fma_element: an FP32 FMA dot product in k order, alpha,
- * beta.  8 loads of each operand issued at once: the sum's order is the same. */
-__device__ void fma_element(const tg_problem &p, int64_t i, int64_t j)
-{
-    const float *a = p.A + i * p.a_rs, *b = p.B + j * p.b_cs;
-    float acc = 0.0f;
-    int64_t q = 0;
-    for (; q + 8 <= p.k; q += 8) {
-        float x[8], y[8];
-#pragma unroll
-        for (int u = 0; u < 8; ++u)
-            x[u] = a[(q + u) * p.a_cs], y[u] = b[(q + u) * p.b_rs];
-#pragma unroll
-        for (int u = 0; u < 8; ++u)
-            acc = __fmaf_rn(x[u], y[u], acc);
-    }
-    for (; q < p.k; ++q)
-        acc = __fmaf_rn(a[q * p.a_cs], b[q * p.b_rs], acc);
-    const float product = __fmul_rn(p.alpha, acc);
-    float *const c = p.C + i * p.ldc + j;
-    *c = p.beta != 0.0f ? __fmaf_rn(p.beta, *c, product) : product;
-}
-
 /* The outputs of a panel (p: columns j0 .. j0 + p.n - 1 of C) that lie on a line the scheme
- * leaves, by fma_element: the rows left (left_lines from 0) across the panel, then the columns
- * left (from m) that lie in it, down the rows taken; in steps of the grid's threads, so that
- * each line's outputs spread over all of them.  Nothing where no line is left. */
+ * leaves, each as ozaki2.c's fma_element: an FP32 FMA dot product in k order, alpha, beta.
+ * LEFT_ROWS: the rows left (left_lines from 0) across the panel; else the columns left (from m)
+ * that lie in it, down the rows taken.  A block takes 8 left lines (a warp each) x 32 outputs
+ * along them, the other operand's 32 x 32 tile of k shared by the 8 through shared memory
+ * and read along whichever side is contiguous; groups of 8 lines in steps of the grid.
+ * Nothing where no such line is left.  (A thread an output, reading both operands itself,
+ * took 6 ms at 16384^3 on spread data's 30-odd left lines.) */
+template <bool LEFT_ROWS>
 __global__ void __launch_bounds__(256) fma_left(const tg_problem p, int64_t j0,
                                                 const tg_oz2_line *rows, int cap,
                                                 const int *left_lines, const Survey *survey)
 {
-    const int64_t left_rows = survey->left[0], left_cols = survey->left[1];
-    const int64_t across = left_rows * p.n, outputs = across + left_cols * p.m;
-    const int64_t threads = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < outputs; e += threads) {
-        if (e < across) {
-            fma_element(p, left_lines[e / p.n], e % p.n);
-            continue;
+    __shared__ float line_tile[8][32];  /* [line][q] */
+    __shared__ float other_tile[32][33]; /* [q][output along the line] */
+    const int64_t lines = survey->left[LEFT_ROWS ? 0 : 1];
+    const int *const list = left_lines + (LEFT_ROWS ? 0 : p.m);
+    const int64_t along = LEFT_ROWS ? p.n : p.m; /* outputs along a line */
+    /* element q of the operand that runs along the lines, and of the one that runs across */
+    const float *const other = LEFT_ROWS ? p.B : p.A;
+    const int64_t other_q = LEFT_ROWS ? p.b_rs : p.a_cs, other_f = LEFT_ROWS ? p.b_cs : p.a_rs;
+    const int64_t f0 = blockIdx.x * (int64_t)32, f = f0 + threadIdx.x;
+    const bool other_along_q = other_q == 1 || other_f != 1;
+    for (int64_t g0 = blockIdx.y * (int64_t)8; g0 < lines; g0 += gridDim.y * (int64_t)8) {
+        /* this warp's line: a row of op(A), or a column of op(B) as an index into the panel */
+        const int64_t g = g0 + threadIdx.y;
+        int64_t line = g < lines ? list[g] : -1;
+        if (!LEFT_ROWS && line >= 0) {
+            line -= j0;
+            line = line < p.n ? line : -1; /* a column of another panel */
         }
-        const int64_t down = e - across, j = left_lines[p.m + down / p.m] - j0, i = down % p.m;
-        if (j >= 0 && j < p.n && tg_oz2_line_taken(&rows[i], cap))
-            fma_element(p, i, j);
+        float acc = 0.0f;
+        for (int64_t q0 = 0; q0 < p.k; q0 += 32) {
+            const int64_t q = q0 + threadIdx.x;
+            const float *const at = LEFT_ROWS ? p.A + line * p.a_rs + q * p.a_cs
+                                              : p.B + q * p.b_rs + line * p.b_cs;
+            line_tile[threadIdx.y][threadIdx.x] = line >= 0 && q < p.k ? *at : 0.0f;
+            for (int t = threadIdx.y; t < 32; t += 8) {
+                const int tq = other_along_q ? threadIdx.x : t;
+                const int tf = other_along_q ? t : threadIdx.x;
+                other_tile[tq][tf] = q0 + tq < p.k && f0 + tf < along
+                                         ? other[(q0 + tq) * other_q + (f0 + tf) * other_f]
+                                         : 0.0f;
+            }
+            __syncthreads();
+            const int steps = (int)(p.k - q0 < 32 ? p.k - q0 : 32);
+            for (int t = 0; t < steps; ++t)
+                acc = __fmaf_rn(line_tile[threadIdx.y][t], other_tile[t][threadIdx.x], acc);
+            __syncthreads();
+        }
+        if (line < 0 || f >= along)
+            continue;
+        const int64_t i = LEFT_ROWS ? line : f, j = LEFT_ROWS ? f : line;
+        if (!LEFT_ROWS && !tg_oz2_line_taken(&rows[i], cap))
+            continue; /* the rows' pass wrote it */
+        const float product = __fmul_rn(p.alpha, acc);
+        float *const c = p.C + i * p.ldc + j;
+        *c = p.beta != 0.0f ? __fmaf_rn(p.beta, *c, product) : product;
     }
 }
 
@@ -867,7 +883,10 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
                                                              plan, products, w.ldp, p.m * w.ldp);
         reconstruct<13, 16><<<grid, dim3(32, 8), 0, stream>>>(part, rows, cols + j0, choice.cap,
                                                               plan, products, w.ldp, p.m * w.ldp);
-        fma_left<<<std::min(ceil_div(p.m * part.n, 256), 132u * 8), 256, 0, stream>>>(
+        /* 8 groups of 8 lines in y: few blocks to leave at once where none is left */
+        fma_left<true><<<dim3(ceil_div(part.n, 32), 8), dim3(32, 8), 0, stream>>>(
+            part, j0, rows, choice.cap, left_lines, survey);
+        fma_left<false><<<dim3(ceil_div(p.m, 32), 8), dim3(32, 8), 0, stream>>>(
             part, j0, rows, choice.cap, left_lines, survey);
         if ((e = cudaGetLastError()) != cudaSuccess)
             return e;
