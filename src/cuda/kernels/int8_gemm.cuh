@@ -27,8 +27,8 @@
  * Batch      grid.z is the batch item; items at or past *active (device memory: the count the
  *            scheme chose on the device) leave at once, so the host need not wait to learn it.
  * Stores     int32 pairs (8 bytes) where both columns are inside; ldc is a multiple of 2.  Or
- *            (the moduli's products) each sum's symmetric residue modulo the item's modulus,
- *            by a Barrett step, as int8 pairs: a quarter of the bytes, all the CRT needs.
+ *            (the moduli's products) each sum's residue in [0, m) modulo the item's modulus
+ *            m, by a Barrett step, as byte pairs: a quarter of the bytes, all the CRT needs.
  * Registers  168 a thread at entry (__launch_bounds__(384, 1)), no spills, no stack (ptxas -v,
  *            nvcc 13.0); 8 IGMMA.64x128x32.S8.S8 a stage, the next stage's issued before the
  *            previous one's are waited for (WARPGROUP.DEPBAR.LE 1).
@@ -76,11 +76,11 @@ static_assert(TG_INT8_K_CHUNK % kBK == 0 && kChunkTiles >= 1 && TG_INT8_K_CHUNK 
               "the chunk is whole tiles, at most 2^16 of k (2^16 x 2^14 fits INT32)");
 
 /* What a launch writes: C_z(i, j) at c[z * c_stride + i * ldc + j] as INT32, or, where
- * residues is set, its symmetric residue modulo moduli[z] (tg_oz2_residue) as an int8 at
- * residues[z * c_stride + i * ldc + j]. */
+ * residues is set, its residue in [0, moduli[z]) as a byte at residues[z * c_stride + i * ldc +
+ * j]. */
 struct Output {
     int32_t *c;
-    int8_t *residues;
+    uint8_t *residues;
     int64_t ldc, c_stride;
     int m, n;
     int64_t k_tiles;
@@ -207,16 +207,14 @@ __global__ void __launch_bounds__(kThreads, 1)
          * floor(u / m) or one less, so u - q m lies in [0, 2 m). */
         const uint32_t magic = (uint32_t)((uint64_t(1) << 32) / (uint32_t)modulus);
         const uint32_t bias = (uint32_t)modulus << 23, mod = (uint32_t)modulus;
-        const int top = modulus - 1 - modulus / 2;
         const auto residue = [&](int32_t x) {
             const uint32_t u = (uint32_t)x + bias;
             const uint32_t q = (uint32_t)(((uint64_t)u * magic) >> 32);
             int r = (int)(u - q * mod);
             r -= r >= modulus ? modulus : 0;
-            r -= r > top ? modulus : 0;
-            return (uint32_t)(uint8_t)(int8_t)r;
+            return (uint32_t)r;
         };
-        int8_t *const res = out.residues + z * out.c_stride;
+        uint8_t *const res = out.residues + z * out.c_stride;
 #pragma unroll
         for (int h = 0; h < kN128; ++h)
 #pragma unroll
@@ -227,13 +225,13 @@ __global__ void __launch_bounds__(kThreads, 1)
                     const int col = j0 + 128 * h + 8 * j + 2 * lane_t;
                     if (i >= out.m || col >= out.n)
                         continue;
-                    int8_t *const at = res + (int64_t)i * out.ldc + col;
+                    uint8_t *const at = res + (int64_t)i * out.ldc + col;
                     const uint32_t lo = residue(acc[h][4 * j + e]);
                     if (col + 1 < out.n)
                         *reinterpret_cast<uint16_t *>(at) =
                             (uint16_t)(lo | residue(acc[h][4 * j + e + 1]) << 8);
                     else
-                        *at = (int8_t)lo;
+                        *at = (uint8_t)lo;
                 }
         return;
     }
@@ -313,8 +311,8 @@ inline cudaError_t launch(const int8_t *a, const int8_t *b, int32_t *c, int64_t 
     return launch(a, b, out, m, n, kp, items, active, moduli, stream);
 }
 
-/* The products' symmetric residues modulo moduli[z], as int8 at r + z r_stride. */
-inline cudaError_t launch_as_residues(const int8_t *a, const int8_t *b, int8_t *r, int64_t m,
+/* The products' residues in [0, moduli[z]), as bytes at r + z r_stride. */
+inline cudaError_t launch_as_residues(const int8_t *a, const int8_t *b, uint8_t *r, int64_t m,
                                       int64_t n, int64_t kp, int items, const int *active,
                                       const int *moduli, int64_t ldr, int64_t r_stride,
                                       cudaStream_t stream)

@@ -510,7 +510,7 @@ __device__ __forceinline__ void reconstruct_column(const tg_problem &p, int64_t 
                                                    const tg_oz2_line *rows, int cap,
                                                    const tg_oz2_crt &shared_crt, bool take_col,
                                                    int shift_col, int bits_a,
-                                                   const int8_t *residues, int64_t ldp,
+                                                   const uint8_t *residues, int64_t ldp,
                                                    int64_t plane)
 {
     constexpr int kList[kMaxModuli] = {TG_OZ2_MODULI};
@@ -531,10 +531,9 @@ __device__ __forceinline__ void reconstruct_column(const tg_problem &p, int64_t 
         const tg_oz2_line row = rows[i];
         if (COUNT == 0 || !take_col || !tg_oz2_line_taken(&row, cap))
             continue; /* a line the scheme leaves: fma_left's */
-        /* C_hat from the symmetric residues of modulus l at at[l * plane] (|r| < m_l, so
-         * u_l = r + m_l lies in [1, 2 m_l - 1]); all loads first, so that their latencies
-         * overlap */
-        const int8_t *const at = residues + i * ldp + j;
+        /* C_hat from the residues of modulus l at at[l * plane] (in [0, m_l), so u_l = r + m_l
+         * lies in [1, 2 m_l - 1]); all loads first, so that their latencies overlap */
+        const uint8_t *const at = residues + i * ldp + j;
         int residue[COUNT > 0 ? COUNT : 1];
 #pragma unroll
         for (int l = 0; l < COUNT; ++l)
@@ -580,7 +579,7 @@ template <int LO, int HI>
 __global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_oz2_line *rows,
                                                    const tg_oz2_line *cols, int cap,
                                                    const DevicePlan *plan,
-                                                   const int8_t *residues, int64_t ldp,
+                                                   const uint8_t *residues, int64_t ldp,
                                                    int64_t plane)
 {
     /* the CRT's constants: once a block into shared memory, then into each thread's registers */
@@ -848,7 +847,7 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
     int *const left_lines = reinterpret_cast<int *>(base + w.left);
     int8_t *const res_a = reinterpret_cast<int8_t *>(base + w.residues_a);
     int8_t *const res_b = reinterpret_cast<int8_t *>(base + w.residues_b);
-    int8_t *const products = reinterpret_cast<int8_t *>(base + w.products);
+    uint8_t *const products = reinterpret_cast<uint8_t *>(base + w.products);
     cudaError_t e;
     if ((e = launch_scan(p.A, p.a_rs, p.a_cs, p.m, p.k, rows, stream)) != cudaSuccess ||
         (e = launch_scan(p.B, p.b_cs, p.b_rs, p.n, p.k, cols, stream)) != cudaSuccess)
