@@ -458,12 +458,12 @@ int main(void)
                        plan.bits_a, plan.bits_b, (long long)plan.fallback_rows,
                        (long long)plan.fallback_cols);
                 if (layout == 0 && t == 0 && shown++ < 9)
-                    printf("  %-13s k %lld: %d moduli, %lld INT8 products, bits %d/%d (%s/%s, "
+                    printf("  %-13s k %lld: %d moduli, %lld + %lld/%d INT8 products, bits %d/%d (%s/%s, "
                            "need %d/%d), range %d/%d, fallback rows %lld, cols %lld, worst scaled "
                            "error %.3g\n",
                            kDataName[data], (long long)s.k, plan.moduli,
-                           (long long)plan.int8_products, plan.bits_a,
-                           plan.bits_b, tg_oz2_rule_name(plan.rule_a),
+                           (long long)plan.int8_products, (long long)plan.reduced_products,
+                           TG_OZ2_BLOCK, plan.bits_a, plan.bits_b, tg_oz2_rule_name(plan.rule_a),
                            tg_oz2_rule_name(plan.rule_b), plan.need_a, plan.need_b,
                            plan.range_a, plan.range_b, (long long)plan.fallback_rows,
                            (long long)plan.fallback_cols, worst);
@@ -491,7 +491,8 @@ int main(void)
                            (long long)plan.fallback_rows, (long long)plan.fallback_cols);
                     break;
                 case kNarrow:
-                    EXPECT(plan.moduli == 8 && plan.int8_products == 8 * s.batch,
+                    EXPECT(plan.moduli == 8 && plan.int8_products == 8 * s.batch &&
+                               plan.reduced_products == 0,
                            "narrow: 8 moduli, no product of leading magnitudes (%d, %lld)",
                            plan.moduli, (long long)plan.int8_products);
                     break;
@@ -533,14 +534,18 @@ int main(void)
                    (long long)k, worst, (long long)plan.fallback_rows,
                    (long long)plan.fallback_cols);
             /* The floor's bits in 8 moduli (ozaki2.h: W by the product or by Cauchy-Schwarz),
-             * P formed where a range passes the floor; on narrow data (mean magnitude 3/4)
-             * sum_p |a_hat b_hat| itself needs 9 from k = 4096 (about 0.56 k 2^52), without P. */
+             * R formed where a range passes the floor, P only on spread data (R's block minima
+             * are small there); on narrow data (mean magnitude 3/4) sum_p |a_hat b_hat| itself
+             * needs 9 from k = 4096 (about 0.56 k 2^52), with neither. */
             const int moduli = data == kNarrow && k >= 4096 ? 9 : 8;
+            const int spread = data == kSpread10 || data == kSpread16;
             EXPECT(plan.moduli == moduli && plan.rule_a == TG_OZ2_BY_FLOOR &&
                        plan.rule_b == TG_OZ2_BY_FLOOR &&
-                       plan.int8_products == moduli + (data != kNarrow),
-                   "%s k %lld: %d moduli, %lld INT8 products, bits by %s/%s", kDataName[data],
-                   (long long)k, plan.moduli, (long long)plan.int8_products,
+                       plan.int8_products == moduli + spread &&
+                       plan.reduced_products == (data != kNarrow),
+                   "%s k %lld: %d moduli, %lld + %lld / %d INT8 products, bits by %s/%s",
+                   kDataName[data], (long long)k, plan.moduli, (long long)plan.int8_products,
+                   (long long)plan.reduced_products, TG_OZ2_BLOCK,
                    tg_oz2_rule_name(plan.rule_a), tg_oz2_rule_name(plan.rule_b));
             /* The moduli's spare bits taken: never fewer than the least, and on spread data
              * (few large leading magnitudes: a small W) enough more to cut the RMS error. */
@@ -550,10 +555,11 @@ int main(void)
                    "%s k %lld: bits %d/%d from %d/%d, RMS %.3e (%.3e at the least bits)",
                    kDataName[data], (long long)k, plan.bits_a, plan.bits_b, least_a, least_b,
                    rms[0], rms[2]);
-            printf("  %-13s k %5lld: %2d moduli (range rule: %2d), %2lld INT8 products, bits %d/%d "
-                   "(least %d/%d: %s/%s), worst scaled error %.3g",
+            printf("  %-13s k %5lld: %2d moduli (range rule: %2d), %2lld + %lld/%d INT8 products, "
+                   "bits %d/%d (least %d/%d: %s/%s), worst scaled error %.3g",
                    kDataName[data], (long long)k, plan.moduli, by_range,
-                   (long long)plan.int8_products, plan.bits_a, plan.bits_b, least_a, least_b,
+                   (long long)plan.int8_products, (long long)plan.reduced_products, TG_OZ2_BLOCK,
+                   plan.bits_a, plan.bits_b, least_a, least_b,
                    tg_oz2_rule_name(plan.rule_a), tg_oz2_rule_name(plan.rule_b), worst);
             if (rms_class)
                 printf(", RMS %.3e (least bits %.3e, float64 rounded %.3e)", rms[0], rms[2],

@@ -30,7 +30,12 @@ int tg_oz2_bits_for_range(int range, int64_t k)
     return b < range + 2 ? range + 2 : b;
 }
 
-int tg_oz2_floor_bits(int64_t k) { return k < 8192 ? 26 : 25; }
+int tg_oz2_floor_bits(int64_t k)
+{
+    const int rms = k < 8192 ? 26 : 25;
+    const int cross = tg_oz2_bit_length((uint64_t)(k > 0 ? k : 1)) + 2; /* k 2^-bits <= 1/4 */
+    return rms > cross ? rms : cross;
+}
 
 const char *tg_oz2_rule_name(tg_oz2_rule rule)
 {
@@ -82,6 +87,9 @@ typedef struct buffers {
     int *take_row, *take_col, *shift_row, *shift_col;
     uint64_t *up_row, *up_col; /* leading magnitudes rounded up, summed along each line */
     uint64_t *sq_row, *sq_col; /* and their squares (Q) */
+    float *least;              /* m x blocks: each row's block minima of |a| */
+    int *scale_row;            /* each row's 2^scale of R */
+    int8_t *block_a, *block_b; /* m x blocks, n x blocks: the block-reduced operands */
     int64_t *a_hat, *b_hat; /* m x k, k x n */
     int8_t *ra, *rb;        /* residues of one modulus: m x k, n x k (k-contiguous) */
     u128 *x;                /* m x n: the CRT sum so far */
@@ -92,6 +100,7 @@ static void release(buffers *b)
     free(b->rows), free(b->cols), free(b->take_row), free(b->take_col);
     free(b->shift_row), free(b->shift_col), free(b->up_row), free(b->up_col);
     free(b->sq_row), free(b->sq_col);
+    free(b->least), free(b->scale_row), free(b->block_a), free(b->block_b);
     free(b->a_hat), free(b->b_hat);
     free(b->ra), free(b->rb), free(b->x);
     memset(b, 0, sizeof *b);
@@ -110,13 +119,18 @@ static int allocate(buffers *b, int64_t m, int64_t n, int64_t k)
     b->up_col = malloc(sizeof(uint64_t) * (size_t)n);
     b->sq_row = malloc(sizeof(uint64_t) * (size_t)m);
     b->sq_col = malloc(sizeof(uint64_t) * (size_t)n);
+    b->least = malloc(sizeof(float) * (size_t)(m * tg_oz2_blocks(k)));
+    b->scale_row = malloc(sizeof(int) * (size_t)m);
+    b->block_a = malloc((size_t)(m * tg_oz2_blocks(k)));
+    b->block_b = malloc((size_t)(n * tg_oz2_blocks(k)));
     b->a_hat = malloc(sizeof(int64_t) * (size_t)(m * k));
     b->b_hat = malloc(sizeof(int64_t) * (size_t)(k * n));
     b->ra = malloc((size_t)(m * k));
     b->rb = malloc((size_t)(k * n));
     b->x = malloc(sizeof(u128) * (size_t)(m * n));
     if (!b->rows || !b->cols || !b->take_row || !b->take_col || !b->shift_row ||
-        !b->shift_col || !b->up_row || !b->up_col || !b->sq_row || !b->sq_col || !b->a_hat ||
+        !b->shift_col || !b->up_row || !b->up_col || !b->sq_row || !b->sq_col || !b->least ||
+        !b->scale_row || !b->block_a || !b->block_b || !b->a_hat ||
         !b->b_hat || !b->ra || !b->rb || !b->x) {
         release(b);
         return -1;
@@ -162,39 +176,75 @@ static void to_leading(const float *x, int64_t count, int64_t step, const tg_oz2
     *up = sum, *sq = squares;
 }
 
-/* The bound rule (ozaki2.h) from the leading magnitudes (in b->ra and b->rb): their INT8
- * product P_ij in INT32 chunks as the rung sums it, and each taken output's need of either
- * operand; the largest to *need_a and *need_b (tg_oz2_output_need's form), the largest
- * tg_oz2_output_magnitude to *magnitude. */
-static void bound_needs(const tg_problem *p, buffers *b, int *need_a, int *need_b,
+/* A row's block minima of |a| as int8 (tg_oz2_block_floor; zeros for a row not taken) to
+ * out, its scale to *scale; least: room for the minima as floats. */
+static void to_block_floors(const float *x, int64_t k, int64_t step, const tg_oz2_line *l,
+                            int take, float *least, int8_t *out, int *scale)
+{
+    const int64_t blocks = tg_oz2_blocks(k);
+    float most = 0.0f;
+    for (int64_t g = 0; g < blocks; ++g) {
+        float low = INFINITY;
+        for (int64_t q = g * TG_OZ2_BLOCK; q < k && q < (g + 1) * TG_OZ2_BLOCK; ++q)
+            low = fminf(low, fabsf(x[q * step]));
+        least[g] = low;
+        most = fmaxf(most, low);
+    }
+    *scale = 0;
+    for (int64_t g = 0; g < blocks; ++g)
+        out[g] = take && l->nonzero ? (int8_t)tg_oz2_block_floor(least[g], most, l->e_max, scale)
+                                    : 0;
+}
+
+/* A column's block sums of its leading magnitudes (lead, k of them), shifted into int8. */
+static void to_block_sums(const int8_t *lead, int64_t k, int8_t *out)
+{
+    for (int64_t g = 0; g < tg_oz2_blocks(k); ++g) {
+        int sum = 0;
+        for (int64_t q = g * TG_OZ2_BLOCK; q < k && q < (g + 1) * TG_OZ2_BLOCK; ++q)
+            sum += lead[q];
+        out[g] = (int8_t)(sum >> TG_OZ2_BLOCK_SHIFT);
+    }
+}
+
+/* The bound rule (ozaki2.h) from a lower product of sum_p |a b|: the block-reduced R (reduced:
+ * b->block_a, b->block_b, tg_oz2_blocks(k) long, each row's scale) or the full P (b->ra,
+ * b->rb, k long), an INT8 product in INT32 chunks as the rung sums it; each taken output's
+ * need of either operand, the largest to *need_a and *need_b (tg_oz2_output_need's form), and
+ * from P the largest tg_oz2_output_magnitude to *magnitude. */
+static void bound_needs(const tg_problem *p, buffers *b, int reduced, int *need_a, int *need_b,
                         uint64_t *magnitude)
 {
-    const int64_t m = p->m, n = p->n, k = p->k;
+    const int64_t m = p->m, n = p->n, k = p->k, len = reduced ? tg_oz2_blocks(k) : k;
+    const int8_t *const xa = reduced ? b->block_a : b->ra, *const xb = reduced ? b->block_b : b->rb;
     for (int64_t i = 0; i < m; ++i) {
         if (!b->take_row[i])
             continue;
         const int row_range_bits = tg_oz2_bits_for_range(tg_oz2_line_range(&b->rows[i]), k);
+        const int scale = reduced ? b->scale_row[i] : 0;
         for (int64_t j = 0; j < n; ++j) {
             if (!b->take_col[j])
                 continue;
-            const int8_t *ra = b->ra + i * k, *rb = b->rb + j * k;
+            const int8_t *ra = xa + i * len, *rb = xb + j * len;
             int32_t lower = 0;
-            for (int64_t q0 = 0; q0 < k; q0 += TG_OZ2_K_CHUNK) {
-                const int64_t q1 = q0 + TG_OZ2_K_CHUNK < k ? q0 + TG_OZ2_K_CHUNK : k;
+            for (int64_t q0 = 0; q0 < len; q0 += TG_OZ2_K_CHUNK) {
+                const int64_t q1 = q0 + TG_OZ2_K_CHUNK < len ? q0 + TG_OZ2_K_CHUNK : len;
                 if (q0 > 0)
                     lower = tg_oz2_lower_cut(lower);
                 for (int64_t q = q0; q < q1; ++q)
                     lower += (int32_t)ra[q] * (int32_t)rb[q];
             }
-            const int a = tg_oz2_output_need(row_range_bits,
-                                             tg_oz2_bound_bits(k, lower, (int64_t)b->up_col[j]));
+            const int a = tg_oz2_output_need(
+                row_range_bits, tg_oz2_bound_bits(k, lower, scale, (int64_t)b->up_col[j]));
             const int c = tg_oz2_output_need(
                 tg_oz2_bits_for_range(tg_oz2_line_range(&b->cols[j]), k),
-                tg_oz2_bound_bits(k, lower, (int64_t)b->up_row[i]));
-            const uint64_t w = tg_oz2_output_magnitude(lower, b->up_row[i], b->up_col[j]);
+                tg_oz2_bound_bits(k, lower, scale, (int64_t)b->up_row[i]));
             *need_a = a > *need_a ? a : *need_a;
             *need_b = c > *need_b ? c : *need_b;
-            *magnitude = w > *magnitude ? w : *magnitude;
+            if (!reduced) {
+                const uint64_t w = tg_oz2_output_magnitude(lower, b->up_row[i], b->up_col[j]);
+                *magnitude = w > *magnitude ? w : *magnitude;
+            }
         }
     }
 }
@@ -231,16 +281,33 @@ static void choose(const tg_problem *p, const float *A, const float *B, int forc
     for (int64_t j = 0; j < n; ++j)
         to_leading(B + j * p->b_cs, k, p->b_rs, &b->cols[j], b->take_col[j], b->rb + j * k,
                    &b->up_col[j], &b->sq_col[j]);
+    for (int64_t i = 0; i < m; ++i)
+        to_block_floors(A + i * p->a_rs, k, p->a_cs, &b->rows[i], b->take_row[i],
+                        b->least, b->block_a + i * tg_oz2_blocks(k), &b->scale_row[i]);
+    for (int64_t j = 0; j < n; ++j)
+        to_block_sums(b->rb + j * k, k, b->block_b + j * tg_oz2_blocks(k));
     /* The widest ranges' bits: what any output asks at most, by the range rule.  Only where
-     * they pass the floor can the bound rule lower the bits, and is P formed. */
+     * they pass the floor can the bound rule lower the bits: then R is formed, and P where the
+     * bits R leaves would take more moduli than the floor's. */
     const int floor_bits = tg_oz2_floor_bits(k);
     int need_a = tg_oz2_output_need(tg_oz2_bits_for_range(item->range_a, k), TG_OZ2_NO_BOUND);
     int need_b = tg_oz2_output_need(tg_oz2_bits_for_range(item->range_b, k), TG_OZ2_NO_BOUND);
+    const uint64_t cauchy = tg_oz2_magnitude(k, largest(b->sq_row, m), largest(b->sq_col, n),
+                                             UINT64_MAX);
     uint64_t by_product = UINT64_MAX;
-    const int form_product = need_a / 2 > floor_bits || need_b / 2 > floor_bits;
-    if (form_product) {
-        need_a = need_b = -1, by_product = 0;
-        bound_needs(p, b, &need_a, &need_b, &by_product);
+    int form_product = 0;
+    if (need_a / 2 > floor_bits || need_b / 2 > floor_bits) {
+        need_a = need_b = -1;
+        bound_needs(p, b, 1, &need_a, &need_b, &by_product);
+        item->reduced_products = 1;
+        form_product = tg_oz2_product_pays(need_a, need_b, floor_bits, cauchy);
+        if (form_product) {
+            int full_a = -1, full_b = -1;
+            by_product = 0;
+            bound_needs(p, b, 0, &full_a, &full_b, &by_product);
+            need_a = full_a < need_a ? full_a : need_a; /* either bound holds: the fewer bits */
+            need_b = full_b < need_b ? full_b : need_b;
+        }
     }
     const tg_oz2_settled settled = tg_oz2_settle(k, floor_bits, need_a, need_b,
                                                  largest(b->sq_row, m), largest(b->sq_col, n),
@@ -358,6 +425,7 @@ int tg_oz2_gemm_emulated(const tg_problem *p, int forced_moduli, tg_oz2_plan *pl
         plan->fallback_rows += item.fallback_rows;
         plan->fallback_cols += item.fallback_cols;
         plan->int8_products += item.int8_products;
+        plan->reduced_products += item.reduced_products;
         if (item.moduli > plan->moduli) { /* the batch item that needed the most */
             plan->moduli = item.moduli;
             plan->bits_a = item.bits_a, plan->bits_b = item.bits_b;

@@ -23,21 +23,31 @@
  *   range: every nonzero element is at least 2^(e_min - 1), so eps_a <= 2^(range_i - bits_a) |a|
  *     (range_i = e_max - e_min): bits_a >= range_i + 23 + log2(5/2) - log2 k, and >= range_i + 2.
  *   bound: from the lines' leading magnitudes a' = floor(|a| 2^(7 - e_i)) and b' (7 bits: int8),
- *     P_ij = sum_p a'_ip b'_pj, an exact INT8 product (INT32 chunks of k, the running sum cut to
- *     2^30 between them), gives S_ij >= L_ij = 2^(e_i + f_j - 14) P_ij; rounding |b| up instead
- *     gives sum_p |b_pj| <= 2^(f_j - 7) U_j.  So |sum_p eps_a b| <= d_i 2^(f_j - 7) U_j, within
- *     the share where 2^(6 - bits_a) U_j <= 2/5 k 2^-23 P_ij (tg_oz2_bound_bits, in integers).
- * The cross term: where both rules are bounds, k d_i d_j = 2^(e_i + f_j - 14) k 2^(12 - bits_a -
- * bits_b), a tenth of k 2^-23 L_ij once P_ij >= 1 and bits_a + bits_b >= 39 (the floor gives 50);
- * where either is the
- * range rule, its factor 2^(range - bits) <= 1/4 times the other operand's share.  Each operand
- * takes the largest over the outputs of the fewer bits of the two rules, and at least the floor
- * below: a guarantee, not an estimate: every element within the bound, whatever the data.  The
- * bound rule needs P_ij only where some line's range asks more bits than the floor; elsewhere
- * every output asks at most the floor, and the INT8 product of the leading magnitudes is not
- * formed.  A row or column whose range needs more moduli than
- * TG_OZ2_MAX_MODULI, or that holds an Inf or NaN, is left to an FP32 FMA product (the rung:
- * tiles of those outputs to another rung).
+ *     any lower product L_ij <= S_ij below; rounding |b| up instead gives sum_p |b_pj| <=
+ *     2^(f_j - 7) U_j.  So |sum_p eps_a b| <= d_i 2^(f_j - 7) U_j, within the share where
+ *     2^(6 - bits_a) U_j <= 2/5 k 2^-23 2^(14 - e_i - f_j) L_ij (tg_oz2_bound_bits, in integers).
+ *   Two lower products, each an exact INT8 product in INT32 chunks (the running sum cut to 2^30
+ *   between them, still a lower bound):
+ *     R (block-reduced, k / TG_OZ2_BLOCK deep): in each block g of 32 along k, sum_p |a b| >=
+ *       min_p |a_ip| sum_p |b_pj|.  Row i's block minima, rounded down to 7 bits against its
+ *       largest block minimum (< 2^h_i), and column j's block sums of b' shifted right by 5
+ *       (< 2^12 / 2^5), are int8 lower bounds: S_ij >= 2^(e_i + f_j - 14) 2^scale_i R_ij, scale_i =
+ *       h_i - e_i + 5 (tg_oz2_block_floor).  On uniform data it asks 3 to 5 bits more than P.
+ *     P (full, k deep): S_ij >= 2^(e_i + f_j - 14) P_ij, P_ij = sum_p a'_ip b'_pj.  It is formed
+ *       only where the bits R leaves would take more moduli than the floor's
+ *       (tg_oz2_product_pays): elements spread over binades leave R's block minima small.
+ *     Each holds alone, so each operand takes the fewer bits of the two.
+ * The cross term: sum_p |eps_a eps_b| <= k d_i d_j.  Where A's bits are by a bound, d_i <=
+ * (2/5) k 2^-23 L_ij / (2^(f_j - 7) U_j) and U_j >= 64 (the column's largest element), so the
+ * cross term is at most (2/5) k 2^-23 L_ij k 2^-bits_b, a tenth where k 2^-bits_b <= 1/4
+ * (the floor keeps bits >= bit length of k + 2); where either rule is the range rule, its factor
+ * 2^(range - bits) <= 1/4 times the other operand's share.  Each operand takes the largest over
+ * the outputs of the fewer bits of the rules, and at least the floor below: a guarantee, not an
+ * estimate: every element within the bound, whatever the data.  The bound rule needs R only
+ * where some line's range asks more bits than the floor; elsewhere every output asks at most
+ * the floor, and no lower product is formed.  A row or column whose range needs more moduli
+ * than TG_OZ2_MAX_MODULI, or that holds an Inf or NaN, is left to an FP32 FMA product (the
+ * rung: tiles of those outputs to another rung).
  *
  * How many moduli: M > 2 max |C_hat| over the outputs taken.  With a'' = ceil(|a| 2^(7 - e_i)) (the
  * leading magnitude rounded up, <= 2^7) and bits_a >= 7, a'' 2^(bits_a - 7) is an integer at
@@ -64,18 +74,22 @@
  * depends on the bits, not k: on full-mantissa uniform data 9.9e-8 at 23 bits, 4.2e-8 at 24,
  * 2.7-2.8e-8 at 25, 2.5-2.6e-8 at 26, against 2.5e-8 for float64's product rounded to float.
  * GEMMul8's accurate mode (8 moduli) measured 2.6e-8 at 4096^3 and 3.0e-8 at 8192^3 and 16384^3
- * (bench/results/ozaki/): so 26 bits below k = 8192, 25 from there.
+ * (bench/results/ozaki/): so 26 bits below k = 8192, 25 from there; and from k = 2^23 the bit
+ * length of k + 2, for the cross term.
  *
- * What it costs (tests/test_ozaki2.c): the bound asks 11 to 19 bits on uniform, line-scaled,
- * spread, cancelling and subnormal data at k = 1024 to 16384, so the floor sets the least bits,
- * and 8 moduli carry them (the range rule alone: 9 to 16), with P: 9 INT8 products (10 when M
- * was sized by k 2^(bits_a + bits_b)).  Those 8 carry 0 or 1 bit more a side on uniform data,
- * 3 on data spread over 2^-10..2^10 (W small: few leading magnitudes are large), where the
- * floor's bits alone left an RMS error of 4.6e-8 at k = 4096 and 8.9e-8 at 16384, and all 8
- * carry leave 2.4e-8 and 2.6e-8 (float64 rounded: 2.3e-8, 2.5e-8).  Magnitudes in [1/2, 1)
- * need no P (range 0 or 1) but 9 moduli from k = 4096: sum |a_hat b_hat| itself passes what 8
- * carry.  Over 2^-16..2^16 at k = 300 the bound asks 28 bits.  The worst element sits at 1e-3 to 5e-7 of the bound.  A
- * fixed 5 moduli breaks the bound (12.6x) on the 2^-10..2^10 data.
+ * What it costs (tests/test_ozaki2.c): R asks 15 to 22 bits on uniform, line-scaled,
+ * cancelling and subnormal data at k = 300 to 16384 (P: 11 to 17; blocks of 16 ask 1 bit less
+ * than 32, 64 one or two more, 128 up to 29 at k = 351, past the floor), so the floor sets the
+ * least bits, and 8 moduli carry them (the range rule alone: 9 to 16) in 8 INT8 products and R,
+ * a 32nd of one (8 + 1 with P before).  On data spread over 2^-10..2^10 and 2^-16..2^16 R asks
+ * 32 to 57 bits, and P (15 to 28) is formed too: 9 + 1/32.  The moduli carry 0 or 1 bit more a
+ * side on uniform data (at k = 300 one fewer than with W by P), 3 on data spread over
+ * 2^-10..2^10 (W small: few leading magnitudes are large), where the floor's bits alone left an
+ * RMS error of 4.6e-8 at k = 4096 and 8.9e-8 at 16384, and all 8 carry leave 2.4e-8 and 2.6e-8
+ * (float64 rounded: 2.3e-8, 2.5e-8).  Magnitudes in [1/2, 1) need no lower product (range 0 or
+ * 1) but 9 moduli from k = 4096: sum |a_hat b_hat| itself passes what 8 carry.  Over
+ * 2^-16..2^16 at k = 300 the bound asks 28 bits.  The worst element sits at 1e-3 to 5e-7 of the
+ * bound.  A fixed 5 moduli breaks the bound (12.6x) on the 2^-10..2^10 data.
  */
 #ifndef TG_OZAKI2_H
 #define TG_OZAKI2_H
@@ -212,13 +226,14 @@ enum { TG_OZ2_NO_BOUND = 255 };
 
 /*
  * The fewest bits of one operand that output (i, j)'s lower bound allows: the least b with
- *   2^(6 - b) other <= (2/5) k 2^-23 product,  i.e.  5 other 2^(28 - b) <= k product,
- * product the INT8 product of the leading magnitudes (P_ij), other the rounded-up leading
+ *   2^(6 - b) other <= (2/5) k 2^-23 2^scale product,  i.e.  5 other 2^(28 - scale - b) <= k product,
+ * product P_ij (scale 0) or R_ij (scale the row's, above), other the rounded-up leading
  * magnitude sum of the other operand's line (U_j for A's bits, U_i for B's).  Exact in
  * integers (other < 2^39, k product < 2^62).  0 where other is 0 (the other line is zero: this
  * operand's rounding moves nothing), TG_OZ2_NO_BOUND where product is 0.
  */
-static inline TG_OZ2_HOST_DEVICE int tg_oz2_bound_bits(int64_t k, int32_t product, int64_t other)
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_bound_bits(int64_t k, int32_t product, int scale,
+                                                       int64_t other)
 {
     if (other == 0)
         return 0;
@@ -228,7 +243,32 @@ static inline TG_OZ2_HOST_DEVICE int tg_oz2_bound_bits(int64_t k, int32_t produc
     int d = tg_oz2_bit_length(y) - tg_oz2_bit_length(x); /* x 2^d and y: the same length */
     if (d >= 0 ? (x << d) > y : x > (y << -d))
         --d;
-    return 28 - d; /* d: the largest with x 2^d <= y */
+    const int bits = 28 - scale - d; /* d: the largest with x 2^d <= y */
+    return bits < TG_OZ2_NO_BOUND ? bits : TG_OZ2_NO_BOUND;
+}
+
+/* The block-reduced bound (above): blocks of TG_OZ2_BLOCK along k, the last what is left;
+ * op(B)'s block sums of leading magnitudes (at most 127 x 32 < 2^12) shifted right by
+ * TG_OZ2_BLOCK_SHIFT into an int8. */
+enum { TG_OZ2_BLOCK = 32, TG_OZ2_BLOCK_SHIFT = 5 };
+
+static inline TG_OZ2_HOST_DEVICE int64_t tg_oz2_blocks(int64_t k)
+{
+    return (k + TG_OZ2_BLOCK - 1) / TG_OZ2_BLOCK;
+}
+
+/* A row's block minimum of |a| as an int8, rounded down against the row's largest block
+ * minimum `most` (0 where most is 0); *scale gets the row's 2^scale of R (h - e_max + shift,
+ * h the frexp exponent of most). */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_block_floor(float least, float most, int e_max,
+                                                        int *scale)
+{
+    int h = e_max;
+    if (most > 0.0f)
+        (void)frexpf(most, &h);
+    *scale = h - e_max + TG_OZ2_BLOCK_SHIFT;
+    int up = 0;
+    return most > 0.0f ? tg_oz2_leading(least, h, &up) : 0;
 }
 
 /* What one output asks of an operand's bits: the fewer of what its line's range asks
@@ -477,7 +517,7 @@ int tg_oz2_moduli_needed(int64_t k, int bits_a, int bits_b);
  * range + 2, so that its rounding moves no element by more than a quarter. */
 int tg_oz2_bits_for_range(int range, int64_t k);
 
-/* The accuracy floor on each operand's bits for k (above): the RMS error, not the bound. */
+/* The floor on each operand's bits for k (above): the RMS error's, and the cross term's. */
 int tg_oz2_floor_bits(int64_t k);
 
 /* The largest exponent range each operand may have when both get the same range and `count`
@@ -519,6 +559,7 @@ typedef struct tg_oz2_plan {
                                         * the scheme took */
     int64_t fallback_rows, fallback_cols; /* rows of op(A), columns of op(B) left to FMA */
     int64_t int8_products;             /* over the batch: the moduli's, and P's where formed */
+    int64_t reduced_products;          /* over the batch: R's where formed (each k / 32 deep) */
 } tg_oz2_plan;
 
 /* The rule's name, for reports. */
@@ -558,6 +599,20 @@ static inline TG_OZ2_HOST_DEVICE tg_oz2_settled tg_oz2_settle(int64_t k, int flo
     s.moduli = tg_oz2_moduli_for(w, s.bits_a + s.bits_b - 13);
     tg_oz2_take_carried_bits(w, s.moduli, &s.bits_a, &s.bits_b);
     return s;
+}
+
+/* Whether P is formed after R (see above): where the bits R leaves (needs as
+ * tg_oz2_settle_bits takes them) need more moduli, with W by Cauchy-Schwarz (cauchy), than the
+ * floor's bits, the least P could give. */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_product_pays(int need_a, int need_b, int floor_bits,
+                                                         uint64_t cauchy)
+{
+    int least, bits_a, bits_b;
+    tg_oz2_rule rule;
+    tg_oz2_settle_bits(need_a, floor_bits, &least, &bits_a, &rule);
+    tg_oz2_settle_bits(need_b, floor_bits, &least, &bits_b, &rule);
+    return tg_oz2_moduli_for(cauchy, bits_a + bits_b - 13) >
+           tg_oz2_moduli_for(cauchy, 2 * floor_bits - 13);
 }
 
 /*
