@@ -23,10 +23,10 @@ size_t tg_oz2_int8_workspace(const tg_problem *p);
 int tg_oz2_int8_run(const tg_problem *p, void *stream, void *workspace, int forced_moduli);
 
 /* What the device chose for the last batch item tg_oz2_int8_run ran through workspace (for
- * p), copied back once the stream's work is done: as tg_oz2_plan's moduli, bits_a, bits_b and
- * int8_products (of that item).  Returns the cudaError_t of the copy. */
+ * p), copied back once the stream's work is done: as tg_oz2_plan's moduli, bits_a, bits_b,
+ * int8_products and reduced_products (of that item).  Returns the cudaError_t of the copy. */
 typedef struct tg_oz2_int8_choice {
-    int moduli, bits_a, bits_b, int8_products;
+    int moduli, bits_a, bits_b, int8_products, reduced_products;
 } tg_oz2_int8_choice;
 int tg_oz2_int8_chosen(const tg_problem *p, const void *workspace, void *stream,
                        tg_oz2_int8_choice *out);

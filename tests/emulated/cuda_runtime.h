@@ -112,6 +112,12 @@ inline unsigned __float_as_uint(float f)
     std::memcpy(&u, &f, sizeof u);
     return u;
 }
+inline float __uint_as_float(unsigned u)
+{
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+}
 
 /* Warp intrinsics need lockstep warps, which fibers are not: refuse at compile time. */
 template <class... T> struct emu_always_false : std::false_type {};

@@ -265,14 +265,17 @@ void check_scheme(const Case &c, unsigned seed)
     const bool same_choice = c.batch > 1 ||
                              (chosen.moduli == plan.moduli && chosen.bits_a == plan.bits_a &&
                               chosen.bits_b == plan.bits_b &&
-                              chosen.int8_products == plan.int8_products);
+                              chosen.int8_products == plan.int8_products &&
+                              chosen.reduced_products == plan.reduced_products);
     const bool ok = rc == 0 && rc_cpu == 0 && rc_chosen == 0 && differ == 0 && same_choice;
-    printf("%-4s %s, bits %d/%d, %lld INT8 products\n", ok ? "ok" : "FAIL", what, plan.bits_a,
-           plan.bits_b, (long long)plan.int8_products);
+    printf("%-4s %s, bits %d/%d, %lld + %lld/%d INT8 products\n", ok ? "ok" : "FAIL", what,
+           plan.bits_a, plan.bits_b, (long long)plan.int8_products,
+           (long long)plan.reduced_products, TG_OZ2_BLOCK);
     if (!ok) {
         ++failures;
-        printf("     device chose %d moduli, bits %d/%d, %d INT8 products\n", chosen.moduli,
-               chosen.bits_a, chosen.bits_b, chosen.int8_products);
+        printf("     device chose %d moduli, bits %d/%d, %d + %d/%d INT8 products\n",
+               chosen.moduli, chosen.bits_a, chosen.bits_b, chosen.int8_products,
+               chosen.reduced_products, TG_OZ2_BLOCK);
         printf("     launch %d, CPU %d, %ld floats differ", rc, rc_cpu, differ);
         if (first >= 0)
             printf(" (first at %" PRId64 ": %a, ozaki2.c %a)", first, (double)C[(size_t)first],

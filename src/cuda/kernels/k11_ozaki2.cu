@@ -3,52 +3,68 @@
  * arithmetic of src/ozaki/ozaki2.c (see ozaki2.h for the scheme and why its bits and moduli
  * meet the k-scaled error bound), run on the device step for step, so that its results are
  * ozaki2.c's bit for bit.
- *   ozaki2_int8: 6 + 6 x panels launches a batch item (5 + 3 x panels where the count is
- *   forced), all queued without waiting for the device:
+ *   ozaki2_int8: 8 + 13 x panels launches a batch item (8 + 12 x panels with one panel; 5 + 7 x
+ *   panels where the count is forced), all queued without waiting for the device:
  *     scan_lines (x2)   each row of op(A), each column of op(B): Inf/NaN, the frexp exponents
  *                       of its largest and smallest nonzero elements
  *     survey_lines      one block: the lines taken (no Inf/NaN, range within what 16 moduli
- *                       carry), the widest ranges, whether P is formed (a range asks more bits
- *                       than the floor); the lines' sums to 0
+ *                       carry), the widest ranges, whether R is formed (a range asks more bits
+ *                       than the floor); the lines' sums to 0; the lines left, listed
  *     the bound rule (ozaki2.h; not when the count is forced):
  *       to_leading      each line's leading magnitudes (tg_oz2_leading) as int8 rows of kp
  *                       bytes in the first residue plane, the sums of the rounded-up ones (U)
- *                       and of their squares (Q) per line (atomicAdd); op(A) once, op(B) a
- *                       panel at a time
- *       s8gemm          their INT32 product P as one item of modulus 0 (sums cut, not
- *                       reduced) in the first product plane; no item where P is not formed
- *       bound_needs     a thread an output: the bits either operand needs for it (the fewer of
- *                       its range's and its bound's) and its bound of |C_hat|, block maxima by
- *                       atomicMax; nothing where P is not formed
- *     choose_plan       one block: the largest Q of either operand's lines; then one thread:
- *                       bits from the needs (or the ranges) and the floor, moduli from W
- *                       (tg_oz2_magnitude, tg_oz2_moduli_for: exact integers, as ozaki2.c),
- *                       then all the bits they carry (tg_oz2_take_carried_bits), and the
- *                       CRT's constants (tg_oz2_crt_init_*: no 128-bit division), a thread a
- *                       modulus
+ *                       and of their squares (Q) per line (atomicAdd); per block of 32 (a
+ *                       tile), op(A)'s minimum of |a| (and each row's largest, atomicMax) and
+ *                       op(B)'s shifted sum of leading magnitudes as int8 rows of kr bytes in
+ *                       the second plane (kr: k / 32 padded to 16); op(A) once, op(B) a panel
+ *                       at a time
+ *       to_block_floors op(A)'s block minima as int8 rows of kr bytes (tg_oz2_block_floor) and
+ *                       each row's scale
+ *       s8gemm          R, their INT32 product k / 32 deep, as one item of modulus 0 (sums cut,
+ *                       not reduced) in the second INT32 plane of the products; no item where
+ *                       R is not formed
+ *       bound_needs     a thread an output: the bits either operand needs for it by R (the
+ *                       fewer of its range's and its bound's), block maxima by atomicMax
+ *       weigh_bound     one block: the largest Q of either operand's lines; whether P pays
+ *                       (tg_oz2_product_pays)
+ *       to_leading      (where C has more than one panel) op(B)'s leading magnitudes again, a
+ *                       panel at a time; nothing where P is not formed
+ *       s8gemm          P, the INT32 product of the leading magnitudes, in the first INT32
+ *                       plane of the products; no item where P is not formed
+ *       bound_needs     as above by P, and each output's bound of |C_hat|
+ *     choose_plan       one warp: thread 0 settles bits from the needs (the fewer of R's and
+ *                       P's; or the ranges) and the floor, moduli from W (tg_oz2_magnitude,
+ *                       tg_oz2_moduli_for: exact integers, as ozaki2.c), then all the bits
+ *                       they carry (tg_oz2_take_carried_bits); then the CRT's constants
+ *                       (tg_oz2_crt_init_*: no 128-bit division), a thread a modulus
  *     to_residues (x2)  each line times 2^(bits - e_max), rounded to an integer (int64), and
  *                       its symmetric residues modulo each chosen modulus as int8, rows of kp
  *                       bytes (k padded with zeros to 16); 32 x 32 tiles through shared
  *                       memory, read along whichever side is contiguous
  *     s8gemm            int8_gemm.cuh: the INT32 products of the residues, one batch item a
  *                       modulus, 128x256x128 blocks on wgmma; items past the chosen count leave
- *     reconstruct       a thread an output: the CRT without 128-bit products (ozaki2.h's
+ *     reconstruct (x3)  a thread an output (a kernel a class of counts, 0-8, 9-12 and 13-16 moduli,
+ *                       the others leave at once): the CRT without 128-bit products (ozaki2.h's
  *                       tg_oz2_crt: per modulus the product mod m_l, 3 to 5 32x32->64-bit
- *                       multiply-adds into exact sums of 32-bit limbs, q from a 32-bit
- *                       fixed-point estimate of S / M, one exact correction), the same integer
- *                       C_hat as ozaki2.c's 128-bit CRT; 2^-(s_i + t_j) alpha C_hat (+ beta C)
- *                       in double, one rounding to float; outputs of a line left out by an
- *                       FP32 FMA dot product in k order.  The limbs (2, 3 or 4, by M) are a
- *                       template constant; the CRT's constants are copied to shared memory once
- *                       a block and read afresh for each output (held in registers across the
- *                       row loop they took 168 registers)
+ *                       multiply-adds into exact sums of 32-bit limbs, q from a 32-bit fixed-point
+ *                       estimate of S / M, one exact correction), the same integer C_hat as
+ *                       ozaki2.c's 128-bit CRT; 2^-(s_i + t_j) alpha C_hat (+ beta C) in double,
+ *                       one rounding to float.  The limbs (2, 3 or 4, by M) are a template
+ *                       constant; the CRT's constants are copied to shared memory once a block and
+ *                       read afresh for each output (held in registers across the row loop they
+ *                       took 168 registers)
+ *     fma_left (x2)     the outputs of the rows left, then of the columns left (survey_lines'
+ *                       lists), by FP32 FMA in k order; nothing where no line is left
  * INT32 sums stay exact: int8_gemm.cuh reduces its accumulators every 2^16 of k itself.
- * Workspace: line records, the plan, the survey and the lines' sums (16 (m + n) bytes),
- *   residues for all 16 moduli of A (16 m kp bytes) and of one panel of B's columns, and the
- *   panel's products (16 m panel 4 bytes, at most kProductBudget, 2 GiB: C goes panel by
- *   panel; the bound rule's leading magnitudes and their product reuse the first plane of
- *   each): 6.5 GiB at 16384^3; the rung's workspace_bytes (one batch item's, reused item after
- *   item).
+ * Workspace: line records (16 (m + n) bytes), the plan, the survey, the lines' sums and the
+ *   rows' largest block minima (16 (m + n) + 8 m), the lines left (4 (m + n)), the rows' block
+ *   minima and scales (4 m (k / 32 + 1)), residues for all 16 moduli of A (16 m kp) and of one
+ *   panel of B's columns (16 panel kp), and the panel's products as int8 residues (16 m ldp,
+ *   ldp the panel rounded up to 2; at most kProductBudget, 1 GiB: C goes panel by panel); the
+ *   bound rule's leading magnitudes reuse the first plane of each operand's residues, the
+ *   block-reduced operands the second, P's INT32 sums the first 4 m ldp bytes of the
+ *   products and R's the next 4 m ldp: about 6.03 GiB at 16384^3; the rung's workspace_bytes
+ *   (one batch item's, reused item after item).
  * Constraints: compute capability 9.0 and a build with sm_90a code; k at most where 16
  *   moduli's line range passes the host's table (about 2^31); never chosen by `auto`
  *   (in_auto = 0): only when forced (tg_set_algo, --algo ozaki2_int8).
@@ -118,15 +134,17 @@ struct Choice {
 };
 
 /* What the lines and the bound rule (ozaki2.h) tell choose_plan: of the lines taken, the widest
- * range of A's rows and B's columns, and how many of each are left to FMA; whether P is formed
- * (the INT8 product's count of items: 1 or 0); where it is, the largest tg_oz2_output_need of
- * either operand (-1 for none) and the largest tg_oz2_output_magnitude over the outputs taken. */
+ * range of A's rows and B's columns, and how many of each are left to FMA; whether R and P are
+ * formed (each INT8 product's count of items: 1 or 0); where R is, the largest
+ * tg_oz2_output_need of either operand by R (-1 for none), and where P is, by P and the largest
+ * tg_oz2_output_magnitude over the outputs taken; the largest Q of either operand's lines. */
 struct Survey {
     int widest[2];
     int64_t left[2];
-    int product;
-    int need_a, need_b;
-    unsigned long long magnitude;
+    int reduced, product; /* R formed, P formed */
+    int need_a, need_b;   /* from R */
+    int full_a, full_b;   /* from P */
+    unsigned long long magnitude, most_q[2];
 };
 
 /* What the device chose for one batch item, and the CRT's constants for it. */
@@ -163,9 +181,9 @@ __global__ void __launch_bounds__(1024) scan_lines(const float *X, int64_t line_
     }
 }
 
-/* ---- survey_lines and choose_plan ------------------------------------------------------ */
+/* ---- survey_lines, weigh_bound and choose_plan ------------------------------------------ */
 
-/* One block of 256 threads: the lines taken, their widest ranges and whether P is formed
+/* One block of 256 threads: the lines taken, their widest ranges and whether R is formed
  * (ozaki2.c's choose()), into survey; the lines left, listed at left_lines (rows' indices from
  * 0, columns' from m, in no order); the lines' sums (count of them at sums) to 0. */
 __global__ void __launch_bounds__(256) survey_lines(const tg_oz2_line *rows, int64_t m,
@@ -209,26 +227,26 @@ __global__ void __launch_bounds__(256) survey_lines(const tg_oz2_line *rows, int
     Survey v{};
     for (int x = 0; x < 2; ++x)
         v.widest[x] = widest[x][0], v.left[x] = (int64_t)left[x];
-    v.product = choice.forced == 0 && v.left[0] < m && v.left[1] < n &&
+    v.reduced = choice.forced == 0 && v.left[0] < m && v.left[1] < n &&
                 (choice.bits[v.widest[0]] > choice.floor_bits ||
                  choice.bits[v.widest[1]] > choice.floor_bits);
-    v.need_a = v.need_b = -1;
+    v.need_a = v.need_b = v.full_a = v.full_b = -1;
     *survey = v;
 }
 
-/* The rest of ozaki2.c's choose() and the CRT's constants, one block of 256 threads: the
- * largest Q of either operand's lines (qs: m rows', then n columns'), bits, moduli. */
-__global__ void __launch_bounds__(256) choose_plan(int64_t m, int64_t n, int64_t k,
-                                                   const Choice choice,
-                                                   const unsigned long long *qs,
-                                                   const Survey *survey, DevicePlan *plan)
+/* After R: the largest Q of either operand's lines (qs: m rows', then n columns') into survey,
+ * and whether P is formed (tg_oz2_product_pays, W by Cauchy-Schwarz), one block of 256
+ * threads. */
+__global__ void __launch_bounds__(256) weigh_bound(int64_t m, int64_t n, int64_t k,
+                                                   const __grid_constant__ Choice choice,
+                                                   const unsigned long long *qs, Survey *survey)
 {
     __shared__ unsigned long long most[2][256];
     const int tid = threadIdx.x;
     unsigned long long qa = 0, qb = 0;
-    for (int64_t i = tid; i < m && choice.forced == 0; i += 256)
+    for (int64_t i = tid; i < m; i += 256)
         qa = qs[i] > qa ? qs[i] : qa;
-    for (int64_t j = tid; j < n && choice.forced == 0; j += 256)
+    for (int64_t j = tid; j < n; j += 256)
         qb = qs[m + j] > qb ? qs[m + j] : qb;
     most[0][tid] = qa, most[1][tid] = qb;
     __syncthreads();
@@ -238,8 +256,25 @@ __global__ void __launch_bounds__(256) choose_plan(int64_t m, int64_t n, int64_t
                 most[x][tid] = most[x][tid] > most[x][tid + half] ? most[x][tid] : most[x][tid + half];
         __syncthreads();
     }
-    /* thread 0 settles the plan; then a thread a modulus builds the CRT's constants (the
-     * inverses by trial cost up to 256 steps each) */
+    if (tid != 0)
+        return;
+    survey->most_q[0] = most[0][0], survey->most_q[1] = most[1][0];
+    survey->product =
+        survey->reduced &&
+        tg_oz2_product_pays(survey->need_a, survey->need_b, choice.floor_bits,
+                            tg_oz2_magnitude(k, most[0][0], most[1][0], UINT64_MAX));
+}
+
+/* The rest of ozaki2.c's choose() and the CRT's constants, one warp: thread 0 settles bits and
+ * moduli (the lines' largest Q from weigh_bound, in survey; zeros where the count is forced);
+ * then a thread a modulus builds the CRT's constants (the inverses by trial cost up to 256
+ * steps each). */
+__global__ void __launch_bounds__(32) choose_plan(int64_t m, int64_t n, int64_t k,
+                                                  const Choice choice, const Survey *survey,
+                                                  DevicePlan *plan)
+{
+    static_assert(kMaxModuli <= 32, "a thread a modulus");
+    const int tid = threadIdx.x;
     __shared__ DevicePlan d;
     const int list[kMaxModuli] = {TG_OZ2_MODULI};
     if (tid == 0) {
@@ -250,13 +285,18 @@ __global__ void __launch_bounds__(256) choose_plan(int64_t m, int64_t n, int64_t
             d.moduli = choice.forced;
             d.bits_a = choice.forced_bits_a, d.bits_b = choice.forced_bits_b;
         } else if (v.left[0] < m && v.left[1] < n) { /* else every output is left to FMA */
-            /* without P, what the widest ranges ask (no more than the floor) */
-            const int need_a =
-                v.product ? v.need_a : tg_oz2_output_need(choice.bits[v.widest[0]], TG_OZ2_NO_BOUND);
-            const int need_b =
-                v.product ? v.need_b : tg_oz2_output_need(choice.bits[v.widest[1]], TG_OZ2_NO_BOUND);
+            /* without R, what the widest ranges ask (no more than the floor); with P too, the
+             * fewer bits of the two bounds (either holds) */
+            int need_a = v.reduced ? v.need_a
+                                   : tg_oz2_output_need(choice.bits[v.widest[0]], TG_OZ2_NO_BOUND);
+            int need_b = v.reduced ? v.need_b
+                                   : tg_oz2_output_need(choice.bits[v.widest[1]], TG_OZ2_NO_BOUND);
+            if (v.product) {
+                need_a = v.full_a < need_a ? v.full_a : need_a;
+                need_b = v.full_b < need_b ? v.full_b : need_b;
+            }
             const tg_oz2_settled settled =
-                tg_oz2_settle(k, choice.floor_bits, need_a, need_b, most[0][0], most[1][0],
+                tg_oz2_settle(k, choice.floor_bits, need_a, need_b, v.most_q[0], v.most_q[1],
                               v.product ? v.magnitude : UINT64_MAX);
             d.bits_a = settled.bits_a, d.bits_b = settled.bits_b, d.moduli = settled.moduli;
         }
@@ -270,7 +310,7 @@ __global__ void __launch_bounds__(256) choose_plan(int64_t m, int64_t n, int64_t
         *plan = d;
 }
 
-/* ---- the bound rule: to_leading, bound_needs ------------------------------------------- */
+/* ---- the bound rule: to_leading, to_block_floors, bound_needs --------------------------- */
 
 /* 32 lines x 32 of k of X (to_residues' layout) through registers into shared memory: load()
  * issues a tile's reads, store() puts them in tile[line][q] (zeros past the lines and k), so
@@ -303,49 +343,86 @@ struct TileLoader {
 };
 
 /* Lines (as to_residues) as their leading magnitudes (tg_oz2_leading): int8 rows of kp bytes
- * at out (zeros past k and for lines not taken), the rounded-up ones summed into up[r] and
- * their squares into sq[r]. */
+ * at out (zeros past k and for lines not taken); where up is set, the rounded-up ones summed
+ * into up[r] and their squares into sq[r]; where least or blocks is set, for each block of 32
+ * along k (a tile's width: each tile a block takes writes its own): for op(A) (least set) its
+ * minimum of |x| to least[r * nb + g] and the largest into most[r] (float bits: atomicMax
+ * orders them), for op(B) (blocks set) its sum of leading magnitudes shifted
+ * (TG_OZ2_BLOCK_SHIFT) to blocks[r * kr + g], zeros up to kr.  The tiles run to end, the
+ * larger of kp and kr blocks of 32.  Nothing where when is set and *when is 0. */
 template <bool ALONG_Q>
 __global__ void __launch_bounds__(256) to_leading(const float *X, int64_t line_stride,
                                                   int64_t q_stride, int64_t lines, int64_t k,
                                                   int64_t kp, const tg_oz2_line *info, int cap,
                                                   int8_t *out, unsigned long long *up,
-                                                  unsigned long long *sq)
+                                                  unsigned long long *sq, float *least,
+                                                  unsigned long long *most, int8_t *blocks,
+                                                  int64_t kr, const int *when)
 {
+    if (when != nullptr && *when == 0)
+        return;
+    static_assert(TG_OZ2_BLOCK == 32, "a block of k is a tile's width");
     __shared__ float tile[32][33];
     __shared__ unsigned long long part[2][256];
+    __shared__ float block_part[256];
     const int tid = threadIdx.y * 32 + threadIdx.x;
     const int64_t r0 = blockIdx.x * (int64_t)32;
     const int line = tid / 8, quad = tid % 8 * 4;
-    const int64_t r = r0 + line;
+    const int64_t r = r0 + line, nb = tg_oz2_blocks(k);
     tg_oz2_line l{0, 0, 0, 0};
     if (r < lines)
         l = info[r];
     const bool take = r < lines && tg_oz2_line_taken(&l, cap) && l.nonzero;
+    const bool reduce = least != nullptr || blocks != nullptr;
+    const int64_t end = reduce && kr * TG_OZ2_BLOCK > kp ? kr * TG_OZ2_BLOCK : kp;
     unsigned long long sum = 0, squares = 0;
     const int64_t step = gridDim.y * (int64_t)32;
     TileLoader<ALONG_Q> next;
     next.load(X, line_stride, q_stride, lines, k, r0, blockIdx.y * (int64_t)32);
-    for (int64_t q0 = blockIdx.y * (int64_t)32; q0 < kp; q0 += step) {
+    for (int64_t q0 = blockIdx.y * (int64_t)32; q0 < end; q0 += step) {
         next.store(tile);
         __syncthreads();
-        if (q0 + step < kp)
+        if (q0 + step < end)
             next.load(X, line_stride, q_stride, lines, k, r0, q0 + step);
         const int64_t q = q0 + quad;
+        float low = INFINITY;
+        int lead_sum = 0;
         if (r < lines && q < kp) {
             uint32_t packed = 0;
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 int above = 0;
-                const int down = take ? tg_oz2_leading(tile[line][quad + e], l.e_max, &above) : 0;
+                const float x = tile[line][quad + e];
+                const int down = take ? tg_oz2_leading(x, l.e_max, &above) : 0;
                 sum += (unsigned)above;
                 squares += (unsigned)(above * above);
                 packed |= (uint32_t)down << (8 * e);
+                lead_sum += down;
+                low = q + e < k ? fminf(low, fabsf(x)) : low;
             }
             *reinterpret_cast<uint32_t *>(out + r * kp + q) = packed;
         }
+        if (reduce)
+            block_part[tid] = least != nullptr ? low : (float)lead_sum; /* < 2^12: exact */
+        /* the tile is read: the next may be stored once all pass here; block_part, written
+         * before, is read below and rewritten only past the next tile's barrier */
         __syncthreads();
+        const int64_t g = q0 / TG_OZ2_BLOCK; /* this tile's block */
+        if (reduce && quad == 0 && r < lines) {
+            float v = block_part[tid];
+            for (int t = 1; t < 8; ++t)
+                v = least != nullptr ? fminf(v, block_part[tid + t]) : v + block_part[tid + t];
+            if (least != nullptr && g < nb) {
+                least[r * nb + g] = v;
+                if (v > 0.0f)
+                    atomicMax(&most[r], (unsigned long long)__float_as_uint(v));
+            } else if (blocks != nullptr && g < kr) {
+                blocks[r * kr + g] = (int8_t)((int)v >> TG_OZ2_BLOCK_SHIFT);
+            }
+        }
     }
+    if (up == nullptr)
+        return;
     part[0][tid] = sum, part[1][tid] = squares;
     __syncthreads();
     if (quad == 0 && r < lines) {
@@ -356,24 +433,51 @@ __global__ void __launch_bounds__(256) to_leading(const float *X, int64_t line_s
     }
 }
 
+/* op(A)'s block minima as int8 rows of kr bytes (tg_oz2_block_floor; zeros past the blocks and
+ * for rows not taken), each row's scale to scales[r]: a thread a byte. */
+__global__ void __launch_bounds__(256) to_block_floors(const float *least,
+                                                       const unsigned long long *most,
+                                                       const tg_oz2_line *info, int cap,
+                                                       int64_t lines, int64_t k, int64_t kr,
+                                                       int8_t *blocks, int *scales)
+{
+    const int64_t e = blockIdx.x * (int64_t)256 + threadIdx.x;
+    if (e >= lines * kr)
+        return;
+    const int64_t r = e / kr, g = e % kr, nb = tg_oz2_blocks(k);
+    const tg_oz2_line l = info[r];
+    const bool take = tg_oz2_line_taken(&l, cap) && l.nonzero;
+    int scale = 0;
+    const int8_t v = take && g < nb ? (int8_t)tg_oz2_block_floor(least[r * nb + g],
+                                                                 __uint_as_float((unsigned)most[r]),
+                                                                 l.e_max, &scale)
+                                    : 0;
+    blocks[e] = v;
+    if (g == 0)
+        scales[r] = scale;
+}
+
 /* Each taken output of a panel (n columns; cols, up_cols at its first): the bits either operand
- * needs for it (tg_oz2_output_need, as ozaki2.c's bound_needs), from its leading product at
- * lower[i * ldp + j], and its tg_oz2_output_magnitude; the block's largest to survey by
- * atomicMax.  Nothing where P is not formed.  32 columns x 8 rows a block, rows in steps of the
- * grid. */
+ * needs for it (tg_oz2_output_need, as ozaki2.c's bound_needs), from its lower product at
+ * lower[i * ldp + j]: R (scales: its rows' scales) or P (scales null; then also its
+ * tg_oz2_output_magnitude); the block's largest to survey by atomicMax.  Nothing where that
+ * product is not formed.  32 columns x 8 rows a block, rows in steps of the grid. */
 __global__ void __launch_bounds__(256) bound_needs(int64_t m, int64_t n, int64_t k,
                                                    const tg_oz2_line *rows,
                                                    const tg_oz2_line *cols,
                                                    const unsigned long long *up_rows,
                                                    const unsigned long long *up_cols,
                                                    const __grid_constant__ Choice choice,
-                                                   const int32_t *lower,
+                                                   const int32_t *lower, const int *scales,
                                                    int64_t ldp, Survey *survey)
 {
     __shared__ int best[2][256];
     __shared__ unsigned long long most[256];
-    if (!survey->product)
+    const bool full = scales == nullptr;
+    if (!(full ? survey->product : survey->reduced))
         return;
+    int *const need_at[2] = {full ? &survey->full_a : &survey->need_a,
+                             full ? &survey->full_b : &survey->need_b};
     const int tid = threadIdx.y * 32 + threadIdx.x;
     const int64_t j = blockIdx.x * (int64_t)32 + threadIdx.x;
     int need_a = -1, need_b = -1;
@@ -387,12 +491,15 @@ __global__ void __launch_bounds__(256) bound_needs(int64_t m, int64_t n, int64_t
             if (!tg_oz2_line_taken(&row, choice.cap))
                 continue;
             const int32_t product = lower[i * ldp + j];
+            const int scale = full ? 0 : scales[i];
             const unsigned long long up_row = up_rows[i];
-            const int a = tg_oz2_output_need(choice.bits[tg_oz2_line_range(&row)],
-                                             tg_oz2_bound_bits(k, product, (int64_t)up_col));
-            const int b = tg_oz2_output_need(col_bits,
-                                             tg_oz2_bound_bits(k, product, (int64_t)up_row));
-            const unsigned long long w = tg_oz2_output_magnitude(product, up_row, up_col);
+            const int a = tg_oz2_output_need(
+                choice.bits[tg_oz2_line_range(&row)],
+                tg_oz2_bound_bits(k, product, scale, (int64_t)up_col));
+            const int b = tg_oz2_output_need(
+                col_bits, tg_oz2_bound_bits(k, product, scale, (int64_t)up_row));
+            const unsigned long long w =
+                full ? tg_oz2_output_magnitude(product, up_row, up_col) : 0;
             need_a = a > need_a ? a : need_a;
             need_b = b > need_b ? b : need_b;
             magnitude = w > magnitude ? w : magnitude;
@@ -409,10 +516,9 @@ __global__ void __launch_bounds__(256) bound_needs(int64_t m, int64_t n, int64_t
         __syncthreads();
     }
     if (tid == 0) { /* most blocks add nothing: read before the atomic */
-        if (best[0][0] > survey->need_a)
-            atomicMax(&survey->need_a, best[0][0]);
-        if (best[1][0] > survey->need_b)
-            atomicMax(&survey->need_b, best[1][0]);
+        for (int x = 0; x < 2; ++x)
+            if (best[x][0] > *need_at[x])
+                atomicMax(need_at[x], best[x][0]);
         if (most[0] > survey->magnitude)
             atomicMax(&survey->magnitude, most[0]);
     }
@@ -684,11 +790,13 @@ int64_t panel_columns(const tg_problem &p)
 
 /* Where each part lies in the workspace, 256-byte aligned. */
 struct Workspace {
-    int64_t kp, panel, ldp;
-    size_t rows, cols, plan, survey, sums, left, residues_a, residues_b, products, bytes;
+    int64_t kp, kr, panel, ldp;
+    size_t rows, cols, plan, survey, sums, left, least, scales, residues_a, residues_b, products,
+        bytes;
 
     explicit Workspace(const tg_problem &p)
-        : kp(round_up(p.k, 16)), panel(panel_columns(p)), ldp(round_up(panel, 2))
+        : kp(round_up(p.k, 16)), kr(round_up(tg_oz2_blocks(p.k), 16)), panel(panel_columns(p)),
+          ldp(round_up(panel, 2))
     {
         size_t at = 0;
         const auto take = [&at](size_t bytes) {
@@ -700,12 +808,19 @@ struct Workspace {
         cols = take(sizeof(tg_oz2_line) * (size_t)p.n);
         plan = take(sizeof(DevicePlan));
         survey = take(sizeof(Survey));
-        /* the lines' sums: U of m rows, then n columns; Q of them alike */
-        sums = take(sizeof(unsigned long long) * (size_t)(2 * (p.m + p.n)));
+        /* the lines' sums: U of m rows, then n columns; Q of them alike; the rows' largest
+         * block minima */
+        sums = take(sizeof(unsigned long long) * (size_t)(2 * (p.m + p.n) + p.m));
         left = take(sizeof(int) * (size_t)(p.m + p.n)); /* the lines left, listed */
+        least = take(sizeof(float) * (size_t)(p.m * tg_oz2_blocks(p.k))); /* rows' block minima */
+        scales = take(sizeof(int) * (size_t)p.m);                          /* and R's scales */
+        /* the bound rule's leading magnitudes in plane 0, its block-reduced operands (kr <= kp)
+         * in plane 1 */
         residues_a = take((size_t)(kMaxModuli * p.m * kp));
         residues_b = take((size_t)(kMaxModuli * panel * kp));
-        /* the moduli's int8 residues, or P's INT32 sums in the first quarter */
+        /* the moduli's int8 residues, or P's INT32 sums in the first quarter and R's in the
+         * second */
+        static_assert(2 * sizeof(int32_t) <= kMaxModuli, "P's and R's INT32 sums fit");
         products = take((size_t)(kMaxModuli * p.m * ldp));
         bytes = at;
     }
@@ -772,22 +887,38 @@ cudaError_t launch_line_tiles(int64_t line_stride, int64_t q_stride, int64_t lin
     return cudaGetLastError();
 }
 
+/* to_leading's arguments past the leading magnitudes' */
+struct LeadingExtras {
+    unsigned long long *up, *sq;
+    float *least;
+    unsigned long long *most;
+    int8_t *blocks;
+    int64_t kr;
+    const int *when;
+};
+
 cudaError_t launch_leading(const float *X, int64_t line_stride, int64_t q_stride, int64_t lines,
                            int64_t k, int64_t kp, const tg_oz2_line *info, int cap, int8_t *out,
-                           unsigned long long *up, unsigned long long *sq, cudaStream_t stream)
+                           const LeadingExtras &x, cudaStream_t stream)
 {
+    /* the tiles to_leading runs to: the block-reduced rows may pass kp (kr blocks of 32) */
+    const int64_t end = std::max(kp, x.least || x.blocks ? x.kr * TG_OZ2_BLOCK : 0);
     /* each block adds its lines' sums atomically: a tile a block (16384 lines x 512 tiles) queued
      * 16 M atomics on 32 K addresses */
-    return launch_line_tiles(line_stride, q_stride, lines, kp, 8, [&](auto along_q, dim3 grid) {
+    return launch_line_tiles(line_stride, q_stride, lines, end, 8, [&](auto along_q, dim3 grid) {
         to_leading<decltype(along_q)::value><<<grid, dim3(32, 8), 0, stream>>>(
-            X, line_stride, q_stride, lines, k, kp, info, cap, out, up, sq);
+            X, line_stride, q_stride, lines, k, kp, info, cap, out, x.up, x.sq, x.least, x.most,
+            x.blocks, x.kr, x.when);
     });
 }
 
 /* The bound rule's passes (ozaki2.h): leading magnitudes of op(A) and, panel by panel, of
- * op(B) (in the first residue planes) with their lines' sums, and where survey says P is
- * formed, their INT8 product (in the first product plane) and each output's need and
- * magnitude reduced into survey. */
+ * op(B) (in the first residue planes) with their lines' sums; where survey says R is formed,
+ * the block-reduced operands (in the second residue planes), their INT8 product R (INT32, in
+ * the products' second quarter) and each output's need reduced into survey; then whether P
+ * pays (weigh_bound), and where it does, P (INT32, in the products' first quarter; op(B)'s
+ * leading magnitudes again where C has more than one panel) and each output's need and
+ * magnitude. */
 cudaError_t bound_pass(const tg_problem &p, const Workspace &w, char *base, const Choice &choice,
                        cudaStream_t stream)
 {
@@ -797,29 +928,59 @@ cudaError_t bound_pass(const tg_problem &p, const Workspace &w, char *base, cons
     unsigned long long *const up_rows = reinterpret_cast<unsigned long long *>(base + w.sums);
     unsigned long long *const up_cols = up_rows + p.m;
     unsigned long long *const sq_rows = up_cols + p.n, *const sq_cols = sq_rows + p.m;
+    unsigned long long *const most = sq_cols + p.n;
+    float *const least = reinterpret_cast<float *>(base + w.least);
+    int *const scales = reinterpret_cast<int *>(base + w.scales);
     int8_t *const lead_a = reinterpret_cast<int8_t *>(base + w.residues_a);
     int8_t *const lead_b = reinterpret_cast<int8_t *>(base + w.residues_b);
+    int8_t *const block_a = lead_a + p.m * w.kp, *const block_b = lead_b + w.panel * w.kp;
     int32_t *const lower = reinterpret_cast<int32_t *>(base + w.products);
+    int32_t *const reduced = lower + p.m * w.ldp;
     static const int kCut[1] = {0}; /* int8_gemm.cuh: modulus 0 cuts the sums */
     cudaError_t e;
     if ((e = launch_leading(p.A, p.a_rs, p.a_cs, p.m, p.k, w.kp, rows, choice.cap, lead_a,
-                            up_rows, sq_rows, stream)) != cudaSuccess)
+                            {up_rows, sq_rows, least, most, nullptr, w.kr, nullptr}, stream)) !=
+        cudaSuccess)
         return e;
-    for (int64_t j0 = 0; j0 < p.n; j0 += w.panel) {
-        const int64_t n = std::min(w.panel, p.n - j0);
-        if ((e = launch_leading(p.B + j0 * p.b_cs, p.b_cs, p.b_rs, n, p.k, w.kp, cols + j0,
-                                choice.cap, lead_b, up_cols + j0, sq_cols + j0, stream)) !=
-                cudaSuccess ||
-            (e = int8_gemm::launch(lead_a, lead_b, lower, p.m, n, w.kp, 1, &survey->product,
-                                   kCut, w.ldp, p.m * w.ldp, stream)) != cudaSuccess)
-            return e;
-        /* 16 rows a thread: its block's reduction at every output took 0.5 ms a panel of
-         * 16384 x 2048 */
-        const dim3 grid(ceil_div(n, 32), std::min(ceil_div(p.m, 8 * 16), 65535u));
-        bound_needs<<<grid, dim3(32, 8), 0, stream>>>(p.m, n, p.k, rows, cols + j0, up_rows,
-                                                      up_cols + j0, choice, lower, w.ldp, survey);
-        if ((e = cudaGetLastError()) != cudaSuccess)
-            return e;
+    to_block_floors<<<ceil_div(p.m * w.kr, 256), 256, 0, stream>>>(least, most, rows, choice.cap,
+                                                                   p.m, p.k, w.kr, block_a,
+                                                                   scales);
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return e;
+    const bool panels = w.panel < p.n;
+    for (int pass = 0; pass < 2; ++pass) { /* R, then P */
+        if (pass == 1) {
+            weigh_bound<<<1, 256, 0, stream>>>(p.m, p.n, p.k, choice, sq_rows, survey);
+            if ((e = cudaGetLastError()) != cudaSuccess)
+                return e;
+        }
+        for (int64_t j0 = 0; j0 < p.n; j0 += w.panel) {
+            const int64_t n = std::min(w.panel, p.n - j0);
+            const LeadingExtras first = {up_cols + j0, sq_cols + j0, nullptr, nullptr, block_b,
+                                         w.kr, nullptr};
+            const LeadingExtras again = {nullptr, nullptr, nullptr, nullptr, nullptr, 0,
+                                         &survey->product};
+            if ((pass == 0 || panels) &&
+                (e = launch_leading(p.B + j0 * p.b_cs, p.b_cs, p.b_rs, n, p.k, w.kp, cols + j0,
+                                    choice.cap, lead_b, pass == 0 ? first : again, stream)) !=
+                    cudaSuccess)
+                return e;
+            if ((e = pass == 0 ? int8_gemm::launch(block_a, block_b, reduced, p.m, n, w.kr, 1,
+                                                   &survey->reduced, kCut, w.ldp, p.m * w.ldp,
+                                                   stream)
+                               : int8_gemm::launch(lead_a, lead_b, lower, p.m, n, w.kp, 1,
+                                                   &survey->product, kCut, w.ldp, p.m * w.ldp,
+                                                   stream)) != cudaSuccess)
+                return e;
+            /* 16 rows a thread: its block's reduction at every output took 0.5 ms a panel of
+             * 16384 x 2048 */
+            const dim3 grid(ceil_div(n, 32), std::min(ceil_div(p.m, 8 * 16), 65535u));
+            bound_needs<<<grid, dim3(32, 8), 0, stream>>>(
+                p.m, n, p.k, rows, cols + j0, up_rows, up_cols + j0, choice,
+                pass == 0 ? reduced : lower, pass == 0 ? scales : nullptr, w.ldp, survey);
+            if ((e = cudaGetLastError()) != cudaSuccess)
+                return e;
+        }
     }
     return cudaSuccess;
 }
@@ -852,12 +1013,12 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
     if ((e = launch_scan(p.A, p.a_rs, p.a_cs, p.m, p.k, rows, stream)) != cudaSuccess ||
         (e = launch_scan(p.B, p.b_cs, p.b_rs, p.n, p.k, cols, stream)) != cudaSuccess)
         return e;
-    survey_lines<<<1, 256, 0, stream>>>(rows, p.m, cols, p.n, choice, sums, 2 * (p.m + p.n),
-                                        left_lines, survey);
+    survey_lines<<<1, 256, 0, stream>>>(rows, p.m, cols, p.n, choice, sums,
+                                        2 * (p.m + p.n) + p.m, left_lines, survey);
     if ((e = cudaGetLastError()) != cudaSuccess ||
         (choice.forced == 0 && (e = bound_pass(p, w, base, choice, stream)) != cudaSuccess))
         return e;
-    choose_plan<<<1, 256, 0, stream>>>(p.m, p.n, p.k, choice, sums + p.m + p.n, survey, plan);
+    choose_plan<<<1, 32, 0, stream>>>(p.m, p.n, p.k, choice, survey, plan);
     if ((e = cudaGetLastError()) != cudaSuccess ||
         (e = launch_residues(p.A, p.a_rs, p.a_cs, p.m, p.k, w.kp, rows, choice.cap, plan, true,
                              res_a, stream)) != cudaSuccess)
@@ -970,6 +1131,7 @@ extern "C" int tg_oz2_int8_chosen(const tg_problem *p, const void *workspace, vo
         return (int)e;
     out->moduli = plan.moduli, out->bits_a = plan.bits_a, out->bits_b = plan.bits_b;
     out->int8_products = plan.moduli + survey.product;
+    out->reduced_products = survey.reduced;
     return (int)cudaSuccess;
 }
 
