@@ -3,8 +3,9 @@
  * arithmetic of src/ozaki/ozaki2.c (see ozaki2.h for the scheme and why its bits and moduli
  * meet the k-scaled error bound), run on the device step for step, so that its results are
  * ozaki2.c's bit for bit.
- *   ozaki2_int8: 8 + 13 x panels launches a batch item (8 + 12 x panels with one panel; 5 + 7 x
- *   panels where the count is forced), all queued without waiting for the device:
+ *   ozaki2_int8: 8 + 13 x panels launches a batch item (20 with one panel, whose op(B) leading
+ *   magnitudes P reuses; 5 + 7 x panels where the count is forced), all queued without waiting
+ *   for the device:
  *     scan_lines (x2)   each row of op(A), each column of op(B): Inf/NaN, the frexp exponents
  *                       of its largest and smallest nonzero elements
  *     survey_lines      one block: the lines taken (no Inf/NaN, range within what 16 moduli
@@ -59,7 +60,7 @@
  * Workspace: line records (16 (m + n) bytes), the plan, the survey, the lines' sums and the
  *   rows' largest block minima (16 (m + n) + 8 m), the lines left (4 (m + n)), the rows' block
  *   minima and scales (4 m (k / 32 + 1)), residues for all 16 moduli of A (16 m kp) and of one
- *   panel of B's columns (16 panel kp), and the panel's products as int8 residues (16 m ldp,
+ *   panel of B's columns (16 panel kp), and the panel's products as byte residues (16 m ldp,
  *   ldp the panel rounded up to 2; at most kProductBudget, 1 GiB: C goes panel by panel); the
  *   bound rule's leading magnitudes reuse the first plane of each operand's residues, the
  *   block-reduced operands the second, P's INT32 sums the first 4 m ldp bytes of the
@@ -68,13 +69,14 @@
  * Constraints: compute capability 9.0 and a build with sm_90a code; k at most where 16
  *   moduli's line range passes the host's table (about 2^31); never chosen by `auto`
  *   (in_auto = 0): only when forced (tg_set_algo, --algo ozaki2_int8).
- * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 64 (48 with the 128-bit CRT), to_residues 32
- *   and 40, to_leading 40 and 40, bound_needs 40, survey_lines 23, scan_lines 26 and 28,
- *   choose_plan 32 (its one thread's plan on a 528-byte stack frame, the same with
- *   tg_oz2_take_carried_bits); no spills; Choice as a __grid_constant__ (indexed by a line's
- *   range: as a plain parameter, copied to an 80-byte stack frame in every thread).  reconstruct's SASS per output (a taken line, C_hat >= 2^64,
- *   beta 0): 324 instructions at 9 moduli, 476 at 16 (the 128-bit CRT: 695 and 1110), about 17 a
- *   modulus instead of 60; powers of two by their bits (tg_pow2) instead of ldexp.
+ * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 64, 102 and 128 (0-8, 9-12 and 13-16 moduli),
+ *   to_residues 48 and 48, to_leading 52 and 58 (with the blocks' minima and sums), to_block_floors
+ *   18, bound_needs 46, weigh_bound 32, fma_left 48 and 48, survey_lines 31, scan_lines 28 and 28,
+ *   choose_plan 62 (thread 0's plan on a 208-byte stack frame); no spills; Choice as a
+ *   __grid_constant__ (indexed by a line's range: as a plain parameter, copied to an 80-byte stack
+ *   frame in every thread).  reconstruct's SASS per output (a taken line, C_hat >= 2^64, beta 0):
+ *   324 instructions at 9 moduli, 476 at 16 (the 128-bit CRT: 695 and 1110), about 17 a modulus
+ *   instead of 60; powers of two by their bits (tg_pow2) instead of ldexp.
  * Benchmark: tilegemm bench 4096 8192 16384 --algo ozaki2_int8 (cuBLAS in the same run)
  * Measured: H100 80GB HBM3, 369aa78 (bench/results/ozaki/): 51.1, 90.3 and 115.5 TFLOP/s at
  *   4096^3, 8192^3 and 16384^3 on uniform data, 9 INT8 products (a53eb86, before the bits the
