@@ -70,7 +70,7 @@
  *   moduli's line range passes the host's table (about 2^31); never chosen by `auto`
  *   (in_auto = 0): only when forced (tg_set_algo, --algo ozaki2_int8).
  * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 64, 102 and 128 (0-8, 9-12 and 13-16 moduli),
- *   to_residues 48 and 48, to_leading 52 and 58 (with the blocks' minima and sums), to_block_floors
+ *   to_residues 48 and 48, to_leading 56 and 57 (with the blocks' minima and sums), to_block_floors
  *   18, bound_needs 46, weigh_bound 32, fma_left 48 and 48, survey_lines 31, scan_lines 28 and 28,
  *   choose_plan 62 (thread 0's plan on a 208-byte stack frame); no spills; Choice as a
  *   __grid_constant__ (indexed by a line's range: as a plain parameter, copied to an 80-byte stack
@@ -348,8 +348,8 @@ struct TileLoader {
  * at out (zeros past k and for lines not taken); where up is set, the rounded-up ones summed
  * into up[r] and their squares into sq[r]; where least or blocks is set, for each block of 32
  * along k (a tile's width: each tile a block takes writes its own): for op(A) (least set) its
- * minimum of |x| to least[r * nb + g] and the largest into most[r] (float bits: atomicMax
- * orders them), for op(B) (blocks set) its sum of leading magnitudes shifted
+ * minimum of |x| to least[r * nb + g], and the largest of a thread block's into most[r] (float
+ * bits: atomicMax orders them), for op(B) (blocks set) its sum of leading magnitudes shifted
  * (TG_OZ2_BLOCK_SHIFT) to blocks[r * kr + g], zeros up to kr.  The tiles run to end, the
  * larger of kp and kr blocks of 32.  Nothing where when is set and *when is 0. */
 template <bool ALONG_Q>
@@ -378,6 +378,7 @@ __global__ void __launch_bounds__(256) to_leading(const float *X, int64_t line_s
     const bool reduce = least != nullptr || blocks != nullptr;
     const int64_t end = reduce && kr * TG_OZ2_BLOCK > kp ? kr * TG_OZ2_BLOCK : kp;
     unsigned long long sum = 0, squares = 0;
+    float row_most = 0.0f; /* the largest block minimum of the line's tiles this block takes */
     const int64_t step = gridDim.y * (int64_t)32;
     TileLoader<ALONG_Q> next;
     next.load(X, line_stride, q_stride, lines, k, r0, blockIdx.y * (int64_t)32);
@@ -416,13 +417,15 @@ __global__ void __launch_bounds__(256) to_leading(const float *X, int64_t line_s
                 v = least != nullptr ? fminf(v, block_part[tid + t]) : v + block_part[tid + t];
             if (least != nullptr && g < nb) {
                 least[r * nb + g] = v;
-                if (v > 0.0f)
-                    atomicMax(&most[r], (unsigned long long)__float_as_uint(v));
+                row_most = fmaxf(row_most, v);
             } else if (blocks != nullptr && g < kr) {
                 blocks[r * kr + g] = (int8_t)((int)v >> TG_OZ2_BLOCK_SHIFT);
             }
         }
     }
+    /* one atomic a line a block, not a tile */
+    if (least != nullptr && quad == 0 && r < lines && row_most > 0.0f)
+        atomicMax(&most[r], (unsigned long long)__float_as_uint(row_most));
     if (up == nullptr)
         return;
     part[0][tid] = sum, part[1][tid] = squares;
