@@ -7,7 +7,8 @@
  *   magnitudes P reuses; 5 + 7 x panels where the count is forced), all queued without waiting
  *   for the device:
  *     scan_lines (x2)   each row of op(A), each column of op(B): Inf/NaN, the frexp exponents
- *                       of its largest and smallest nonzero elements
+ *                       of its largest and smallest nonzero elements (a warp along a line, or
+ *                       32 lines a block with 32 warps along k: near the copy rate either way)
  *     survey_lines      one block: the lines taken (no Inf/NaN, range within what 16 moduli
  *                       carry), the widest ranges, whether R is formed (a range asks more bits
  *                       than the floor); the lines' sums to 0; the lines left, listed
@@ -38,24 +39,26 @@
  *                       tg_oz2_moduli_for: exact integers, as ozaki2.c), then all the bits
  *                       they carry (tg_oz2_take_carried_bits); then the CRT's constants
  *                       (tg_oz2_crt_init_*: no 128-bit division), a thread a modulus
- *     to_residues (x2)  each line times 2^(bits - e_max), rounded to an integer (int64), and
- *                       its symmetric residues modulo each chosen modulus as int8, rows of kp
- *                       bytes (k padded with zeros to 16); 32 x 32 tiles through shared
- *                       memory, read along whichever side is contiguous
- *     s8gemm            int8_gemm.cuh: the INT32 products of the residues, one batch item a
- *                       modulus, 128x256x128 blocks on wgmma; items past the chosen count leave
- *     reconstruct (x3)  a thread an output (a kernel a class of counts, 0-8, 9-12 and 13-16 moduli,
- *                       the others leave at once): the CRT without 128-bit products (ozaki2.h's
- *                       tg_oz2_crt: per modulus the product mod m_l, 3 to 5 32x32->64-bit
- *                       multiply-adds into exact sums of 32-bit limbs, q from a 32-bit fixed-point
- *                       estimate of S / M, one exact correction), the same integer C_hat as
- *                       ozaki2.c's 128-bit CRT; 2^-(s_i + t_j) alpha C_hat (+ beta C) in double,
- *                       one rounding to float.  The limbs (2, 3 or 4, by M) are a template
- *                       constant; the CRT's constants are copied to shared memory once a block and
- *                       read afresh for each output (held in registers across the row loop they
- *                       took 168 registers)
+ *     to_residues (x2)  each line times 2^(bits - e_max), rounded to an integer (int32 where
+ *                       bits <= 30, else int64), and its symmetric residues modulo each chosen
+ *                       modulus as int8, rows of kp bytes (k padded with zeros to 16); 32 x 32
+ *                       tiles through shared memory, read along whichever side is contiguous
+ *     s8gemm            int8_gemm.cuh: the products of the residues, one batch item a modulus,
+ *                       128x256x128 blocks on wgmma, each sum leaving as its residue in
+ *                       [0, m_l) (a byte: a quarter of INT32's); items past the chosen count
+ *                       leave
+ *     reconstruct (x3)  a thread a column and 16 rows of it (a kernel a class of counts, 0-8,
+ *                       9-12 and 13-16 moduli, the others leave at once): the CRT without
+ *                       128-bit products (ozaki2.h's tg_oz2_crt: per modulus u_l = r + m_l,
+ *                       2 to 4 32x32->64-bit multiply-adds into exact sums of 32-bit limbs, q
+ *                       from a 32-bit fixed-point estimate of S / M, one exact correction), the
+ *                       same integer C_hat as ozaki2.c's 128-bit CRT; 2^-(s_i + t_j) alpha
+ *                       C_hat (+ beta C) in double, one rounding to float.  The count, and so
+ *                       the limbs, a template constant (one instance a count); the CRT's
+ *                       constants in registers across the thread's rows
  *     fma_left (x2)     the outputs of the rows left, then of the columns left (survey_lines'
- *                       lists), by FP32 FMA in k order; nothing where no line is left
+ *                       lists), by FP32 FMA in k order, 8 lines a block sharing the other
+ *                       operand's tiles; nothing where no line is left
  * INT32 sums stay exact: int8_gemm.cuh reduces its accumulators every 2^16 of k itself.
  * Workspace: line records (16 (m + n) bytes), the plan, the survey, the lines' sums and the
  *   rows' largest block minima (16 (m + n) + 8 m), the lines left (4 (m + n)), the rows' block
@@ -76,15 +79,18 @@
  *   __grid_constant__ (indexed by a line's range: as a plain parameter, copied to an 80-byte stack
  *   frame in every thread).  reconstruct's SASS per output (a taken line, C_hat >= 2^64, beta 0):
  *   324 instructions at 9 moduli, 476 at 16 (the 128-bit CRT: 695 and 1110), about 17 a modulus
- *   instead of 60; powers of two by their bits (tg_pow2) instead of ldexp.
+ *   instead of 60 (measured before the count was a constant); powers of two by their bits
+ *   (tg_pow2) instead of ldexp.
  * Benchmark: tilegemm bench 4096 8192 16384 --algo ozaki2_int8 (cuBLAS in the same run)
- * Measured: H100 80GB HBM3, 369aa78 (bench/results/ozaki/): 51.1, 90.3 and 115.5 TFLOP/s at
- *   4096^3, 8192^3 and 16384^3 on uniform data, 9 INT8 products (a53eb86, before the bits the
- *   moduli carry: the same speed); spread data's RMS 2.9e-8 to 3.6e-8; test_gpu_ozaki2 bit for
- *   bit with ozaki2.c on every case.  GEMMul8's accurate mode with 8 moduli: 66, 97, 124
- *   (8d407e6).  At 16384^3 (ncu, 1e60204, the range rule): reconstruct 1.08 ms a panel of 8
- *   (2.23 with 128-bit products); the INT8 products are 80% of the time, and the INT32
- *   products of every modulus are written out and read back (1 GiB a modulus at 16384^3).
+ * Measured: H100 80GB HBM3, 26a9221 (bench/results/ozaki/, scripts/device_ozaki.sh, GEMMul8's
+ *   accurate mode with 8 moduli in the same run): 83.1, 119.7 and 137.6 TFLOP/s at 4096^3,
+ *   8192^3 and 16384^3 on uniform data (GEMMul8 65.7, 98.1, 126.0; 369aa78: 51.1, 90.3, 115.5),
+ *   83.1, 113.2, 137.5 on line-scaled data, 66.1, 103.8, 116.3 on spread data (GEMMul8 65.0,
+ *   99.7, 125.2); RMS 2.6e-8 to 3.6e-8; test_gpu_ozaki2 bit for bit with ozaki2.c on every
+ *   case.  At 16384^3 (ncu, uniform data, one call of 55.9 ms): the 8 moduli's INT8 products
+ *   44.3 ms, R (and P's launches, which leave) 0.6; to_residues 3.7, reconstruct 2.5,
+ *   to_leading 2.1, bound_needs 1.8, scan_lines 0.8 (at 2ca5401: 68.6 ms, P 5.4, to_residues
+ *   5.6, reconstruct 4.8, bound_needs 4.1, scan_lines 3.0, to_leading 1.9).
  */
 #include <math.h>
 #include <stdint.h>
