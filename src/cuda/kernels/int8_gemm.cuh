@@ -204,7 +204,22 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int h = 0; h < kN128; ++h)
         fence_operand(acc[h]);
 
-    /* acc[h][4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + 128 h + 8 j + 2 t + e % 2) */
+    /* acc[h][4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2), j0 + 128 h + 8 j + 2 t + e % 2):
+     * store(i, col, x, y) for each pair C(i, col) = x, C(i, col + 1) = y inside C (col + 1 may
+     * not be) */
+    const auto each_pair = [&](auto store) {
+#pragma unroll
+        for (int h = 0; h < kN128; ++h)
+#pragma unroll
+            for (int j = 0; j < 16; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; e += 2) {
+                    const int i = i0 + 64 * half + 16 * w + g + 8 * (e / 2);
+                    const int col = j0 + 128 * h + 8 * j + 2 * lane_t;
+                    if (i < out.m && col < out.n)
+                        store(i, col, acc[h][4 * j + e], acc[h][4 * j + e + 1]);
+                }
+    };
     if (out.residues != nullptr) {
         /* A quarter of the INT32 bytes, and the CRT's reads with them.  Barrett: u = x + m 2^23
          * is x's class in [0, 2^32) (|x| < 2^30 + m), q = floor(u floor(2^32 / m) / 2^32) is
@@ -219,44 +234,23 @@ __global__ void __launch_bounds__(kThreads, 1)
             return (uint32_t)r;
         };
         uint8_t *const res = out.residues + z * out.c_stride;
-#pragma unroll
-        for (int h = 0; h < kN128; ++h)
-#pragma unroll
-            for (int j = 0; j < 16; ++j)
-#pragma unroll
-                for (int e = 0; e < 4; e += 2) {
-                    const int i = i0 + 64 * half + 16 * w + g + 8 * (e / 2);
-                    const int col = j0 + 128 * h + 8 * j + 2 * lane_t;
-                    if (i >= out.m || col >= out.n)
-                        continue;
-                    uint8_t *const at = res + (int64_t)i * out.ldc + col;
-                    const uint32_t lo = residue(acc[h][4 * j + e]);
-                    if (col + 1 < out.n)
-                        *reinterpret_cast<uint16_t *>(at) =
-                            (uint16_t)(lo | residue(acc[h][4 * j + e + 1]) << 8);
-                    else
-                        *at = (uint8_t)lo;
-                }
+        each_pair([&](int i, int col, int32_t x, int32_t y) {
+            uint8_t *const at = res + (int64_t)i * out.ldc + col;
+            if (col + 1 < out.n)
+                *reinterpret_cast<uint16_t *>(at) = (uint16_t)(residue(x) | residue(y) << 8);
+            else
+                *at = (uint8_t)residue(x);
+        });
         return;
     }
     int32_t *const c = out.c + z * out.c_stride;
-#pragma unroll
-    for (int h = 0; h < kN128; ++h)
-#pragma unroll
-        for (int j = 0; j < 16; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; e += 2) {
-                const int i = i0 + 64 * half + 16 * w + g + 8 * (e / 2);
-                const int col = j0 + 128 * h + 8 * j + 2 * lane_t;
-                if (i >= out.m || col >= out.n)
-                    continue;
-                int32_t *const at = c + (int64_t)i * out.ldc + col;
-                if (col + 1 < out.n)
-                    *reinterpret_cast<int2 *>(at) =
-                        make_int2(acc[h][4 * j + e], acc[h][4 * j + e + 1]);
-                else
-                    *at = acc[h][4 * j + e];
-            }
+    each_pair([&](int i, int col, int32_t x, int32_t y) {
+        int32_t *const at = c + (int64_t)i * out.ldc + col;
+        if (col + 1 < out.n)
+            *reinterpret_cast<int2 *>(at) = make_int2(x, y);
+        else
+            *at = x;
+    });
 }
 
 /* The tensor map of `items` operands of rows x kp bytes (kp a multiple of 16), item z at
