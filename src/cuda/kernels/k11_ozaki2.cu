@@ -385,14 +385,22 @@ __global__ void __launch_bounds__(256) to_leading(const float *X, int64_t line_s
     const int64_t end = reduce && kr * TG_OZ2_BLOCK > kp ? kr * TG_OZ2_BLOCK : kp;
     unsigned long long sum = 0, squares = 0;
     float row_most = 0.0f; /* the largest block minimum of the line's tiles this block takes */
-    const int64_t step = gridDim.y * (int64_t)32;
+    /* A block's tiles are consecutive, so that a line's values of R's blocks leave 8 at a time,
+     * one 32-byte piece (a word a tile, scattered, made the pass over op(A) twice as slow). */
+    __shared__ float kept[32][8]; /* [line][tile], until written */
+    const int64_t per_block = ((end + 31) / 32 + gridDim.y - 1) / gridDim.y;
+    const int64_t first = blockIdx.y * per_block * 32;
+    const int64_t last = end < first + per_block * 32 ? end : first + per_block * 32;
+    int held = 0;
+    int64_t held_from = first / TG_OZ2_BLOCK; /* the block of R of kept[.][0] */
     TileLoader<ALONG_Q> next;
-    next.load(X, line_stride, q_stride, lines, k, r0, blockIdx.y * (int64_t)32);
-    for (int64_t q0 = blockIdx.y * (int64_t)32; q0 < end; q0 += step) {
+    if (first < last)
+        next.load(X, line_stride, q_stride, lines, k, r0, first);
+    for (int64_t q0 = first; q0 < last; q0 += 32) {
         next.store(tile);
         __syncthreads();
-        if (q0 + step < end)
-            next.load(X, line_stride, q_stride, lines, k, r0, q0 + step);
+        if (q0 + 32 < last)
+            next.load(X, line_stride, q_stride, lines, k, r0, q0 + 32);
         const int64_t q = q0 + quad;
         float low = INFINITY;
         int lead_sum = 0;
@@ -413,20 +421,30 @@ __global__ void __launch_bounds__(256) to_leading(const float *X, int64_t line_s
         }
         if (reduce)
             block_part[tid] = least != nullptr ? low : (float)lead_sum; /* < 2^12: exact */
-        /* the tile is read: the next may be stored once all pass here; block_part, written
-         * before, is read below and rewritten only past the next tile's barrier */
+        /* the tile is read: the next may be stored once all pass here; block_part and kept,
+         * written before, are read below and rewritten only past the next tile's barrier */
         __syncthreads();
-        const int64_t g = q0 / TG_OZ2_BLOCK; /* this tile's block */
-        if (reduce && quad == 0 && r < lines) {
+        if (!reduce)
+            continue;
+        if (quad == 0 && r < lines) {
             float v = block_part[tid];
             for (int t = 1; t < 8; ++t)
                 v = least != nullptr ? fminf(v, block_part[tid + t]) : v + block_part[tid + t];
-            if (least != nullptr && g < nb) {
-                least[r * nb + g] = v;
+            kept[line][held] = v;
+            if (least != nullptr && q0 / TG_OZ2_BLOCK < nb)
                 row_most = fmaxf(row_most, v);
-            } else if (blocks != nullptr && g < kr) {
-                blocks[r * kr + g] = (int8_t)((int)v >> TG_OZ2_BLOCK_SHIFT);
+        }
+        if (++held == 8 || q0 + 32 >= last) { /* the line's 8 threads write one value each */
+            __syncthreads();
+            const int t = quad / 4;
+            const int64_t g = held_from + t;
+            if (r < lines && t < held) {
+                if (least != nullptr && g < nb)
+                    least[r * nb + g] = kept[line][t];
+                else if (blocks != nullptr && g < kr)
+                    blocks[r * kr + g] = (int8_t)((int)kept[line][t] >> TG_OZ2_BLOCK_SHIFT);
             }
+            held_from += held, held = 0;
         }
     }
     /* one atomic a line a block, not a tile */
