@@ -82,14 +82,14 @@
  *   instead of 60 (measured before the count was a constant); powers of two by their bits
  *   (tg_pow2) instead of ldexp.
  * Benchmark: tilegemm bench 4096 8192 16384 --algo ozaki2_int8 (cuBLAS in the same run)
- * Measured: H100 80GB HBM3, 26a9221 (bench/results/ozaki/, scripts/device_ozaki.sh, GEMMul8's
- *   accurate mode with 8 moduli in the same run): 83.1, 119.7 and 137.6 TFLOP/s at 4096^3,
- *   8192^3 and 16384^3 on uniform data (GEMMul8 65.7, 98.1, 126.0; 369aa78: 51.1, 90.3, 115.5),
- *   83.1, 113.2, 137.5 on line-scaled data, 66.1, 103.8, 116.3 on spread data (GEMMul8 65.0,
- *   99.7, 125.2); RMS 2.6e-8 to 3.6e-8; test_gpu_ozaki2 bit for bit with ozaki2.c on every
- *   case.  At 16384^3 (ncu, uniform data, one call of 55.9 ms): the 8 moduli's INT8 products
- *   44.3 ms, R (and P's launches, which leave) 0.6; to_residues 3.7, reconstruct 2.5,
- *   to_leading 2.1, bound_needs 1.8, scan_lines 0.8 (at 2ca5401: 68.6 ms, P 5.4, to_residues
+ * Measured: H100 80GB HBM3, 105a6e4 (bench/results/ozaki/, scripts/device_ozaki.sh, GEMMul8's
+ *   accurate mode with 8 moduli in the same run): 83.0, 119.3 and 137.5 TFLOP/s at 4096^3,
+ *   8192^3 and 16384^3 on uniform data (GEMMul8 68.3, 99.7, 124.9; 369aa78: 51.1, 90.3, 115.5),
+ *   82.7, 107.8, 139.3 on line-scaled data, 65.9, 98.6, 117.3 on spread data (GEMMul8 66.3,
+ *   96.3, 126.3); RMS 2.6e-8 to 3.6e-8; test_gpu_ozaki2 bit for bit with ozaki2.c on every
+ *   case.  At 16384^3 (ncu, uniform data, one call of 56.0 ms): the 8 moduli's INT8 products
+ *   45.0 ms, R (and P's launches, which leave) 0.6; to_residues 3.7, reconstruct 2.5,
+ *   bound_needs 1.8, to_leading 1.5, scan_lines 0.8 (at 2ca5401: 68.6 ms, P 5.4, to_residues
  *   5.6, reconstruct 4.8, bound_needs 4.1, scan_lines 3.0, to_leading 1.9).
  */
 #include <math.h>
