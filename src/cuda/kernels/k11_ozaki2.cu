@@ -1175,9 +1175,9 @@ extern "C" int tg_int8_gemm_run(const int8_t *a, const int8_t *b, int32_t *c, in
 extern "C" const tg_rung tg_rung_ozaki2_int8 = {.name = "ozaki2_int8", .level = 11,
     .summary = "FP32 accuracy on the INT8 tensor cores (Ozaki scheme II): lines scaled by "
                "powers of two to integers, their residues modulo up to 16 moduli as int8, "
-               "INT32 products by TMA + wgmma (128x256x128 block, 4 stages), the CRT in 32-bit "
-               "limbs, one rounding; lines with Inf, NaN or too wide a range by FP32 FMA; "
-               "only when forced",
+               "products by TMA + wgmma (128x256x128 block, 4 stages) left as byte residues, "
+               "the CRT in 32-bit limbs, one rounding; lines with Inf, NaN or too wide a range "
+               "by FP32 FMA; only when forced",
     .block_rows = int8_gemm::kBM, .block_cols = int8_gemm::kBN, .in_auto = 0,
     .arith = TG_ARITH_INT8, .min_cc = 90, .launch = launch_needs_workspace,
     .unsupported = ozaki2_unsupported, .workspace_bytes = workspace_bytes,
