@@ -21,10 +21,15 @@ and the RMS error relative to the RMS of C, against a float64 product.  With --f
 error at each count of bits (both operands alike) on uniform and line-scaled data, beside
 float64's product rounded to float: what sets ozaki2.c's floor on the bits.  C_hat is formed
 exactly (int64 products of 16-bit halves), so the errors are the rounding's alone, as the CRT
-rebuilds C_hat exactly.  NumPy only; no GPU.
+rebuilds C_hat exactly.  With --blocks, the bits the bound asks when its lower bound of
+sum |a b| comes from blocks of B along k (B = 1 is P, the product of leading magnitudes; B = 32
+is R, the block-reduced one): block minima of op(A)'s leading magnitudes times block sums of
+op(B)'s, shifted into an int8 as ozaki2.h shifts R's, an INT8 product k / B deep.  NumPy only;
+no GPU.
 
   python3 bench/ozaki_bits.py [--k 4096,16384] [--size 64] [--floor 24] [--seed 1]
   python3 bench/ozaki_bits.py --floors [--k 1024,2048,4096,8192,16384] [--size 96] [--seed 7]
+  python3 bench/ozaki_bits.py --blocks [--k 4096,16384] [--size 64] [--seed 1]
 """
 import argparse
 import math
@@ -163,6 +168,51 @@ def floors(ks, size, rng):
             print(f"{kind:>13} {k:>6} {rounded:>9.3e} " + " ".join(cells), flush=True)
 
 
+def leading(x, axis):
+    """Leading magnitudes |x| 2^(7 - e_max) of each line (rows: axis 1), rounded down and up."""
+    e_max = line_max_exp(x, axis)
+    y = np.abs(x.astype(np.float64)) * np.exp2(7.0 - np.expand_dims(e_max, axis))
+    return np.floor(y), np.ceil(y)
+
+
+def block_bits(a, b, k, blk):
+    """The most bits either operand's bound asks (ozaki2.h's tg_oz2_bound_bits) over the
+    outputs, the lower bound from blocks of blk along k; None where an output's bound is 0."""
+    m, n = a.shape[0], b.shape[1]
+    a_down, a_up = leading(a, 1)
+    b_down, b_up = leading(b.T, 1)  # B's columns as rows
+    blocks = -(-k // blk)
+    pad = blocks * blk - k
+    a_down = np.pad(a_down, ((0, 0), (0, pad)), constant_values=np.inf)
+    b_down = np.pad(b_down, ((0, 0), (0, pad)))
+    least = a_down.reshape(m, blocks, blk).min(axis=2)
+    least[np.isinf(least)] = 0
+    shift = max(0, math.ceil(math.log2(127 * blk + 1)) - 7)  # B's sums into an int8
+    sums = np.floor(b_down.reshape(n, blocks, blk).sum(axis=2) / 2 ** shift)
+    lower = (least @ sums.T) * 2 ** shift
+    if (lower <= 0).any():
+        return None
+    worst = 0
+    for other in (b_up.sum(axis=1)[None, :], a_up.sum(axis=1)[:, None]):  # A's bits, B's
+        bits = 28 - np.floor(np.log2(k * lower / (5 * other)))
+        worst = max(worst, int(bits.max()))
+    return worst
+
+
+def blocks_table(ks, size, rng):
+    widths = (1, 2, 4, 8, 16, 32)
+    print(f"m = n = {size}; the most bits an operand's bound asks, by the block of its lower "
+          "bound (- where the bound is 0 for an output)")
+    print(f"{'data':>13} {'k':>6} " + " ".join(f"{'B=' + str(w):>5}" for w in widths))
+    for k in ks:
+        for kind in ("uniform", "positive", "spread", "scaled-lines", "cancelling"):
+            a, b = data(kind, rng, size, size, k)
+            a, b = a.astype(np.float32), b.astype(np.float32)
+            cells = [block_bits(a, b, k, w) for w in widths]
+            print(f"{kind:>13} {k:>6} " + " ".join(f"{'-' if c is None else c:>5}" for c in cells),
+                  flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--k", default=None, help="default 4096,16384 (1024 to 16384 with --floors)")
@@ -171,6 +221,7 @@ def main():
     ap.add_argument("--fixed", type=int, default=8, help="the fixed rule's moduli")
     ap.add_argument("--seed", type=int, default=None, help="default 1 (7 with --floors)")
     ap.add_argument("--floors", action="store_true", help="RMS error by bits instead")
+    ap.add_argument("--blocks", action="store_true", help="the bound's bits by its block instead")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed if args.seed is not None else 7 if args.floors else 1)
     ks = [int(x) for x in (args.k or ("1024,2048,4096,8192,16384" if args.floors
@@ -178,6 +229,9 @@ def main():
     size = args.size or (96 if args.floors else 64)
     if args.floors:
         floors(ks, size, rng)
+        return
+    if args.blocks:
+        blocks_table(ks, size, rng)
         return
     print(f"m = n = {size}; worst: the largest error over the bound (k + 2) 2^-23 |A||B|; "
           "rms: relative to C's")
