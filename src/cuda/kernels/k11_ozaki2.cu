@@ -72,15 +72,15 @@
  * Constraints: compute capability 9.0 and a build with sm_90a code; k at most where 16
  *   moduli's line range passes the host's table (about 2^31); never chosen by `auto`
  *   (in_auto = 0): only when forced (tg_set_algo, --algo ozaki2_int8).
- * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 64, 102 and 128 (0-8, 9-12 and 13-16 moduli),
- *   to_residues 48 and 48, to_leading 56 and 57 (with the blocks' minima and sums), to_block_floors
- *   18, bound_needs 46, weigh_bound 32, fma_left 48 and 48, survey_lines 31, scan_lines 28 and 28,
- *   choose_plan 62 (thread 0's plan on a 208-byte stack frame); no spills; Choice as a
- *   __grid_constant__ (indexed by a line's range: as a plain parameter, copied to an 80-byte stack
- *   frame in every thread).  reconstruct's SASS per output (a taken line, C_hat >= 2^64, beta 0):
- *   324 instructions at 9 moduli, 476 at 16 (the 128-bit CRT: 695 and 1110), about 17 a modulus
- *   instead of 60 (measured before the count was a constant); powers of two by their bits
- *   (tg_pow2) instead of ldexp.
+ * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 64, 102 and 128 (0-8, 9-12 and 13-16
+ *   moduli), to_residues 48 and 48, to_leading 63 and 62 (with the blocks' minima and sums),
+ *   to_block_floors 18, bound_needs 46, weigh_bound 32, fma_left 48 and 48, survey_lines 31,
+ *   scan_lines 28 and 28, choose_plan 62 (thread 0's plan on a 208-byte stack frame); no spills;
+ *   Choice as a __grid_constant__ (indexed by a line's range: as a plain parameter, copied to an
+ *   80-byte stack frame in every thread).  reconstruct's SASS per output (a taken line, C_hat >=
+ *   2^64, beta 0): 324 instructions at 9 moduli, 476 at 16 (the 128-bit CRT: 695 and 1110), about
+ *   17 a modulus instead of 60 (measured before the count was a constant); powers of two by their
+ *   bits (tg_pow2) instead of ldexp.
  * Benchmark: tilegemm bench 4096 8192 16384 --algo ozaki2_int8 (cuBLAS in the same run)
  * Measured: H100 80GB HBM3, 105a6e4 (bench/results/ozaki/, scripts/device_ozaki.sh, GEMMul8's
  *   accurate mode with 8 moduli in the same run): 83.0, 119.3 and 137.5 TFLOP/s at 4096^3,
