@@ -820,12 +820,15 @@ int64_t panel_columns(const tg_problem &p)
 /* Where each part lies in the workspace, 256-byte aligned. */
 struct Workspace {
     int64_t kp, kr, panel, ldp;
+    /* the lines' sums: U of m rows, then n columns; Q of them alike; the rows' largest block
+     * minima */
+    int64_t sum_count;
     size_t rows, cols, plan, survey, sums, left, least, scales, residues_a, residues_b, products,
         bytes;
 
     explicit Workspace(const tg_problem &p)
         : kp(round_up(p.k, 16)), kr(round_up(tg_oz2_blocks(p.k), 16)), panel(panel_columns(p)),
-          ldp(round_up(panel, 2))
+          ldp(round_up(panel, 2)), sum_count(2 * (p.m + p.n) + p.m)
     {
         size_t at = 0;
         const auto take = [&at](size_t bytes) {
@@ -837,9 +840,7 @@ struct Workspace {
         cols = take(sizeof(tg_oz2_line) * (size_t)p.n);
         plan = take(sizeof(DevicePlan));
         survey = take(sizeof(Survey));
-        /* the lines' sums: U of m rows, then n columns; Q of them alike; the rows' largest
-         * block minima */
-        sums = take(sizeof(unsigned long long) * (size_t)(2 * (p.m + p.n) + p.m));
+        sums = take(sizeof(unsigned long long) * (size_t)sum_count);
         left = take(sizeof(int) * (size_t)(p.m + p.n)); /* the lines left, listed */
         least = take(sizeof(float) * (size_t)(p.m * tg_oz2_blocks(p.k))); /* rows' block minima */
         scales = take(sizeof(int) * (size_t)p.m);                          /* and R's scales */
@@ -1042,8 +1043,8 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
     if ((e = launch_scan(p.A, p.a_rs, p.a_cs, p.m, p.k, rows, stream)) != cudaSuccess ||
         (e = launch_scan(p.B, p.b_cs, p.b_rs, p.n, p.k, cols, stream)) != cudaSuccess)
         return e;
-    survey_lines<<<1, 256, 0, stream>>>(rows, p.m, cols, p.n, choice, sums,
-                                        2 * (p.m + p.n) + p.m, left_lines, survey);
+    survey_lines<<<1, 256, 0, stream>>>(rows, p.m, cols, p.n, choice, sums, w.sum_count,
+                                        left_lines, survey);
     if ((e = cudaGetLastError()) != cudaSuccess ||
         (choice.forced == 0 && (e = bound_pass(p, w, base, choice, stream)) != cudaSuccess))
         return e;
@@ -1065,13 +1066,11 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
             return e;
         /* 16 rows a thread, for the CRT's constants it loads */
         const dim3 grid(ceil_div(part.n, 32), std::min(ceil_div(p.m, 8 * 16), 65535u));
-        /* one of the three does the work, the others leave at once */
-        reconstruct<0, 8><<<grid, dim3(32, 8), 0, stream>>>(part, rows, cols + j0, choice.cap,
-                                                            plan, products, w.ldp, p.m * w.ldp);
-        reconstruct<9, 12><<<grid, dim3(32, 8), 0, stream>>>(part, rows, cols + j0, choice.cap,
-                                                             plan, products, w.ldp, p.m * w.ldp);
-        reconstruct<13, 16><<<grid, dim3(32, 8), 0, stream>>>(part, rows, cols + j0, choice.cap,
-                                                              plan, products, w.ldp, p.m * w.ldp);
+        /* a kernel a class of counts: the one the count falls in does the work, the others leave
+         * at once */
+        for (const auto kernel : {reconstruct<0, 8>, reconstruct<9, 12>, reconstruct<13, 16>})
+            kernel<<<grid, dim3(32, 8), 0, stream>>>(part, rows, cols + j0, choice.cap, plan,
+                                                     products, w.ldp, p.m * w.ldp);
         /* 8 groups of 8 lines in y: few blocks to leave at once where none is left */
         fma_left<true><<<dim3(ceil_div(part.n, 32), 8), dim3(32, 8), 0, stream>>>(
             part, j0, rows, choice.cap, left_lines, survey);
