@@ -585,12 +585,18 @@ __device__ __forceinline__ void write_residues(const Int (&x)[4], int moduli, in
  * A block moves 32 lines x 32 of k through shared memory, read along whichever of the two is
  * contiguous (ALONG_Q: along q); then each thread writes 4 consecutive bytes of a line per
  * modulus. */
+/* 5 blocks an SM hold to_residues at 48 registers (64 unbounded); sm_75's SMs hold 1024 threads,
+ * 4 blocks (ptxas ignores a count past that, with a warning). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define TG_OZ2_RESIDUE_BLOCKS 4
+#else
+#define TG_OZ2_RESIDUE_BLOCKS 5
+#endif
 template <bool ALONG_Q>
-__global__ void __launch_bounds__(256, 5) to_residues(const float *X, int64_t line_stride,
-                                                      int64_t q_stride, int64_t lines, int64_t k,
-                                                      int64_t kp, const tg_oz2_line *info, int cap,
-                                                      const DevicePlan *plan, bool of_a,
-                                                      int8_t *out)
+__global__ void __launch_bounds__(256, TG_OZ2_RESIDUE_BLOCKS)
+    to_residues(const float *X, int64_t line_stride, int64_t q_stride, int64_t lines, int64_t k,
+                int64_t kp, const tg_oz2_line *info, int cap, const DevicePlan *plan, bool of_a,
+                int8_t *out)
 {
     __shared__ float tile[32][33]; /* [line][q]; the pad keeps columns off one bank */
     const int tid = threadIdx.y * 32 + threadIdx.x;
