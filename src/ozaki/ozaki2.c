@@ -281,22 +281,22 @@ static void choose(const tg_problem *p, const float *A, const float *B, int forc
     for (int64_t j = 0; j < n; ++j)
         to_leading(B + j * p->b_cs, k, p->b_rs, &b->cols[j], b->take_col[j], b->rb + j * k,
                    &b->up_col[j], &b->sq_col[j]);
-    for (int64_t i = 0; i < m; ++i)
-        to_block_floors(A + i * p->a_rs, k, p->a_cs, &b->rows[i], b->take_row[i],
-                        b->least, b->block_a + i * tg_oz2_blocks(k), &b->scale_row[i]);
-    for (int64_t j = 0; j < n; ++j)
-        to_block_sums(b->rb + j * k, k, b->block_b + j * tg_oz2_blocks(k));
     /* The widest ranges' bits: what any output asks at most, by the range rule.  Only where
      * they pass the floor can the bound rule lower the bits: then R is formed, and P where the
      * bits R leaves would take more moduli than the floor's. */
     const int floor_bits = tg_oz2_floor_bits(k);
     int need_a = tg_oz2_output_need(tg_oz2_bits_for_range(item->range_a, k), TG_OZ2_NO_BOUND);
     int need_b = tg_oz2_output_need(tg_oz2_bits_for_range(item->range_b, k), TG_OZ2_NO_BOUND);
-    const uint64_t cauchy = tg_oz2_magnitude(k, largest(b->sq_row, m), largest(b->sq_col, n),
-                                             UINT64_MAX);
+    const uint64_t max_q_a = largest(b->sq_row, m), max_q_b = largest(b->sq_col, n);
+    const uint64_t cauchy = tg_oz2_magnitude(k, max_q_a, max_q_b, UINT64_MAX);
     uint64_t by_product = UINT64_MAX;
     int form_product = 0;
     if (need_a / 2 > floor_bits || need_b / 2 > floor_bits) {
+        for (int64_t i = 0; i < m; ++i)
+            to_block_floors(A + i * p->a_rs, k, p->a_cs, &b->rows[i], b->take_row[i],
+                            b->least, b->block_a + i * tg_oz2_blocks(k), &b->scale_row[i]);
+        for (int64_t j = 0; j < n; ++j)
+            to_block_sums(b->rb + j * k, k, b->block_b + j * tg_oz2_blocks(k));
         need_a = need_b = -1;
         bound_needs(p, b, 1, &need_a, &need_b, &by_product);
         item->reduced_products = 1;
@@ -309,9 +309,8 @@ static void choose(const tg_problem *p, const float *A, const float *B, int forc
             need_b = full_b < need_b ? full_b : need_b;
         }
     }
-    const tg_oz2_settled settled = tg_oz2_settle(k, floor_bits, need_a, need_b,
-                                                 largest(b->sq_row, m), largest(b->sq_col, n),
-                                                 by_product);
+    const tg_oz2_settled settled =
+        tg_oz2_settle(k, floor_bits, need_a, need_b, max_q_a, max_q_b, by_product);
     item->need_a = settled.need_a, item->need_b = settled.need_b;
     item->bits_a = settled.bits_a, item->bits_b = settled.bits_b;
     item->rule_a = settled.rule_a, item->rule_b = settled.rule_b;
