@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Each of rung 11's kernels' time in one call, from an ncu CSV of gpu__time_duration.sum.
 
-    python3 bench/ozaki_kernels.py FILE KERNELS_PER_CALL
+    python3 bench/ozaki_kernels.py FILE
 
 FILE is `ncu --csv --metrics gpu__time_duration.sum` over calls of the rung (only its kernels:
-scripts/device_ozaki_profile.sh filters them); the first KERNELS_PER_CALL rows are one call
-(8 + 13 x panels with the bound rule, k11_ozaki2.cu says why).  Prints ms a kernel, the
+scripts/device_ozaki_profile.sh filters them).  The first call is the rows before the second
+call's two scan_lines, which come just before its survey_lines.  Prints ms a kernel, the
 s8gemm launches split into the bound products (one item) and the moduli's (a batch of 16).
 """
 import collections
@@ -16,14 +16,17 @@ import sys
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) != 2:
         sys.exit(__doc__)
-    path, count = sys.argv[1], int(sys.argv[2])
+    path = sys.argv[1]
     text = open(path).read()
     start = text.find('"ID"')
     if start < 0:
         sys.exit(f"{path}: no ncu CSV table")
-    rows = list(csv.DictReader(io.StringIO(text[start:])))[:count]
+    rows = list(csv.DictReader(io.StringIO(text[start:])))
+    surveys = [i for i, row in enumerate(rows) if "survey_lines" in row["Kernel Name"]]
+    if len(surveys) > 1:
+        rows = rows[: surveys[1] - 2]
     per, total = collections.OrderedDict(), 0.0
     for row in rows:
         name = re.sub(r"<.*", "", re.sub(r"\(.*", "", row["Kernel Name"]).split("::")[-1])
