@@ -64,7 +64,7 @@
  *   rows' largest block minima (16 (m + n) + 8 m), the lines left (4 (m + n)), the rows' block
  *   minima and scales (4 m (k / 32 + 1)), residues for all 16 moduli of A (16 m kp) and of one
  *   panel of B's columns (16 panel kp), and the panel's products as byte residues (16 m ldp,
- *   ldp the panel rounded up to 2; at most kProductBudget, 1 GiB: C goes panel by panel); the
+ *   ldp the panel rounded up to 4; at most kProductBudget, 1 GiB: C goes panel by panel); the
  *   bound rule's leading magnitudes reuse the first plane of each operand's residues, the
  *   block-reduced operands the second, P's INT32 sums the first 4 m ldp bytes of the
  *   products and R's the next 4 m ldp: about 6.03 GiB at 16384^3; the rung's workspace_bytes
@@ -642,18 +642,26 @@ __global__ void __launch_bounds__(256, TG_OZ2_RESIDUE_BLOCKS)
 
 /* ---- reconstruct ------------------------------------------------------------------------ */
 
-/* The rows of one column j of C (as reconstruct below) with COUNT moduli: the CRT's constants
- * for COUNT, and so its limbs, known when compiled and held in registers across the rows (read
- * afresh from shared memory for each output, with the count a variable, the CRT took 4 ms at
- * 16384^2). */
+/* The rows of 4 neighbouring columns j .. j + width - 1 of C (as reconstruct below) with COUNT
+ * moduli: the CRT's constants for COUNT, and so its limbs, known when compiled and held in
+ * registers across the rows (read afresh from shared memory for each output, with the count a
+ * variable, the CRT took 4 ms at 16384^2); a modulus's 4 residues in one 32-bit load. */
 template <int COUNT>
-__device__ __forceinline__ void reconstruct_column(const tg_problem &p, int64_t j,
-                                                   const tg_oz2_line *rows, int cap,
-                                                   const tg_oz2_crt &shared_crt, bool take_col,
-                                                   int shift_col, int bits_a,
-                                                   const uint8_t *residues, int64_t ldp,
-                                                   int64_t plane)
+__device__ __forceinline__ void reconstruct_columns(const tg_problem &p, int64_t j, int width,
+                                                    const tg_oz2_line *rows, int cap,
+                                                    const tg_oz2_line *cols,
+                                                    const tg_oz2_crt &shared_crt, int bits_a,
+                                                    int bits_b, const uint8_t *residues,
+                                                    int64_t ldp, int64_t plane)
 {
+    bool take_col[4];
+    int shift_col[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+        const tg_oz2_line col = c < width ? cols[j + c] : tg_oz2_line{1, 0, 0, 0};
+        take_col[c] = tg_oz2_line_taken(&col, cap);
+        shift_col[c] = col.nonzero ? bits_b - col.e_max : 0;
+    }
     constexpr int kList[kMaxModuli] = {TG_OZ2_MODULI};
     constexpr int LIMBS = tg_oz2_crt_limbs(tg_oz2_crt_product(kList, COUNT));
     tg_oz2_crt crt; /* the members the count reads, each at a constant index: registers */
@@ -668,34 +676,48 @@ __device__ __forceinline__ void reconstruct_column(const tg_problem &p, int64_t 
     for (int x = 0; x < 2; ++x)
         crt.product[x] = shared_crt.product[x], crt.half[x] = shared_crt.half[x];
     for (int64_t i = blockIdx.y * (int64_t)8 + threadIdx.y; i < p.m; i += gridDim.y * (int64_t)8) {
-        float *const c = p.C + i * p.ldc + j;
         const tg_oz2_line row = rows[i];
-        if (COUNT == 0 || !take_col || !tg_oz2_line_taken(&row, cap))
+        if (COUNT == 0 || !tg_oz2_line_taken(&row, cap))
             continue; /* a line the scheme leaves: fma_left's */
-        /* C_hat from the residues of modulus l at at[l * plane] (in [0, m_l), so u_l = r + m_l
-         * lies in [1, 2 m_l - 1]); all loads first, so that their latencies overlap */
+        /* the residues of modulus l at at[l * plane] (in [0, m_l), so u_l = r + m_l lies in
+         * [1, 2 m_l - 1]); all loads first, so that their latencies overlap */
         const uint8_t *const at = residues + i * ldp + j;
-        int residue[COUNT > 0 ? COUNT : 1];
+        uint32_t word[COUNT > 0 ? COUNT : 1];
 #pragma unroll
-        for (int l = 0; l < COUNT; ++l)
-            residue[l] = at[l * plane];
-        tg_oz2_crt_sum sum = {{0, 0, 0, 0}, 0};
-#pragma unroll
-        for (int l = 0; l < COUNT; ++l)
-            tg_oz2_crt_add_u(&sum, &crt, l, (uint32_t)(residue[l] + kList[l]), LIMBS);
-        const tg_i128 c_hat = tg_oz2_crt_value(&sum, &crt, LIMBS);
-        /* with 2 limbs C_hat fits int64, whose conversion rounds as i128_to_double does */
-        const double rounded = LIMBS == 2 ? (double)(int64_t)c_hat : i128_to_double(c_hat);
+        for (int l = 0; l < COUNT; ++l) {
+            if (width == 4) { /* ldp and j are multiples of 4 */
+                word[l] = *reinterpret_cast<const uint32_t *>(at + l * plane);
+            } else {
+                word[l] = 0;
+                for (int c = 0; c < width; ++c)
+                    word[l] |= (uint32_t)at[l * plane + c] << (8 * c);
+            }
+        }
         const int shift_row = row.nonzero ? bits_a - row.e_max : 0;
-        /* shifts are bits - e_max, in [1 - 128, 62 + 148]: the power of two lies in
-         * [2^-420, 2^254], and multiplying by it is ldexp exactly */
-        const double value = rounded * tg_pow2(-(shift_row + shift_col)) * (double)p.alpha;
-        /* beta C is exact in double: a fused or separate add rounds the same */
-        *c = (float)(p.beta != 0.0f ? value + (double)p.beta * (double)*c : value);
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+            if (c >= width || !take_col[c])
+                continue; /* past C, or a column the scheme leaves */
+            tg_oz2_crt_sum sum = {{0, 0, 0, 0}, 0};
+#pragma unroll
+            for (int l = 0; l < COUNT; ++l)
+                tg_oz2_crt_add_u(&sum, &crt, l, (word[l] >> (8 * c) & 255u) + (uint32_t)kList[l],
+                                 LIMBS);
+            const tg_i128 c_hat = tg_oz2_crt_value(&sum, &crt, LIMBS);
+            /* with 2 limbs C_hat fits int64, whose conversion rounds as i128_to_double does */
+            const double rounded = LIMBS == 2 ? (double)(int64_t)c_hat : i128_to_double(c_hat);
+            /* shifts are bits - e_max, in [1 - 128, 62 + 148]: the power of two lies in
+             * [2^-420, 2^254], and multiplying by it is ldexp exactly */
+            const double value =
+                rounded * tg_pow2(-(shift_row + shift_col[c])) * (double)p.alpha;
+            /* beta C is exact in double: a fused or separate add rounds the same */
+            float *const out = p.C + i * p.ldc + j + c;
+            *out = (float)(p.beta != 0.0f ? value + (double)p.beta * (double)*out : value);
+        }
     }
 }
 
-/* reconstruct_column for the count chosen, of those in [LO, HI] (each compiled). */
+/* reconstruct_columns for the count chosen, of those in [LO, HI] (each compiled). */
 template <int LO, int HI, int... COUNTS, class... Args>
 __device__ __forceinline__ void reconstruct_counted(int count,
                                                     std::integer_sequence<int, COUNTS...>,
@@ -705,17 +727,18 @@ __device__ __forceinline__ void reconstruct_counted(int count,
         constexpr int kCount = decltype(counted)::value;
         if constexpr (kCount >= LO && kCount <= HI)
             if (count == kCount)
-                reconstruct_column<kCount>(args...);
+                reconstruct_columns<kCount>(args...);
     };
     (one(std::integral_constant<int, COUNTS>{}), ...);
 }
 
-/* One batch item's C (p's pointers at the item): a thread an output, 32 columns x 8 rows a
- * block, rows in steps of the grid; C_hat by the CRT without 128-bit products (ozaki2.h's
- * tg_oz2_crt), rounded as ozaki2.c rounds its 128-bit integer.  residues: plane l at
- * residues + l * plane, row i at i * ldp.  Only where the count chosen lies in [LO, HI] (a
- * count of the CRT's limbs: 0 to 8 moduli take 2, 9 to 12 take 3, 13 to 16 take 4): one
- * kernel for all 17 took the registers of 16 moduli, 165, and so a block an SM, for 8. */
+/* One batch item's C (p's pointers at the item): a thread 4 neighbouring columns, 128 columns
+ * x 8 rows a block, rows in steps of the grid; C_hat by the CRT without 128-bit products
+ * (ozaki2.h's tg_oz2_crt), rounded as ozaki2.c rounds its 128-bit integer.  residues: plane l
+ * at residues + l * plane, row i at i * ldp (ldp a multiple of 4).  Only where the count
+ * chosen lies in [LO, HI] (a count of the CRT's limbs: 0 to 8 moduli take 2, 9 to 12 take 3,
+ * 13 to 16 take 4): one kernel for all 17 took the registers of 16 moduli, 165, and so a block
+ * an SM, for 8. */
 template <int LO, int HI>
 __global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_oz2_line *rows,
                                                    const tg_oz2_line *cols, int cap,
@@ -730,16 +753,15 @@ __global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_
     if (tid < (int)(sizeof(tg_oz2_crt) / 4))
         reinterpret_cast<uint32_t *>(&crt)[tid] = reinterpret_cast<const uint32_t *>(&plan->crt)[tid];
     __syncthreads();
-    const int64_t j = blockIdx.x * (int64_t)32 + threadIdx.x;
+    const int64_t j = (blockIdx.x * (int64_t)32 + threadIdx.x) * 4;
     if (j >= p.n || crt.moduli < LO || crt.moduli > HI)
         return;
-    const tg_oz2_line col = cols[j];
-    const bool take_col = tg_oz2_line_taken(&col, cap);
-    const int shift_col = col.nonzero ? plan->bits_b - col.e_max : 0;
-    const int bits_a = plan->bits_a; /* read once: C's stores could alias plan, as far as the
-                                      * compiler knows */
-    reconstruct_counted<LO, HI>(crt.moduli, std::make_integer_sequence<int, kMaxModuli + 1>{}, p, j,
-                                rows, cap, crt, take_col, shift_col, bits_a, residues, ldp, plane);
+    const int width = p.n - j < 4 ? (int)(p.n - j) : 4;
+    /* read once: C's stores could alias plan, as far as the compiler knows */
+    const int bits_a = plan->bits_a, bits_b = plan->bits_b;
+    reconstruct_counted<LO, HI>(crt.moduli, std::make_integer_sequence<int, kMaxModuli + 1>{}, p,
+                                j, width, rows, cap, cols, crt, bits_a, bits_b, residues, ldp,
+                                plane);
 }
 
 /* The outputs of a panel (p: columns j0 .. j0 + p.n - 1 of C) that lie on a line the scheme
@@ -834,7 +856,7 @@ struct Workspace {
 
     explicit Workspace(const tg_problem &p)
         : kp(round_up(p.k, 16)), kr(round_up(tg_oz2_blocks(p.k), 16)), panel(panel_columns(p)),
-          ldp(round_up(panel, 2)), sum_count(2 * (p.m + p.n) + p.m)
+          ldp(round_up(panel, 4)), sum_count(2 * (p.m + p.n) + p.m)
     {
         size_t at = 0;
         const auto take = [&at](size_t bytes) {
@@ -1070,8 +1092,8 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
                                                kMaxModuli, &plan->moduli, tg_oz2_moduli, w.ldp,
                                                p.m * w.ldp, stream)) != cudaSuccess)
             return e;
-        /* 16 rows a thread, for the CRT's constants it loads */
-        const dim3 grid(ceil_div(part.n, 32), std::min(ceil_div(p.m, 8 * 16), 65535u));
+        /* 4 columns and 16 rows a thread, for the CRT's constants it loads */
+        const dim3 grid(ceil_div(part.n, 128), std::min(ceil_div(p.m, 8 * 16), 65535u));
         /* a kernel a class of counts: the one the count falls in does the work, the others leave
          * at once */
         for (const auto kernel : {reconstruct<0, 8>, reconstruct<9, 12>, reconstruct<13, 16>})
