@@ -162,12 +162,19 @@ static inline TG_OZ2_HOST_DEVICE int tg_oz2_line_taken(const tg_oz2_line *l, int
  * INT8 product; 0 for a line not taken) and up (summed along the line).  In double the scaling
  * is exact: e_max lies in [-148, 128], so the result is at least 2^-270.
  */
-static inline TG_OZ2_HOST_DEVICE int tg_oz2_leading(float v, int e_max, int *up)
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_leading_scaled(float v, double scale, int *up)
 {
-    const double x = ldexp(fabs((double)v), 7 - e_max);
+    const double x = fabs((double)v) * scale;
     const int down = (int)x;
     *up = down + (x > (double)down);
     return down;
+}
+
+/* The same with scale = 2^(7 - e_max), exactly, so that x is ldexp's (a kernel passes the power
+ * of two it built once for the line: ldexp's general path was most of to_leading's work). */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_leading(float v, int e_max, int *up)
+{
+    return tg_oz2_leading_scaled(v, ldexp(1.0, 7 - e_max), up);
 }
 
 /* The INT8 product of the leading magnitudes in INT32 chunks of k (at most 2^16 x 127^2 each):

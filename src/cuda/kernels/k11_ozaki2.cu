@@ -381,9 +381,12 @@ __global__ void __launch_bounds__(256) to_leading(const float *X, int64_t line_s
     if (r < lines)
         l = info[r];
     const bool take = r < lines && tg_oz2_line_taken(&l, cap) && l.nonzero;
+    const double scale = tg_pow2(take ? 7 - l.e_max : 0); /* tg_oz2_leading's, once a line */
     const bool reduce = least != nullptr || blocks != nullptr;
     const int64_t end = reduce && kr * TG_OZ2_BLOCK > kp ? kr * TG_OZ2_BLOCK : kp;
-    unsigned long long sum = 0, squares = 0;
+    /* a block's sums fit 32 bits: a thread adds 4 elements of at most 1025 tiles (k < 2^31,
+     * 65535 blocks along k), each up to 2^7 (its square 2^14), and a line's 8 threads together */
+    uint32_t sum = 0, squares = 0;
     float row_most = 0.0f; /* the largest block minimum of the line's tiles this block takes */
     /* A block's tiles are consecutive, so that a line's values of R's blocks leave 8 at a time,
      * one 32-byte piece (a word a tile, scattered, made the pass over op(A) twice as slow). */
@@ -410,7 +413,7 @@ __global__ void __launch_bounds__(256) to_leading(const float *X, int64_t line_s
             for (int e = 0; e < 4; ++e) {
                 int above = 0;
                 const float x = tile[line][quad + e];
-                const int down = take ? tg_oz2_leading(x, l.e_max, &above) : 0;
+                const int down = take ? tg_oz2_leading_scaled(x, scale, &above) : 0;
                 sum += (unsigned)above;
                 squares += (unsigned)(above * above);
                 packed |= (uint32_t)down << (8 * e);
@@ -458,7 +461,8 @@ __global__ void __launch_bounds__(256) to_leading(const float *X, int64_t line_s
         for (int t = 1; t < 8; ++t)
             sum += part[0][tid + t], squares += part[1][tid + t];
         if (sum != 0) /* squares are 0 too where sum is */
-            atomicAdd(&up[r], sum), atomicAdd(&sq[r], squares);
+            atomicAdd(&up[r], (unsigned long long)sum),
+                atomicAdd(&sq[r], (unsigned long long)squares);
     }
 }
 
