@@ -574,8 +574,16 @@ __device__ __forceinline__ void write_residues(const Int (&x)[4], int moduli, in
         uint32_t packed = 0;
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-            int res = (int)(x[e] % mod);
-            res += res < 0 ? mod : 0;
+            int res;
+            if constexpr (std::is_same<Int, int>::value) {
+                /* |x| <= 2^30: x + m 2^23 is in [0, 2^32) and x's class, and an unsigned
+                 * remainder by a constant is a multiply-high, a shift and a multiply-add */
+                const uint32_t u = (uint32_t)x[e] + ((uint32_t)mod << 23);
+                res = (int)(u % (uint32_t)mod);
+            } else {
+                res = (int)(x[e] % mod);
+                res += res < 0 ? mod : 0;
+            }
             res -= res > mod - 1 - mod / 2 ? mod : 0;
             packed |= (uint32_t)(uint8_t)(int8_t)res << (8 * e);
         }
