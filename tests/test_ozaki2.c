@@ -373,6 +373,56 @@ static tg_oz2_u128 next128(uint64_t *state)
  * closest to wrong (C_hat / M within 2^-19 of +-1/2), near +-2^32, 2^63, 2^64, 2^96, and at
  * random over the range, both uniform and log-uniform; each residue as INT32 products give it,
  * any integer of its class (small, random, near INT32's ends). */
+/* tg_oz2_bound_bits (through tg_oz2_align and tg_oz2_bound_bits_aligned) against its
+ * definition: the least b with 5 other 2^(28 - scale - b) <= k product, found by walking the
+ * power of two in 128-bit integers; products and sums at and beside powers of two, and random. */
+static int bound_bits_by_definition(int64_t k, int32_t product, int scale, int64_t other)
+{
+    if (other == 0)
+        return 0;
+    if (product <= 0)
+        return TG_OZ2_NO_BOUND;
+    const tg_oz2_u128 x = 5 * (tg_oz2_u128)other, y = (tg_oz2_u128)k * (tg_oz2_u128)product;
+    int d = -64; /* x 2^-64 <= y: y >= 1 and x < 2^64; shifts of 64 stay in 128 bits */
+    for (int t = -64; t <= 64; ++t) {
+        const int holds = t >= 0 ? (x << t) <= y : x <= (y << -t);
+        if (holds)
+            d = t;
+    }
+    const int bits = 28 - scale - d;
+    return bits < TG_OZ2_NO_BOUND ? bits : TG_OZ2_NO_BOUND;
+}
+
+static void check_bound_bits(void)
+{
+    uint64_t seed = 20261128;
+    int checked = 0, wrong = 0;
+    for (int trial = 0; trial < 200000; ++trial) {
+        int64_t k = 1 + (int64_t)(next(&seed) % ((uint64_t)1 << (1 + next(&seed) % 31)));
+        int32_t product = (int32_t)(next(&seed) % ((uint64_t)1 << (next(&seed) % 31)));
+        int64_t other = (int64_t)(next(&seed) % ((uint64_t)1 << (next(&seed) % 40)));
+        const int scale = (int)(next(&seed) % 41) - 20;
+        if (trial % 4 == 1) { /* at and beside a power of two of the ratio */
+            const int s = (int)(next(&seed) % 30);
+            product = (int32_t)((1 << s) + (int)(next(&seed) % 3) - 1);
+            other = (int64_t)((k * (int64_t)(product > 0 ? product : 1)) >> (next(&seed) % 20)) /
+                    5 + (int64_t)(next(&seed) % 3) - 1;
+            if (other < 0)
+                other = 0;
+        }
+        if (trial % 4 == 2)
+            product = -product;
+        const int got = tg_oz2_bound_bits(k, product, scale, other);
+        const int want = bound_bits_by_definition(k, product, scale, other);
+        ++checked;
+        if (got != want && wrong++ < 5)
+            EXPECT(0, "tg_oz2_bound_bits(k %lld, product %d, scale %d, other %lld) = %d, by "
+                   "its definition %d", (long long)k, product, scale, (long long)other, got,
+                   want);
+    }
+    EXPECT(wrong == 0, "tg_oz2_bound_bits: %d of %d wrong", wrong, checked);
+}
+
 static void check_crt(void)
 {
     uint64_t seed = 20261127;
@@ -440,6 +490,7 @@ int main(void)
 {
     check_moduli();
     check_crt();
+    check_bound_bits();
     const tg_op ops[2] = {TG_NO_TRANS, TG_TRANS};
     uint64_t seed = 20261126;
     int shown = 0;

@@ -231,6 +231,21 @@ static inline TG_OZ2_HOST_DEVICE uint64_t tg_oz2_magnitude(int64_t k, uint64_t m
 /* What an output's bound cannot give: more bits than any count of moduli carries. */
 enum { TG_OZ2_NO_BOUND = 255 };
 
+/* A positive integer shifted left until its top bit is set, and the shift: x = bits >> zeros.
+ * For two of them, floor(log2(y / x)) = x.zeros - y.zeros - (y.bits < x.bits), as the ratio of
+ * the aligned bits lies in (1/2, 2). */
+typedef struct tg_oz2_aligned {
+    uint64_t bits;
+    int zeros;
+} tg_oz2_aligned;
+
+static inline TG_OZ2_HOST_DEVICE tg_oz2_aligned tg_oz2_align(uint64_t x)
+{
+    const int zeros = 64 - tg_oz2_bit_length(x);
+    const tg_oz2_aligned a = {x << zeros, zeros};
+    return a;
+}
+
 /*
  * The fewest bits of one operand that output (i, j)'s lower bound allows: the least b with
  *   2^(6 - b) other <= (2/5) k 2^-23 2^scale product,  i.e.  5 other 2^(28 - scale - b) <= k product,
@@ -238,7 +253,20 @@ enum { TG_OZ2_NO_BOUND = 255 };
  * magnitude sum of the other operand's line (U_j for A's bits, U_i for B's).  Exact in
  * integers (other < 2^39, k product < 2^62).  0 where other is 0 (the other line is zero: this
  * operand's rounding moves nothing), TG_OZ2_NO_BOUND where product is 0.
+ * In two steps, for a kernel that weighs one product against two lines' sums and one line's
+ * sum against many products: tg_oz2_align(k product) and tg_oz2_align(5 other), then
+ * tg_oz2_bound_bits_aligned.
  */
+static inline TG_OZ2_HOST_DEVICE int tg_oz2_bound_bits_aligned(tg_oz2_aligned k_product,
+                                                               int scale,
+                                                               tg_oz2_aligned five_other)
+{
+    /* d = floor(log2(k product / (5 other))), the largest with 5 other 2^d <= k product */
+    const int d = five_other.zeros - k_product.zeros - (k_product.bits < five_other.bits);
+    const int bits = 28 - scale - d;
+    return bits < TG_OZ2_NO_BOUND ? bits : TG_OZ2_NO_BOUND;
+}
+
 static inline TG_OZ2_HOST_DEVICE int tg_oz2_bound_bits(int64_t k, int32_t product, int scale,
                                                        int64_t other)
 {
@@ -246,12 +274,8 @@ static inline TG_OZ2_HOST_DEVICE int tg_oz2_bound_bits(int64_t k, int32_t produc
         return 0;
     if (product <= 0)
         return TG_OZ2_NO_BOUND;
-    const uint64_t x = 5 * (uint64_t)other, y = (uint64_t)k * (uint64_t)product;
-    int d = tg_oz2_bit_length(y) - tg_oz2_bit_length(x); /* x 2^d and y: the same length */
-    if (d >= 0 ? (x << d) > y : x > (y << -d))
-        --d;
-    const int bits = 28 - scale - d; /* d: the largest with x 2^d <= y */
-    return bits < TG_OZ2_NO_BOUND ? bits : TG_OZ2_NO_BOUND;
+    return tg_oz2_bound_bits_aligned(tg_oz2_align((uint64_t)k * (uint64_t)product), scale,
+                                     tg_oz2_align(5 * (uint64_t)other));
 }
 
 /* The block-reduced bound (above): blocks of TG_OZ2_BLOCK along k, the last what is left;

@@ -25,8 +25,9 @@
  *       s8gemm          R, their INT32 product k / 32 deep, as one item of modulus 0 (sums cut,
  *                       not reduced) in the second INT32 plane of the products; no item where
  *                       R is not formed
- *       bound_needs     a thread an output: the bits either operand needs for it by R (the
- *                       fewer of its range's and its bound's), block maxima by atomicMax
+ *       bound_needs     4 columns a thread: the bits either operand needs for each output by R
+ *                       (the fewer of its range's and its bound's; each line's sum aligned
+ *                       once), block maxima by atomicMax
  *       weigh_bound     one block: the largest Q of either operand's lines; whether P pays
  *                       (tg_oz2_product_pays)
  *       to_leading      (where C has more than one panel) op(B)'s leading magnitudes again, a
@@ -72,9 +73,9 @@
  * Constraints: compute capability 9.0 and a build with sm_90a code; k at most where 16
  *   moduli's line range passes the host's table (about 2^31); never chosen by `auto`
  *   (in_auto = 0): only when forced (tg_set_algo, --algo ozaki2_int8).
- * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 64, 102 and 128 (0-8, 9-12 and 13-16
- *   moduli), to_residues 48 and 48, to_leading 63 and 62 (with the blocks' minima and sums),
- *   to_block_floors 18, bound_needs 46, weigh_bound 32, fma_left 48 and 48, survey_lines 31,
+ * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 79, 121 and 158 (0-8, 9-12 and 13-16
+ *   moduli), to_residues 48 and 48, to_leading 58 and 58 (with the blocks' minima and sums),
+ *   to_block_floors 20, bound_needs 64, weigh_bound 32, fma_left 48 and 48, survey_lines 31,
  *   scan_lines 28 and 28, choose_plan 62 (thread 0's plan on a 208-byte stack frame); no spills;
  *   Choice as a __grid_constant__ (indexed by a line's range: as a plain parameter, copied to an
  *   80-byte stack frame in every thread).  reconstruct's SASS per output (a taken line, C_hat >=
@@ -494,7 +495,30 @@ __global__ void __launch_bounds__(256) to_block_floors(const float *least,
  * needs for it (tg_oz2_output_need, as ozaki2.c's bound_needs), from its lower product at
  * lower[i * ldp + j]: R (scales: its rows' scales) or P (scales null; then also its
  * tg_oz2_output_magnitude); the block's largest to survey by atomicMax.  Nothing where that
- * product is not formed.  32 columns x 8 rows a block, rows in steps of the grid. */
+ * product is not formed.  4 neighbouring columns a thread (their products in one 16-byte load:
+ * ldp is a multiple of 4), 32 x 4 columns x 8 rows a block, rows in steps of the grid.  Each
+ * line's sum is aligned once (tg_oz2_align): a column's by its thread, a row's by its warp (the
+ * lanes share it), so an output costs one alignment of k times its product and two compares
+ * (tg_oz2_bound_bits_aligned; 64-bit divisions of the sums at every output took 1.8 ms at
+ * 16384^3). */
+struct NeedTerms {            /* a line's share of its outputs' needs */
+    bool taken;
+    int range_bits;           /* Choice.bits by its range */
+    unsigned long long up;    /* U, its rounded-up leading magnitudes' sum */
+    tg_oz2_aligned five_up;   /* 5 U aligned (where U > 0) */
+};
+
+__device__ __forceinline__ NeedTerms need_terms(const tg_oz2_line &l, unsigned long long up,
+                                                const Choice &choice)
+{
+    NeedTerms t;
+    t.taken = tg_oz2_line_taken(&l, choice.cap);
+    t.range_bits = t.taken ? choice.bits[tg_oz2_line_range(&l)] : 0;
+    t.up = up;
+    t.five_up = tg_oz2_align(up != 0 ? 5 * up : 1);
+    return t;
+}
+
 __global__ void __launch_bounds__(256) bound_needs(int64_t m, int64_t n, int64_t k,
                                                    const tg_oz2_line *rows,
                                                    const tg_oz2_line *cols,
@@ -512,30 +536,50 @@ __global__ void __launch_bounds__(256) bound_needs(int64_t m, int64_t n, int64_t
     int *const need_at[2] = {full ? &survey->full_a : &survey->need_a,
                              full ? &survey->full_b : &survey->need_b};
     const int tid = threadIdx.y * 32 + threadIdx.x;
-    const int64_t j = blockIdx.x * (int64_t)32 + threadIdx.x;
+    const int64_t j0 = (blockIdx.x * (int64_t)32 + threadIdx.x) * 4;
     int need_a = -1, need_b = -1;
     unsigned long long magnitude = 0;
-    const tg_oz2_line col = j < n ? cols[j] : tg_oz2_line{1, 0, 0, 0};
-    if (tg_oz2_line_taken(&col, choice.cap)) {
-        const int col_bits = choice.bits[tg_oz2_line_range(&col)];
-        const unsigned long long up_col = up_cols[j];
-        for (int64_t i = blockIdx.y * (int64_t)8 + threadIdx.y; i < m; i += gridDim.y * (int64_t)8) {
-            const tg_oz2_line row = rows[i];
-            if (!tg_oz2_line_taken(&row, choice.cap))
+    NeedTerms col[4];
+    bool any = false;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+        const int64_t j = j0 + e;
+        col[e] = need_terms(j < n ? cols[j] : tg_oz2_line{1, 0, 0, 0}, j < n ? up_cols[j] : 0,
+                            choice);
+        any |= col[e].taken;
+    }
+    for (int64_t i = blockIdx.y * (int64_t)8 + threadIdx.y; any && i < m;
+         i += gridDim.y * (int64_t)8) {
+        const NeedTerms row = need_terms(rows[i], up_rows[i], choice);
+        if (!row.taken)
+            continue;
+        const int scale = full ? 0 : scales[i];
+        const int4 four = *reinterpret_cast<const int4 *>(lower + i * ldp + j0);
+        const int32_t product[4] = {four.x, four.y, four.z, four.w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            if (!col[e].taken)
                 continue;
-            const int32_t product = lower[i * ldp + j];
-            const int scale = full ? 0 : scales[i];
-            const unsigned long long up_row = up_rows[i];
-            const int a = tg_oz2_output_need(
-                choice.bits[tg_oz2_line_range(&row)],
-                tg_oz2_bound_bits(k, product, scale, (int64_t)up_col));
-            const int b = tg_oz2_output_need(
-                col_bits, tg_oz2_bound_bits(k, product, scale, (int64_t)up_row));
-            const unsigned long long w =
-                full ? tg_oz2_output_magnitude(product, up_row, up_col) : 0;
+            /* tg_oz2_bound_bits of each operand: 0 where the other line's sum is 0, no bound
+             * where the product is 0 */
+            int bits_a = TG_OZ2_NO_BOUND, bits_b = TG_OZ2_NO_BOUND;
+            if (product[e] > 0) {
+                const tg_oz2_aligned y =
+                    tg_oz2_align((unsigned long long)k * (unsigned)product[e]);
+                bits_a = tg_oz2_bound_bits_aligned(y, scale, col[e].five_up);
+                bits_b = tg_oz2_bound_bits_aligned(y, scale, row.five_up);
+            }
+            bits_a = col[e].up != 0 ? bits_a : 0;
+            bits_b = row.up != 0 ? bits_b : 0;
+            const int a = tg_oz2_output_need(row.range_bits, bits_a);
+            const int b = tg_oz2_output_need(col[e].range_bits, bits_b);
             need_a = a > need_a ? a : need_a;
             need_b = b > need_b ? b : need_b;
-            magnitude = w > magnitude ? w : magnitude;
+            if (full) {
+                const unsigned long long w =
+                    tg_oz2_output_magnitude(product[e], row.up, col[e].up);
+                magnitude = w > magnitude ? w : magnitude;
+            }
         }
     }
     best[0][tid] = need_a, best[1][tid] = need_b, most[tid] = magnitude;
@@ -1042,9 +1086,9 @@ cudaError_t bound_pass(const tg_problem &p, const Workspace &w, char *base, cons
                                                    &survey->product, kCut, w.ldp, p.m * w.ldp,
                                                    stream)) != cudaSuccess)
                 return e;
-            /* 16 rows a thread: its block's reduction at every output took 0.5 ms a panel of
-             * 16384 x 2048 */
-            const dim3 grid(ceil_div(n, 32), std::min(ceil_div(p.m, 8 * 16), 65535u));
+            /* 4 columns and 16 rows a thread: its block's reduction at every output took 0.5 ms
+             * a panel of 16384 x 2048 */
+            const dim3 grid(ceil_div(n, 128), std::min(ceil_div(p.m, 8 * 16), 65535u));
             bound_needs<<<grid, dim3(32, 8), 0, stream>>>(
                 p.m, n, p.k, rows, cols + j0, up_rows, up_cols + j0, choice,
                 pass == 0 ? reduced : lower, pass == 0 ? scales : nullptr, w.ldp, survey);
