@@ -73,7 +73,7 @@
  * Constraints: compute capability 9.0 and a build with sm_90a code; k at most where 16
  *   moduli's line range passes the host's table (about 2^31); never chosen by `auto`
  *   (in_auto = 0): only when forced (tg_set_algo, --algo ozaki2_int8).
- * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 79, 121 and 158 (0-8, 9-12 and 13-16
+ * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 80, 128 and 164 (0-8, 9-12 and 13-16
  *   moduli), to_residues 48 and 48, to_leading 58 and 58 (with the blocks' minima and sums),
  *   to_block_floors 20, bound_needs 64, weigh_bound 32, fma_left 48 and 48, survey_lines 31,
  *   scan_lines 28 and 28, choose_plan 62 (thread 0's plan on a 208-byte stack frame); no spills;
@@ -519,7 +519,7 @@ __device__ __forceinline__ NeedTerms need_terms(const tg_oz2_line &l, unsigned l
     return t;
 }
 
-__global__ void __launch_bounds__(256) bound_needs(int64_t m, int64_t n, int64_t k,
+__global__ void __launch_bounds__(256, 4) bound_needs(int64_t m, int64_t n, int64_t k,
                                                    const tg_oz2_line *rows,
                                                    const tg_oz2_line *cols,
                                                    const unsigned long long *up_rows,
@@ -548,13 +548,11 @@ __global__ void __launch_bounds__(256) bound_needs(int64_t m, int64_t n, int64_t
                             choice);
         any |= col[e].taken;
     }
-    for (int64_t i = blockIdx.y * (int64_t)8 + threadIdx.y; any && i < m;
-         i += gridDim.y * (int64_t)8) {
-        const NeedTerms row = need_terms(rows[i], up_rows[i], choice);
+    const auto weigh = [&](const tg_oz2_line &l, unsigned long long up, int scale,
+                           const int4 &four) {
+        const NeedTerms row = need_terms(l, up, choice);
         if (!row.taken)
-            continue;
-        const int scale = full ? 0 : scales[i];
-        const int4 four = *reinterpret_cast<const int4 *>(lower + i * ldp + j0);
+            return;
         const int32_t product[4] = {four.x, four.y, four.z, four.w};
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
@@ -581,6 +579,22 @@ __global__ void __launch_bounds__(256) bound_needs(int64_t m, int64_t n, int64_t
                 magnitude = w > magnitude ? w : magnitude;
             }
         }
+    };
+    /* two rows at a time, both rows' loads issued before either is weighed: one row's at a
+     * time left the pass waiting on memory (ncu: 0.23 ms a panel of 16384 x 4096, 35% of
+     * DRAM's peak, 13 cycles a warp between instructions) */
+    const int64_t step = gridDim.y * (int64_t)8;
+    for (int64_t i = blockIdx.y * (int64_t)8 + threadIdx.y; any && i < m; i += 2 * step) {
+        const bool second = i + step < m;
+        const int64_t i2 = second ? i + step : i;
+        const tg_oz2_line l1 = rows[i], l2 = rows[i2];
+        const unsigned long long u1 = up_rows[i], u2 = up_rows[i2];
+        const int s1 = full ? 0 : scales[i], s2 = full ? 0 : scales[i2];
+        const int4 f1 = *reinterpret_cast<const int4 *>(lower + i * ldp + j0);
+        const int4 f2 = *reinterpret_cast<const int4 *>(lower + i2 * ldp + j0);
+        weigh(l1, u1, s1, f1);
+        if (second)
+            weigh(l2, u2, s2, f2);
     }
     best[0][tid] = need_a, best[1][tid] = need_b, most[tid] = magnitude;
     __syncthreads();
@@ -718,6 +732,9 @@ __device__ __forceinline__ void reconstruct_columns(const tg_problem &p, int64_t
         take_col[c] = tg_oz2_line_taken(&col, cap);
         shift_col[c] = col.nonzero ? bits_b - col.e_max : 0;
     }
+    /* C's 4 columns in one 16-byte access where they may be (each row's: ldc a multiple of 4) */
+    const bool whole = width == 4 && take_col[0] && take_col[1] && take_col[2] && take_col[3] &&
+                       p.ldc % 4 == 0 && reinterpret_cast<uintptr_t>(p.C + j) % 16 == 0;
     constexpr int kList[kMaxModuli] = {TG_OZ2_MODULI};
     constexpr int LIMBS = tg_oz2_crt_limbs(tg_oz2_crt_product(kList, COUNT));
     tg_oz2_crt crt; /* the members the count reads, each at a constant index: registers */
@@ -750,6 +767,7 @@ __device__ __forceinline__ void reconstruct_columns(const tg_problem &p, int64_t
             }
         }
         const int shift_row = row.nonzero ? bits_a - row.e_max : 0;
+        double value[4];
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
             if (c >= width || !take_col[c])
@@ -764,11 +782,26 @@ __device__ __forceinline__ void reconstruct_columns(const tg_problem &p, int64_t
             const double rounded = LIMBS == 2 ? (double)(int64_t)c_hat : i128_to_double(c_hat);
             /* shifts are bits - e_max, in [1 - 128, 62 + 148]: the power of two lies in
              * [2^-420, 2^254], and multiplying by it is ldexp exactly */
-            const double value =
-                rounded * tg_pow2(-(shift_row + shift_col[c])) * (double)p.alpha;
-            /* beta C is exact in double: a fused or separate add rounds the same */
-            float *const out = p.C + i * p.ldc + j + c;
-            *out = (float)(p.beta != 0.0f ? value + (double)p.beta * (double)*out : value);
+            value[c] = rounded * tg_pow2(-(shift_row + shift_col[c])) * (double)p.alpha;
+        }
+        /* beta C is exact in double: a fused or separate add rounds the same */
+        float *const out = p.C + i * p.ldc + j;
+        if (whole) { /* 4 columns taken, 16 bytes aligned: one load of C and one store */
+            float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (p.beta != 0.0f)
+                v = *reinterpret_cast<const float4 *>(out);
+            const double beta = (double)p.beta;
+            v.x = (float)(p.beta != 0.0f ? value[0] + beta * (double)v.x : value[0]);
+            v.y = (float)(p.beta != 0.0f ? value[1] + beta * (double)v.y : value[1]);
+            v.z = (float)(p.beta != 0.0f ? value[2] + beta * (double)v.z : value[2]);
+            v.w = (float)(p.beta != 0.0f ? value[3] + beta * (double)v.w : value[3]);
+            *reinterpret_cast<float4 *>(out) = v;
+        } else {
+#pragma unroll
+            for (int c = 0; c < 4; ++c)
+                if (c < width && take_col[c])
+                    out[c] = (float)(p.beta != 0.0f ? value[c] + (double)p.beta * (double)out[c]
+                                                    : value[c]);
         }
     }
 }
@@ -795,8 +828,10 @@ __device__ __forceinline__ void reconstruct_counted(int count,
  * chosen lies in [LO, HI] (a count of the CRT's limbs: 0 to 8 moduli take 2, 9 to 12 take 3,
  * 13 to 16 take 4): one kernel for all 17 took the registers of 16 moduli, 165, and so a block
  * an SM, for 8. */
+/* 3 blocks an SM for up to 8 moduli: 80 registers (unbounded, ptxas took 80 and spilled 8 bytes
+ * once C's 4 columns left in one store) */
 template <int LO, int HI>
-__global__ void __launch_bounds__(256) reconstruct(const tg_problem p, const tg_oz2_line *rows,
+__global__ void __launch_bounds__(256, HI <= 8 ? 3 : 1) reconstruct(const tg_problem p, const tg_oz2_line *rows,
                                                    const tg_oz2_line *cols, int cap,
                                                    const DevicePlan *plan,
                                                    const uint8_t *residues, int64_t ldp,
