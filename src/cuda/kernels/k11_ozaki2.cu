@@ -42,8 +42,9 @@
  *                       (tg_oz2_crt_init_*: no 128-bit division), a thread a modulus
  *     to_residues (x2)  each line times 2^(bits - e_max), rounded to an integer (int32 where
  *                       bits <= 30, else int64), and its symmetric residues modulo each chosen
- *                       modulus as int8, rows of kp bytes (k padded with zeros to 16); 32 x 32
- *                       tiles through shared memory, read along whichever side is contiguous
+ *                       modulus as int8, rows of kp bytes (k padded with zeros to 16); 32 x 128
+ *                       tiles through shared memory, read along whichever side is contiguous;
+ *                       a thread 16 q of a line, one 16-byte store a modulus
  *     s8gemm            int8_gemm.cuh: the products of the residues, one batch item a modulus,
  *                       128x256x128 blocks on wgmma, each sum leaving as its residue in
  *                       [0, m_l) (a byte: a quarter of INT32's); items past the chosen count
@@ -74,7 +75,7 @@
  *   moduli's line range passes the host's table (about 2^31); never chosen by `auto`
  *   (in_auto = 0): only when forced (tg_set_algo, --algo ozaki2_int8).
  * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 80, 128 and 164 (0-8, 9-12 and 13-16
- *   moduli), to_residues 48 and 48, to_leading 58 and 58 (with the blocks' minima and sums),
+ *   moduli), to_residues 78 and 80, to_leading 58 and 58 (with the blocks' minima and sums),
  *   to_block_floors 20, bound_needs 64, weigh_bound 32, fma_left 48 and 48, survey_lines 31,
  *   scan_lines 28 and 28, choose_plan 62 (thread 0's plan on a 208-byte stack frame); no spills;
  *   Choice as a __grid_constant__ (indexed by a line's range: as a plain parameter, copied to an
@@ -617,64 +618,143 @@ __global__ void __launch_bounds__(256, 4) bound_needs(int64_t m, int64_t n, int6
 
 /* ---- to_residues ------------------------------------------------------------------------ */
 
-/* The symmetric residues (tg_oz2_residue) of 4 integers modulo each of the first `moduli`,
- * as 4 bytes at at + l plane for modulus l.  The moduli are constants: their remainders are
- * multiplies, not divisions. */
-template <class Int>
-__device__ __forceinline__ void write_residues(const Int (&x)[4], int moduli, int8_t *at,
-                                               int64_t plane)
+/* A line's 128 floats of a to_residues tile lie in tile[line] as 32 chunks of 4: chunk c (q
+ * 4c .. 4c + 3 of the tile) at chunk c ^ (c / 8 % 4) ^ (line % 8), which moves it within its
+ * group of 8 (32 banks).  No pad: a row must stay a whole number of 16-byte chunks for the
+ * 16-byte reads, and a pad of 4 words leaves those reads 4-way conflicted (8 threads of a line
+ * read chunks 4s + j, s = 0..7, which fall on 2 groups of banks).  With the swap each 8 threads
+ * that share a wavefront touch 32 distinct banks: a line's 8 threads reading chunk 4s + j (s's
+ * halves told apart by c / 8), a warp storing 32 consecutive q of a line (8 chunks of one
+ * group), and 8 consecutive lines storing one chunk each (line % 8). */
+__device__ __forceinline__ int residue_chunk(int line, int c)
 {
+    return c ^ ((c >> 3) & 3) ^ (line & 7);
+}
+
+/* 32 lines x 128 of k of X through registers into shared memory, for to_residues (TileLoader,
+ * 4 times as wide, with residue_chunk's layout): load() issues a tile's 16 reads a thread,
+ * store() puts them in the tile (zeros past the lines and k).  ALONG_Q: a warp reads 32
+ * consecutive q of one line at a time and stores them one by one; else a warp reads 32
+ * consecutive lines at one q at a time, each thread 4 consecutive q of its line, stored as
+ * one 16-byte chunk. */
+template <bool ALONG_Q>
+struct ResidueTileLoader {
+    float v[16];
+
+    /* the reads' addresses by steps from the thread's first (as the offsets of each read, the
+     * 16 64-bit offsets were held across the tiles: 100 registers) */
+    __device__ __forceinline__ void load(const float *X, int64_t line_stride, int64_t q_stride,
+                                         int64_t lines, int64_t k, int64_t r0, int64_t q0)
+    {
+        const int64_t r = r0 + (ALONG_Q ? threadIdx.y : threadIdx.x);
+        const int64_t q = q0 + (ALONG_Q ? threadIdx.x : 4 * threadIdx.y);
+        /* the lines and q left from the thread's first (more than -128), at most 128 wanted */
+        const int lines_left = lines - r < 128 ? (int)(lines - r) : 128;
+        const int q_left = k - q < 128 ? (int)(k - q) : 128;
+        const int64_t outer = ALONG_Q ? 8 * line_stride : 32 * q_stride;
+        const int64_t inner = ALONG_Q ? 32 * q_stride : q_stride;
+        const float *row = X + r * line_stride + q * q_stride;
+#pragma unroll
+        for (int a = 0; a < 4; ++a) {
+            const float *at = row;
+#pragma unroll
+            for (int b = 0; b < 4; ++b) {
+                const int dr = ALONG_Q ? 8 * a : 0, dq = ALONG_Q ? 32 * b : 32 * a + b;
+                v[4 * a + b] = dr < lines_left && dq < q_left ? *at : 0.0f;
+                at += inner;
+            }
+            row += outer;
+        }
+    }
+
+    __device__ __forceinline__ void store(float (&tile)[32][128]) const
+    {
+        /* residue_chunk with its line % 8 known (threadIdx.y < 8): 4 addresses, not 16, held
+         * across a block's tiles */
+        if (ALONG_Q) {
+#pragma unroll
+            for (int n = 0; n < 16; ++n) {
+                const int a = n / 4, b = n % 4; /* line y + 8a, q 32b + x: chunk 8b + x / 4 */
+                const int c = 8 * b + ((threadIdx.x / 4) ^ b ^ threadIdx.y);
+                tile[threadIdx.y + 8 * a][4 * c + threadIdx.x % 4] = v[n];
+            }
+        } else {
+#pragma unroll
+            for (int g = 0; g < 4; ++g) { /* line x, chunk y + 8g */
+                const int c = 8 * g + (threadIdx.y ^ g ^ (threadIdx.x % 8));
+                *reinterpret_cast<float4 *>(&tile[threadIdx.x][4 * c]) =
+                    make_float4(v[4 * g], v[4 * g + 1], v[4 * g + 2], v[4 * g + 3]);
+            }
+        }
+    }
+};
+
+/* The symmetric residues (tg_oz2_residue) of N integers x(0) .. x(N - 1) of type Int (N a
+ * multiple of 16) modulo each of the first `moduli`, as N bytes at at + l plane for modulus l,
+ * in 16-byte stores (at and plane multiples of 16).  The moduli are constants: their remainders
+ * are multiplies, not divisions. */
+template <int N, class Int, class Value>
+__device__ __forceinline__ void write_residues(Value x, int moduli, int8_t *at, int64_t plane)
+{
+    static_assert(N % 16 == 0, "whole 16-byte stores");
 #pragma unroll
     for (int li = 0; li < kMaxModuli; ++li) {
         if (li >= moduli)
             break;
         const int mod = modulus_at(li);
-        uint32_t packed = 0;
+        uint32_t packed[N / 4];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
+        for (int w = 0; w < N / 4; ++w)
+            packed[w] = 0;
+#pragma unroll
+        for (int e = 0; e < N; ++e) {
             int res;
             if constexpr (std::is_same<Int, int>::value) {
                 /* |x| <= 2^30: x + m 2^23 is in [0, 2^32) and x's class, and an unsigned
                  * remainder by a constant is a multiply-high, a shift and a multiply-add */
-                const uint32_t u = (uint32_t)x[e] + ((uint32_t)mod << 23);
+                const uint32_t u = (uint32_t)x(e) + ((uint32_t)mod << 23);
                 res = (int)(u % (uint32_t)mod);
             } else {
-                res = (int)(x[e] % mod);
+                res = (int)(x(e) % mod);
                 res += res < 0 ? mod : 0;
             }
             res -= res > mod - 1 - mod / 2 ? mod : 0;
-            packed |= (uint32_t)(uint8_t)(int8_t)res << (8 * e);
+            packed[e / 4] |= (uint32_t)(uint8_t)(int8_t)res << (8 * (e % 4));
         }
-        *reinterpret_cast<uint32_t *>(at + li * plane) = packed;
+#pragma unroll
+        for (int w = 0; w < N / 16; ++w)
+            *reinterpret_cast<uint4 *>(at + li * plane + 16 * w) =
+                uint4{packed[4 * w], packed[4 * w + 1], packed[4 * w + 2], packed[4 * w + 3]};
     }
 }
 
 /* Lines (rows of op(A) or columns of op(B): element q of line r at X[r * line_stride +
  * q * q_stride]) as integers of `bits` bits and their residues: residue plane l at
  * out + l * lines * kp, line r's kp bytes from r * kp (zeros past k and for lines not taken).
- * A block moves 32 lines x 32 of k through shared memory, read along whichever of the two is
- * contiguous (ALONG_Q: along q); then each thread writes 4 consecutive bytes of a line per
- * modulus. */
-/* 5 blocks an SM hold to_residues at 48 registers (64 unbounded); sm_75's SMs hold 1024 threads,
- * 4 blocks (ptxas ignores a count past that, with a warning). */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-#define TG_OZ2_RESIDUE_BLOCKS 4
-#else
-#define TG_OZ2_RESIDUE_BLOCKS 5
-#endif
+ * A block moves 32 lines x 128 of k at a time through shared memory (ResidueTileLoader), read
+ * along whichever of the two is contiguous (ALONG_Q: along q); then each thread takes 16
+ * consecutive q of a line (4 16-byte reads of the tile) and writes their 16 bytes a modulus in
+ * one 16-byte store: a warp's store is 4 lines' whole 128 bytes.  Aligned: the workspace's
+ * parts start at multiples of 256 bytes of its base (cudaMalloc's, 256-byte aligned; Workspace
+ * above), kp is a multiple of 16, so planes (l lines kp) and rows (r kp) start at multiples
+ * of 16, and so does each thread's q (a tile's 128, a thread's 16; kp's tail, a multiple of 16,
+ * is whole threads').  Where a block has more than one tile (TG_OZ2_RESIDUE_TILES, or k very
+ * long), it reads the next while it converts this one. */
+/* 78 and 80 registers as ptxas chooses, 3 blocks an SM (12 K reads in flight, 48 KiB); bounded
+ * to 64 or 80 (4 or 3 blocks) ptxas spilled 32 to 40 bytes. */
 template <bool ALONG_Q>
-__global__ void __launch_bounds__(256, TG_OZ2_RESIDUE_BLOCKS)
+__global__ void __launch_bounds__(256)
     to_residues(const float *X, int64_t line_stride, int64_t q_stride, int64_t lines, int64_t k,
                 int64_t kp, const tg_oz2_line *info, int cap, const DevicePlan *plan, bool of_a,
                 int8_t *out)
 {
-    __shared__ float tile[32][33]; /* [line][q]; the pad keeps columns off one bank */
+    __shared__ __align__(16) float tile[32][128]; /* [line][q], chunks by residue_chunk */
     const int tid = threadIdx.y * 32 + threadIdx.x;
     const int64_t r0 = blockIdx.x * (int64_t)32;
-    const int line = tid / 8, quad = tid % 8 * 4;
-    const int64_t r = r0 + line, step = gridDim.y * (int64_t)32;
-    TileLoader<ALONG_Q> next; /* the first tile's reads in flight with the plan's and the line's */
-    next.load(X, line_stride, q_stride, lines, k, r0, blockIdx.y * (int64_t)32);
+    const int line = tid / 8, seg = tid % 8; /* the thread's q: 16 seg .. 16 seg + 15 */
+    const int64_t r = r0 + line, first = blockIdx.y * (int64_t)128, step = gridDim.y * (int64_t)128;
+    ResidueTileLoader<ALONG_Q> next; /* the first tile's reads in flight with the plan's */
+    next.load(X, line_stride, q_stride, lines, k, r0, first);
     const int moduli = plan->moduli;
     if (moduli == 0)
         return; /* every output goes to FMA */
@@ -684,26 +764,31 @@ __global__ void __launch_bounds__(256, TG_OZ2_RESIDUE_BLOCKS)
     /* ozaki2.c's to_integers: ldexp by the line's shift, here a multiply by the power of two
      * (exact: the shift lies in [1 - 128, 62 + 148]) */
     const double scale = tg_pow2(l.nonzero ? bits - l.e_max : 0);
-    for (int64_t q0 = blockIdx.y * (int64_t)32; q0 < kp; q0 += step) {
-        if (q0 != blockIdx.y * (int64_t)32) /* a block has one tile but where k is very long */
-            next.load(X, line_stride, q_stride, lines, k, r0, q0);
+    for (int64_t q0 = first; q0 < kp; q0 += step) {
         next.store(tile);
         __syncthreads();
-        const int64_t q = q0 + quad;
-        if (r < lines && q < kp) {
+        if (q0 + step < kp)
+            next.load(X, line_stride, q_stride, lines, k, r0, q0 + step);
+        const int64_t q = q0 + 16 * seg;
+        if (r < lines && q < kp) { /* kp a multiple of 16: a thread's 16 q all below it */
+            float f[16];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const float4 c = *reinterpret_cast<const float4 *>(
+                    &tile[line][4 * residue_chunk(line, 4 * seg + j)]);
+                f[4 * j] = c.x, f[4 * j + 1] = c.y, f[4 * j + 2] = c.z, f[4 * j + 3] = c.w;
+            }
             int8_t *const at = out + r * kp + q;
             if (bits <= 30) { /* |x| <= 2^bits: 32-bit remainders, a quarter of the work */
-                int x[4];
+                int x[16];
 #pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    x[e] = take ? __double2int_rn((double)tile[line][quad + e] * scale) : 0;
-                write_residues(x, moduli, at, lines * kp);
-            } else {
-                long long x[4];
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    x[e] = take ? __double2ll_rn((double)tile[line][quad + e] * scale) : 0;
-                write_residues(x, moduli, at, lines * kp);
+                for (int e = 0; e < 16; ++e)
+                    x[e] = take ? __double2int_rn((double)f[e] * scale) : 0;
+                write_residues<16, int>([&](int e) { return x[e]; }, moduli, at, lines * kp);
+            } else { /* each modulus converts afresh: 16 int64 held took 104 registers */
+                write_residues<16, long long>(
+                    [&](int e) { return take ? __double2ll_rn((double)f[e] * scale) : 0ll; },
+                    moduli, at, lines * kp);
             }
         }
         __syncthreads();
@@ -1013,19 +1098,19 @@ cudaError_t launch_scan(const float *X, int64_t line_stride, int64_t q_stride, i
     return cudaGetLastError();
 }
 
-/* A kernel of 32 x 32 tiles of lines and k through shared memory (to_leading, to_residues),
- * its form (ALONG_Q) by how X's lines lie: launch(std::bool_constant<ALONG_Q>, grid).  About
- * `tiles_per_block` tiles a block (each reads its next tile while it works on one), and
- * TG_OZ2_LEAST_BLOCKS blocks at least.  (The emulated build sets 1, so that its small tests
- * take several tiles a block.) */
+/* A kernel of tiles of 32 lines x `width` of k through shared memory (to_leading: 32 wide,
+ * to_residues: 128), its form (ALONG_Q) by how X's lines lie:
+ * launch(std::bool_constant<ALONG_Q>, grid).  About `tiles_per_block` tiles a block (each reads
+ * its next tile while it works on one), and TG_OZ2_LEAST_BLOCKS blocks at least.  (The
+ * emulated build sets 1, so that its small tests take several tiles a block.) */
 #ifndef TG_OZ2_LEAST_BLOCKS
 #define TG_OZ2_LEAST_BLOCKS 2048
 #endif
 template <class Launch>
 cudaError_t launch_line_tiles(int64_t line_stride, int64_t q_stride, int64_t lines, int64_t kp,
-                              int64_t tiles_per_block, Launch launch)
+                              int64_t width, int64_t tiles_per_block, Launch launch)
 {
-    const int64_t line_blocks = ceil_div(lines, 32), tiles = ceil_div(kp, 32);
+    const int64_t line_blocks = ceil_div(lines, 32), tiles = ceil_div(kp, width);
     const int64_t along = std::max<int64_t>(ceil_div(tiles, tiles_per_block),
                                             ceil_div(TG_OZ2_LEAST_BLOCKS, line_blocks));
     const dim3 grid((unsigned)line_blocks, (unsigned)std::min<int64_t>({along, tiles, 65535}));
@@ -1054,7 +1139,8 @@ cudaError_t launch_leading(const float *X, int64_t line_stride, int64_t q_stride
     const int64_t end = std::max(kp, x.least || x.blocks ? x.kr * TG_OZ2_BLOCK : 0);
     /* each block adds its lines' sums atomically: a tile a block (16384 lines x 512 tiles) queued
      * 16 M atomics on 32 K addresses */
-    return launch_line_tiles(line_stride, q_stride, lines, end, 8, [&](auto along_q, dim3 grid) {
+    return launch_line_tiles(line_stride, q_stride, lines, end, 32, 8,
+                             [&](auto along_q, dim3 grid) {
         to_leading<decltype(along_q)::value><<<grid, dim3(32, 8), 0, stream>>>(
             X, line_stride, q_stride, lines, k, kp, info, cap, out, x.up, x.sq, x.least, x.most,
             x.blocks, x.kr, x.when);
@@ -1134,12 +1220,20 @@ cudaError_t bound_pass(const tg_problem &p, const Workspace &w, char *base, cons
     return cudaSuccess;
 }
 
+/* to_residues' tiles a block: one (at 32 x 32, 8 in turn took 3.6 ms at 16384^2 where one took
+ * 2.1, before a block read its next tile while it worked on one).  The emulated build sets 2,
+ * so that a block's next tile is exercised. */
+#ifndef TG_OZ2_RESIDUE_TILES
+#define TG_OZ2_RESIDUE_TILES 1
+#endif
+
 cudaError_t launch_residues(const float *X, int64_t line_stride, int64_t q_stride, int64_t lines,
                             int64_t k, int64_t kp, const tg_oz2_line *info, int cap,
                             const DevicePlan *plan, bool of_a, int8_t *out, cudaStream_t stream)
 {
-    /* a tile a block: 8, in turn, took 3.6 ms at 16384^2 where this takes 2.1 */
-    return launch_line_tiles(line_stride, q_stride, lines, kp, 1, [&](auto along_q, dim3 grid) {
+    /* 32 lines x 128 of k a tile (a thread's 16 bytes a modulus, one store) */
+    return launch_line_tiles(line_stride, q_stride, lines, kp, 128, TG_OZ2_RESIDUE_TILES,
+                             [&](auto along_q, dim3 grid) {
         to_residues<decltype(along_q)::value><<<grid, dim3(32, 8), 0, stream>>>(
             X, line_stride, q_stride, lines, k, kp, info, cap, plan, of_a, out);
     });
