@@ -74,7 +74,7 @@
  * Constraints: compute capability 9.0 and a build with sm_90a code; k at most where 16
  *   moduli's line range passes the host's table (about 2^31); never chosen by `auto`
  *   (in_auto = 0): only when forced (tg_set_algo, --algo ozaki2_int8).
- * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 80, 128 and 164 (0-8, 9-12 and 13-16
+ * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 120, 128 and 167 (0-8, 9-12 and 13-16
  *   moduli), to_residues 78 and 80, to_leading 58 and 58 (with the blocks' minima and sums),
  *   to_block_floors 20, bound_needs 64, weigh_bound 32, fma_left 48 and 48, survey_lines 31,
  *   scan_lines 28 and 28, choose_plan 62 (thread 0's plan on a 208-byte stack frame); no spills;
@@ -833,14 +833,14 @@ __device__ __forceinline__ void reconstruct_columns(const tg_problem &p, int64_t
 #pragma unroll
     for (int x = 0; x < 2; ++x)
         crt.product[x] = shared_crt.product[x], crt.half[x] = shared_crt.half[x];
-    for (int64_t i = blockIdx.y * (int64_t)8 + threadIdx.y; i < p.m; i += gridDim.y * (int64_t)8) {
-        const tg_oz2_line row = rows[i];
-        if (COUNT == 0 || !tg_oz2_line_taken(&row, cap))
-            continue; /* a line the scheme leaves: fma_left's */
-        /* the residues of modulus l at at[l * plane] (in [0, m_l), so u_l = r + m_l lies in
-         * [1, 2 m_l - 1]); all loads first, so that their latencies overlap */
-        const uint8_t *const at = residues + i * ldp + j;
-        uint32_t word[COUNT > 0 ? COUNT : 1];
+    if (COUNT == 0)
+        return; /* every output is fma_left's */
+    constexpr int N = COUNT > 0 ? COUNT : 1;
+    /* row r's line and the residues of modulus l at residues + l * plane + r * ldp + j (in
+     * [0, m_l), so u_l = r + m_l lies in [1, 2 m_l - 1]) */
+    const auto load = [&](int64_t r, tg_oz2_line &line, uint32_t (&word)[N]) {
+        line = rows[r];
+        const uint8_t *const at = residues + r * ldp + j;
 #pragma unroll
         for (int l = 0; l < COUNT; ++l) {
             if (width == 4) { /* ldp and j are multiples of 4 */
@@ -850,6 +850,37 @@ __device__ __forceinline__ void reconstruct_columns(const tg_problem &p, int64_t
                 for (int c = 0; c < width; ++c)
                     word[l] |= (uint32_t)at[l * plane + c] << (8 * c);
             }
+        }
+    };
+    /* up to 8 moduli, the next row's loads in flight while this row's CRTs run (a row's
+     * loads, then its arithmetic, took 2.0 ms at 16384^3, 3.2 GB through); past 8, the
+     * registers that takes would spill */
+    constexpr bool kAhead = COUNT <= 8;
+    const int64_t step = gridDim.y * (int64_t)8;
+    int64_t i = blockIdx.y * (int64_t)8 + threadIdx.y;
+    tg_oz2_line row;
+    uint32_t word[N];
+    if (kAhead && i < p.m)
+        load(i, row, word);
+    for (; i < p.m; i += step) {
+        tg_oz2_line next_row;
+        uint32_t next_word[N];
+        if (!kAhead)
+            load(i, row, word);
+        else if (i + step < p.m)
+            load(i + step, next_row, next_word);
+        const bool taken = tg_oz2_line_taken(&row, cap);
+        const auto advance = [&] {
+            if (!kAhead)
+                return;
+            row = next_row;
+#pragma unroll
+            for (int l = 0; l < COUNT; ++l)
+                word[l] = next_word[l];
+        };
+        if (!taken) { /* a line the scheme leaves: fma_left's */
+            advance();
+            continue;
         }
         const int shift_row = row.nonzero ? bits_a - row.e_max : 0;
         double value[4];
@@ -888,6 +919,7 @@ __device__ __forceinline__ void reconstruct_columns(const tg_problem &p, int64_t
                     out[c] = (float)(p.beta != 0.0f ? value[c] + (double)p.beta * (double)out[c]
                                                     : value[c]);
         }
+        advance();
     }
 }
 
@@ -913,10 +945,9 @@ __device__ __forceinline__ void reconstruct_counted(int count,
  * chosen lies in [LO, HI] (a count of the CRT's limbs: 0 to 8 moduli take 2, 9 to 12 take 3,
  * 13 to 16 take 4): one kernel for all 17 took the registers of 16 moduli, 165, and so a block
  * an SM, for 8. */
-/* 3 blocks an SM for up to 8 moduli: 80 registers (unbounded, ptxas took 80 and spilled 8 bytes
- * once C's 4 columns left in one store) */
+/* 2 blocks an SM for up to 8 moduli, whose next row's residues are loaded ahead: 120 registers */
 template <int LO, int HI>
-__global__ void __launch_bounds__(256, HI <= 8 ? 3 : 1) reconstruct(const tg_problem p, const tg_oz2_line *rows,
+__global__ void __launch_bounds__(256, HI <= 8 ? 2 : 1) reconstruct(const tg_problem p, const tg_oz2_line *rows,
                                                    const tg_oz2_line *cols, int cap,
                                                    const DevicePlan *plan,
                                                    const uint8_t *residues, int64_t ldp,
