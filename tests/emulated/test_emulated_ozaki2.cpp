@@ -330,6 +330,10 @@ int main(int argc, char **argv)
     if (!quick) {
         cases.push_back({130, 260, 17, false, false, 1.0f, 0.0f, 1, kUniform, 0});
         cases.push_back({129, 257, 260, true, true, -1.0f, 0.5f, 1, kSpread, 0});
+        /* to_leading: 8 tiles of 128 along k (R's rows, 1024, past kp), 3 a block: a block
+         * writes a pair's 8 blocks of R and then a lone tile's 4; either orientation */
+        cases.push_back({37, 45, 1000, true, false, 1.0f, 0.0f, 1, kUniform, 0});
+        cases.push_back({45, 37, 700, false, true, 1.0f, 0.0f, 1, kSpread, 0});
     }
     for (size_t i = 0; i < cases.size(); ++i)
         check_scheme(cases[i], 2000u + (unsigned)i);

@@ -15,11 +15,13 @@
  *     the bound rule (ozaki2.h; not when the count is forced):
  *       to_leading      each line's leading magnitudes (tg_oz2_leading) as int8 rows of kp
  *                       bytes in the first residue plane, the sums of the rounded-up ones (U)
- *                       and of their squares (Q) per line (atomicAdd); per block of 32 (a
- *                       tile), op(A)'s minimum of |a| (and each row's largest, atomicMax) and
- *                       op(B)'s shifted sum of leading magnitudes as int8 rows of kr bytes in
- *                       the second plane (kr: k / 32 padded to 16); op(A) once, op(B) a panel
- *                       at a time
+ *                       and of their squares (Q) per line (atomicAdd); per block of 32 (two
+ *                       threads' 16 q, joined in shared memory), op(A)'s minimum of |a| (and
+ *                       each row's largest, atomicMax) and op(B)'s shifted sum of leading
+ *                       magnitudes as int8 rows of kr bytes in the second plane (kr: k / 32
+ *                       padded to 16), a line's 8 blocks written together; 32 x 128 tiles as
+ *                       to_residues', a thread 16 q of a line, one 16-byte store; op(A) once,
+ *                       op(B) a panel at a time
  *       to_block_floors op(A)'s block minima as int8 rows of kr bytes (tg_oz2_block_floor) and
  *                       each row's scale
  *       s8gemm          R, their INT32 product k / 32 deep, as one item of modulus 0 (sums cut,
@@ -75,7 +77,7 @@
  *   moduli's line range passes the host's table (about 2^31); never chosen by `auto`
  *   (in_auto = 0): only when forced (tg_set_algo, --algo ozaki2_int8).
  * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 120, 128 and 167 (0-8, 9-12 and 13-16
- *   moduli), to_residues 78 and 80, to_leading 58 and 58 (with the blocks' minima and sums),
+ *   moduli), to_residues 78 and 80, to_leading 66 and 69 (with the blocks' minima and sums),
  *   to_block_floors 20, bound_needs 64, weigh_bound 32, fma_left 48 and 48, survey_lines 31,
  *   scan_lines 28 and 28, choose_plan 62 (thread 0's plan on a 208-byte stack frame); no spills;
  *   Choice as a __grid_constant__ (indexed by a line's range: as a plain parameter, copied to an
@@ -320,46 +322,99 @@ __global__ void __launch_bounds__(32) choose_plan(int64_t m, int64_t n, int64_t 
         *plan = d;
 }
 
-/* ---- the bound rule: to_leading, to_block_floors, bound_needs --------------------------- */
+/* ---- tiles of lines through shared memory (to_leading, to_residues) --------------------- */
 
-/* 32 lines x 32 of k of X (to_residues' layout) through registers into shared memory: load()
- * issues a tile's reads, store() puts them in tile[line][q] (zeros past the lines and k), so
- * that a block's next tile is read while it works on this one (a tile a block, its reads and
- * the plan's waited for in turn, kept to_residues at half the memory's speed). */
+/* A line's 128 floats of a tile (to_residues', to_leading's) lie in tile[line] as 32 chunks of
+ * 4: chunk c (q 4c .. 4c + 3 of the tile) at chunk c ^ (c / 8 % 4) ^ (line % 8), which moves it
+ * within its group of 8 (32 banks).  No pad: a row must stay a whole number of 16-byte chunks
+ * for the 16-byte reads, and a pad of 4 words leaves those reads 4-way conflicted (8 threads of
+ * a line read chunks 4s + j, s = 0..7, which fall on 2 groups of banks).  With the swap each 8
+ * threads that share a wavefront touch 32 distinct banks: a line's 8 threads reading chunk
+ * 4s + j (s's halves told apart by c / 8), a warp storing 32 consecutive q of a line (8 chunks
+ * of one group), and 8 consecutive lines storing one chunk each (line % 8). */
+__device__ __forceinline__ int residue_chunk(int line, int c)
+{
+    return c ^ ((c >> 3) & 3) ^ (line & 7);
+}
+
+/* 32 lines x 128 of k of X through registers into shared memory, for to_residues and
+ * to_leading (with residue_chunk's layout): load() issues a tile's 16 reads a thread,
+ * store() puts them in the tile (zeros past the lines and k).  ALONG_Q: a warp reads 32
+ * consecutive q of one line at a time and stores them one by one; else a warp reads 32
+ * consecutive lines at one q at a time, each thread 4 consecutive q of its line, stored as
+ * one 16-byte chunk. */
 template <bool ALONG_Q>
-struct TileLoader {
-    float v[4];
+struct ResidueTileLoader {
+    float v[16];
 
+    /* the reads' addresses by steps from the thread's first (as the offsets of each read, the
+     * 16 64-bit offsets were held across the tiles: 100 registers) */
     __device__ __forceinline__ void load(const float *X, int64_t line_stride, int64_t q_stride,
                                          int64_t lines, int64_t k, int64_t r0, int64_t q0)
     {
+        const int64_t r = r0 + (ALONG_Q ? threadIdx.y : threadIdx.x);
+        const int64_t q = q0 + (ALONG_Q ? threadIdx.x : 4 * threadIdx.y);
+        /* the lines and q left from the thread's first (more than -128), at most 128 wanted */
+        const int lines_left = lines - r < 128 ? (int)(lines - r) : 128;
+        const int q_left = k - q < 128 ? (int)(k - q) : 128;
+        const int64_t outer = ALONG_Q ? 8 * line_stride : 32 * q_stride;
+        const int64_t inner = ALONG_Q ? 32 * q_stride : q_stride;
+        const float *row = X + r * line_stride + q * q_stride;
 #pragma unroll
-        for (int n = 0; n < 4; ++n) {
-            const int i = threadIdx.y + 8 * n;
-            const int rr = ALONG_Q ? i : threadIdx.x, qq = ALONG_Q ? threadIdx.x : i;
-            const int64_t r = r0 + rr, q = q0 + qq;
-            v[n] = r < lines && q < k ? X[r * line_stride + q * q_stride] : 0.0f;
+        for (int a = 0; a < 4; ++a) {
+            const float *at = row;
+#pragma unroll
+            for (int b = 0; b < 4; ++b) {
+                const int dr = ALONG_Q ? 8 * a : 0, dq = ALONG_Q ? 32 * b : 32 * a + b;
+                v[4 * a + b] = dr < lines_left && dq < q_left ? *at : 0.0f;
+                at += inner;
+            }
+            row += outer;
         }
     }
 
-    __device__ __forceinline__ void store(float (&tile)[32][33]) const
+    __device__ __forceinline__ void store(float (&tile)[32][128]) const
     {
+        /* residue_chunk with its line % 8 known (threadIdx.y < 8): 4 addresses, not 16, held
+         * across a block's tiles */
+        if (ALONG_Q) {
 #pragma unroll
-        for (int n = 0; n < 4; ++n) {
-            const int i = threadIdx.y + 8 * n;
-            tile[ALONG_Q ? i : threadIdx.x][ALONG_Q ? threadIdx.x : i] = v[n];
+            for (int n = 0; n < 16; ++n) {
+                const int a = n / 4, b = n % 4; /* line y + 8a, q 32b + x: chunk 8b + x / 4 */
+                const int c = 8 * b + ((threadIdx.x / 4) ^ b ^ threadIdx.y);
+                tile[threadIdx.y + 8 * a][4 * c + threadIdx.x % 4] = v[n];
+            }
+        } else {
+#pragma unroll
+            for (int g = 0; g < 4; ++g) { /* line x, chunk y + 8g */
+                const int c = 8 * g + (threadIdx.y ^ g ^ (threadIdx.x % 8));
+                *reinterpret_cast<float4 *>(&tile[threadIdx.x][4 * c]) =
+                    make_float4(v[4 * g], v[4 * g + 1], v[4 * g + 2], v[4 * g + 3]);
+            }
         }
     }
 };
 
+/* ---- the bound rule: to_leading, to_block_floors, bound_needs --------------------------- */
+
 /* Lines (as to_residues) as their leading magnitudes (tg_oz2_leading): int8 rows of kp bytes
  * at out (zeros past k and for lines not taken); where up is set, the rounded-up ones summed
  * into up[r] and their squares into sq[r]; where least or blocks is set, for each block of 32
- * along k (a tile's width: each tile a block takes writes its own): for op(A) (least set) its
- * minimum of |x| to least[r * nb + g], and the largest of a thread block's into most[r] (float
- * bits: atomicMax orders them), for op(B) (blocks set) its sum of leading magnitudes shifted
- * (TG_OZ2_BLOCK_SHIFT) to blocks[r * kr + g], zeros up to kr.  The tiles run to end, the
- * larger of kp and kr blocks of 32.  Nothing where when is set and *when is 0. */
+ * along k: for op(A) (least set) its minimum of |x| to least[r * nb + g], and the largest of a
+ * thread block's into most[r] (float bits: atomicMax orders them), for op(B) (blocks set) its
+ * sum of leading magnitudes shifted (TG_OZ2_BLOCK_SHIFT) to blocks[r * kr + g], zeros up to kr.
+ * The tiles run to end, the larger of kp and kr blocks of 32.  Nothing where when is set and
+ * *when is 0.
+ * A block moves 32 lines x 128 of k at a time through shared memory as to_residues does
+ * (ResidueTileLoader, residue_chunk's layout); each thread takes 16 consecutive q of a line and
+ * writes their leading magnitudes in one 16-byte store (aligned as to_residues' are).  A block
+ * of 32 along k is two threads' 16 q: each leaves its part (minimum or sum) in parts, and once
+ * two tiles' parts are there (a line's 8 blocks; 4 where the block's last tile is alone), each
+ * of the line's threads combines one block's pair and writes it: 8 consecutive values a line,
+ * one 32-byte piece of op(A)'s minima (a word a block of 32, scattered over the tiles, made the
+ * pass over op(A) twice as slow).  Two barriers a tile of 128 (the tile stored; the tile read
+ * and the parts written), where tiles of 32 took 2 and a third every 8. */
+/* 66 and 69 registers, 3 blocks an SM; bounded to 64 (4 blocks) ptxas spilled 12 bytes. */
 template <bool ALONG_Q>
 __global__ void __launch_bounds__(256) to_leading(const float *X, int64_t line_stride,
                                                   int64_t q_stride, int64_t lines, int64_t k,
@@ -371,13 +426,16 @@ __global__ void __launch_bounds__(256) to_leading(const float *X, int64_t line_s
 {
     if (when != nullptr && *when == 0)
         return;
-    static_assert(TG_OZ2_BLOCK == 32, "a block of k is a tile's width");
-    __shared__ float tile[32][33];
-    __shared__ unsigned long long part[2][256];
-    __shared__ float block_part[256];
+    static_assert(TG_OZ2_BLOCK == 32, "a block of k is two threads' 16 q");
+    __shared__ __align__(16) float tile[32][128]; /* [line][q], chunks by residue_chunk */
+    /* [line][8 t + seg]: the part of thread seg of the pair's tile t; rows of 24 words put a
+     * warp's 4 lines' 8 parts on distinct banks */
+    __shared__ __align__(16) float parts[32][24];
+    __shared__ uint32_t ends[2][256];
+    __shared__ float ends_most[256];
     const int tid = threadIdx.y * 32 + threadIdx.x;
     const int64_t r0 = blockIdx.x * (int64_t)32;
-    const int line = tid / 8, quad = tid % 8 * 4;
+    const int line = tid / 8, seg = tid % 8; /* the thread's q: 16 seg .. 16 seg + 15 */
     const int64_t r = r0 + line, nb = tg_oz2_blocks(k);
     tg_oz2_line l{0, 0, 0, 0};
     if (r < lines)
@@ -386,83 +444,87 @@ __global__ void __launch_bounds__(256) to_leading(const float *X, int64_t line_s
     const double scale = tg_pow2(take ? 7 - l.e_max : 0); /* tg_oz2_leading's, once a line */
     const bool reduce = least != nullptr || blocks != nullptr;
     const int64_t end = reduce && kr * TG_OZ2_BLOCK > kp ? kr * TG_OZ2_BLOCK : kp;
-    /* a block's sums fit 32 bits: a thread adds 4 elements of at most 1025 tiles (k < 2^31,
+    /* a block's sums fit 32 bits: a thread adds 16 elements of at most 257 tiles (k < 2^31,
      * 65535 blocks along k), each up to 2^7 (its square 2^14), and a line's 8 threads together */
     uint32_t sum = 0, squares = 0;
-    float row_most = 0.0f; /* the largest block minimum of the line's tiles this block takes */
-    /* A block's tiles are consecutive, so that a line's values of R's blocks leave 8 at a time,
-     * one 32-byte piece (a word a tile, scattered, made the pass over op(A) twice as slow). */
-    __shared__ float kept[32][8]; /* [line][tile], until written */
-    const int64_t per_block = ((end + 31) / 32 + gridDim.y - 1) / gridDim.y;
-    const int64_t first = blockIdx.y * per_block * 32;
-    const int64_t last = end < first + per_block * 32 ? end : first + per_block * 32;
-    int held = 0;
-    int64_t held_from = first / TG_OZ2_BLOCK; /* the block of R of kept[.][0] */
-    TileLoader<ALONG_Q> next;
+    float row_most = 0.0f; /* the largest block minimum of the line's blocks this thread wrote */
+    /* A block's tiles are consecutive, so that a line's values of R's blocks leave 8 at a time */
+    const int64_t per_block = ((end + 127) / 128 + gridDim.y - 1) / gridDim.y;
+    const int64_t first = blockIdx.y * per_block * 128;
+    const int64_t last = end < first + per_block * 128 ? end : first + per_block * 128;
+    int t = 0; /* the tile's place in its pair */
+    /* the strides read afresh each tile (the barrier before: a reload), so that the 16 reads'
+     * offsets are not held across the tiles (held, ALONG_Q took 128 registers) */
+    __shared__ int64_t strides[2];
+    if (tid == 0)
+        strides[0] = line_stride, strides[1] = q_stride;
+    ResidueTileLoader<ALONG_Q> next;
     if (first < last)
         next.load(X, line_stride, q_stride, lines, k, r0, first);
-    for (int64_t q0 = first; q0 < last; q0 += 32) {
+    for (int64_t q0 = first; q0 < last; q0 += 128) {
         next.store(tile);
         __syncthreads();
-        if (q0 + 32 < last)
-            next.load(X, line_stride, q_stride, lines, k, r0, q0 + 32);
-        const int64_t q = q0 + quad;
+        if (q0 + 128 < last)
+            next.load(X, strides[0], strides[1], lines, k, r0, q0 + 128);
+        const int64_t q = q0 + 16 * seg;
         float low = INFINITY;
         int lead_sum = 0;
-        if (r < lines && q < kp) {
-            uint32_t packed = 0;
+        if (r < lines && q < kp) { /* kp a multiple of 16: a thread's 16 q all below it */
+            uint32_t packed[4];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                int above = 0;
-                const float x = tile[line][quad + e];
-                const int down = take ? tg_oz2_leading_scaled(x, scale, &above) : 0;
-                sum += (unsigned)above;
-                squares += (unsigned)(above * above);
-                packed |= (uint32_t)down << (8 * e);
-                lead_sum += down;
-                low = q + e < k ? fminf(low, fabsf(x)) : low;
+            for (int j = 0; j < 4; ++j) {
+                const float4 c = *reinterpret_cast<const float4 *>(
+                    &tile[line][4 * residue_chunk(line, 4 * seg + j)]);
+                const float f[4] = {c.x, c.y, c.z, c.w};
+                packed[j] = 0;
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    int above = 0;
+                    const int down = take ? tg_oz2_leading_scaled(f[e], scale, &above) : 0;
+                    sum += (unsigned)above;
+                    squares += (unsigned)(above * above);
+                    packed[j] |= (uint32_t)down << (8 * e);
+                    lead_sum += down;
+                    low = q + 4 * j + e < k ? fminf(low, fabsf(f[e])) : low;
+                }
             }
-            *reinterpret_cast<uint32_t *>(out + r * kp + q) = packed;
+            *reinterpret_cast<uint4 *>(out + r * kp + q) =
+                uint4{packed[0], packed[1], packed[2], packed[3]};
         }
         if (reduce)
-            block_part[tid] = least != nullptr ? low : (float)lead_sum; /* < 2^12: exact */
-        /* the tile is read: the next may be stored once all pass here; block_part and kept,
-         * written before, are read below and rewritten only past the next tile's barrier */
+            parts[line][8 * t + seg] = least != nullptr ? low : (float)lead_sum; /* < 2^11 */
+        /* the tile is read: the next may be stored once all pass here; parts, written before,
+         * are read below and rewritten only past the next tile's barrier */
         __syncthreads();
         if (!reduce)
             continue;
-        if (quad == 0 && r < lines) {
-            float v = block_part[tid];
-            for (int t = 1; t < 8; ++t)
-                v = least != nullptr ? fminf(v, block_part[tid + t]) : v + block_part[tid + t];
-            kept[line][held] = v;
-            if (least != nullptr && q0 / TG_OZ2_BLOCK < nb)
-                row_most = fmaxf(row_most, v);
-        }
-        if (++held == 8 || q0 + 32 >= last) { /* the line's 8 threads write one value each */
-            __syncthreads();
-            const int t = quad / 4;
-            const int64_t g = held_from + t;
-            if (r < lines && t < held) {
+        if (t == 1 || q0 + 128 >= last) { /* the line's 8 threads write one block each */
+            const int64_t g = (q0 - 128 * t) / TG_OZ2_BLOCK + seg;
+            if (r < lines && seg < 4 * (t + 1)) {
+                const float2 pair = *reinterpret_cast<const float2 *>(&parts[line][2 * seg]);
+                const float v = least != nullptr ? fminf(pair.x, pair.y) : pair.x + pair.y;
                 if (least != nullptr && g < nb)
-                    least[r * nb + g] = kept[line][t];
+                    least[r * nb + g] = v, row_most = fmaxf(row_most, v);
                 else if (blocks != nullptr && g < kr)
-                    blocks[r * kr + g] = (int8_t)((int)kept[line][t] >> TG_OZ2_BLOCK_SHIFT);
+                    blocks[r * kr + g] = (int8_t)((int)v >> TG_OZ2_BLOCK_SHIFT);
             }
-            held_from += held, held = 0;
+            t = 0;
+        } else {
+            t = 1;
         }
     }
-    /* one atomic a line a block, not a tile */
-    if (least != nullptr && quad == 0 && r < lines && row_most > 0.0f)
-        atomicMax(&most[r], (unsigned long long)__float_as_uint(row_most));
-    if (up == nullptr)
+    if (up == nullptr && least == nullptr)
         return;
-    part[0][tid] = sum, part[1][tid] = squares;
+    /* a line's 8 threads together: one atomic a line a block, not a tile */
+    ends[0][tid] = sum, ends[1][tid] = squares, ends_most[tid] = row_most;
     __syncthreads();
-    if (quad == 0 && r < lines) {
-        for (int t = 1; t < 8; ++t)
-            sum += part[0][tid + t], squares += part[1][tid + t];
-        if (sum != 0) /* squares are 0 too where sum is */
+    if (seg == 0 && r < lines) {
+        for (int s = 1; s < 8; ++s)
+            sum += ends[0][tid + s], squares += ends[1][tid + s],
+                row_most = fmaxf(row_most, ends_most[tid + s]);
+        if (least != nullptr && row_most > 0.0f)
+            atomicMax(&most[r], (unsigned long long)__float_as_uint(row_most));
+        if (up != nullptr && sum != 0) /* squares are 0 too where sum is */
             atomicAdd(&up[r], (unsigned long long)sum),
                 atomicAdd(&sq[r], (unsigned long long)squares);
     }
@@ -617,77 +679,6 @@ __global__ void __launch_bounds__(256, 4) bound_needs(int64_t m, int64_t n, int6
 }
 
 /* ---- to_residues ------------------------------------------------------------------------ */
-
-/* A line's 128 floats of a to_residues tile lie in tile[line] as 32 chunks of 4: chunk c (q
- * 4c .. 4c + 3 of the tile) at chunk c ^ (c / 8 % 4) ^ (line % 8), which moves it within its
- * group of 8 (32 banks).  No pad: a row must stay a whole number of 16-byte chunks for the
- * 16-byte reads, and a pad of 4 words leaves those reads 4-way conflicted (8 threads of a line
- * read chunks 4s + j, s = 0..7, which fall on 2 groups of banks).  With the swap each 8 threads
- * that share a wavefront touch 32 distinct banks: a line's 8 threads reading chunk 4s + j (s's
- * halves told apart by c / 8), a warp storing 32 consecutive q of a line (8 chunks of one
- * group), and 8 consecutive lines storing one chunk each (line % 8). */
-__device__ __forceinline__ int residue_chunk(int line, int c)
-{
-    return c ^ ((c >> 3) & 3) ^ (line & 7);
-}
-
-/* 32 lines x 128 of k of X through registers into shared memory, for to_residues (TileLoader,
- * 4 times as wide, with residue_chunk's layout): load() issues a tile's 16 reads a thread,
- * store() puts them in the tile (zeros past the lines and k).  ALONG_Q: a warp reads 32
- * consecutive q of one line at a time and stores them one by one; else a warp reads 32
- * consecutive lines at one q at a time, each thread 4 consecutive q of its line, stored as
- * one 16-byte chunk. */
-template <bool ALONG_Q>
-struct ResidueTileLoader {
-    float v[16];
-
-    /* the reads' addresses by steps from the thread's first (as the offsets of each read, the
-     * 16 64-bit offsets were held across the tiles: 100 registers) */
-    __device__ __forceinline__ void load(const float *X, int64_t line_stride, int64_t q_stride,
-                                         int64_t lines, int64_t k, int64_t r0, int64_t q0)
-    {
-        const int64_t r = r0 + (ALONG_Q ? threadIdx.y : threadIdx.x);
-        const int64_t q = q0 + (ALONG_Q ? threadIdx.x : 4 * threadIdx.y);
-        /* the lines and q left from the thread's first (more than -128), at most 128 wanted */
-        const int lines_left = lines - r < 128 ? (int)(lines - r) : 128;
-        const int q_left = k - q < 128 ? (int)(k - q) : 128;
-        const int64_t outer = ALONG_Q ? 8 * line_stride : 32 * q_stride;
-        const int64_t inner = ALONG_Q ? 32 * q_stride : q_stride;
-        const float *row = X + r * line_stride + q * q_stride;
-#pragma unroll
-        for (int a = 0; a < 4; ++a) {
-            const float *at = row;
-#pragma unroll
-            for (int b = 0; b < 4; ++b) {
-                const int dr = ALONG_Q ? 8 * a : 0, dq = ALONG_Q ? 32 * b : 32 * a + b;
-                v[4 * a + b] = dr < lines_left && dq < q_left ? *at : 0.0f;
-                at += inner;
-            }
-            row += outer;
-        }
-    }
-
-    __device__ __forceinline__ void store(float (&tile)[32][128]) const
-    {
-        /* residue_chunk with its line % 8 known (threadIdx.y < 8): 4 addresses, not 16, held
-         * across a block's tiles */
-        if (ALONG_Q) {
-#pragma unroll
-            for (int n = 0; n < 16; ++n) {
-                const int a = n / 4, b = n % 4; /* line y + 8a, q 32b + x: chunk 8b + x / 4 */
-                const int c = 8 * b + ((threadIdx.x / 4) ^ b ^ threadIdx.y);
-                tile[threadIdx.y + 8 * a][4 * c + threadIdx.x % 4] = v[n];
-            }
-        } else {
-#pragma unroll
-            for (int g = 0; g < 4; ++g) { /* line x, chunk y + 8g */
-                const int c = 8 * g + (threadIdx.y ^ g ^ (threadIdx.x % 8));
-                *reinterpret_cast<float4 *>(&tile[threadIdx.x][4 * c]) =
-                    make_float4(v[4 * g], v[4 * g + 1], v[4 * g + 2], v[4 * g + 3]);
-            }
-        }
-    }
-};
 
 /* The symmetric residues (tg_oz2_residue) of N integers x(0) .. x(N - 1) of type Int (N a
  * multiple of 16) modulo each of the first `moduli`, as N bytes at at + l plane for modulus l,
@@ -1129,8 +1120,8 @@ cudaError_t launch_scan(const float *X, int64_t line_stride, int64_t q_stride, i
     return cudaGetLastError();
 }
 
-/* A kernel of tiles of 32 lines x `width` of k through shared memory (to_leading: 32 wide,
- * to_residues: 128), its form (ALONG_Q) by how X's lines lie:
+/* A kernel of tiles of 32 lines x `width` of k through shared memory (to_leading's and
+ * to_residues': 128), its form (ALONG_Q) by how X's lines lie:
  * launch(std::bool_constant<ALONG_Q>, grid).  About `tiles_per_block` tiles a block (each reads
  * its next tile while it works on one), and TG_OZ2_LEAST_BLOCKS blocks at least.  (The
  * emulated build sets 1, so that its small tests take several tiles a block.) */
@@ -1162,15 +1153,23 @@ struct LeadingExtras {
     const int *when;
 };
 
+/* to_leading's tiles a block: 2 (a line's 8 blocks of R, one 32-byte piece; 256 of k, the
+ * bytes 8 tiles of 32 took before the tiles were 128 wide).  The emulated build sets 3, so that
+ * a block writes both a whole pair and a lone tile's 4 blocks. */
+#ifndef TG_OZ2_LEADING_TILES
+#define TG_OZ2_LEADING_TILES 2
+#endif
+
 cudaError_t launch_leading(const float *X, int64_t line_stride, int64_t q_stride, int64_t lines,
                            int64_t k, int64_t kp, const tg_oz2_line *info, int cap, int8_t *out,
                            const LeadingExtras &x, cudaStream_t stream)
 {
     /* the tiles to_leading runs to: the block-reduced rows may pass kp (kr blocks of 32) */
     const int64_t end = std::max(kp, x.least || x.blocks ? x.kr * TG_OZ2_BLOCK : 0);
-    /* each block adds its lines' sums atomically: a tile a block (16384 lines x 512 tiles) queued
-     * 16 M atomics on 32 K addresses */
-    return launch_line_tiles(line_stride, q_stride, lines, end, 32, 8,
+    /* 32 lines x 128 of k a tile (a thread's 16 leading magnitudes, one store), consecutive
+     * tiles a block; each block adds its lines' sums atomically (a tile of 32 x 32 a block,
+     * 16384 lines x 512 tiles, queued 16 M atomics on 32 K addresses) */
+    return launch_line_tiles(line_stride, q_stride, lines, end, 128, TG_OZ2_LEADING_TILES,
                              [&](auto along_q, dim3 grid) {
         to_leading<decltype(along_q)::value><<<grid, dim3(32, 8), 0, stream>>>(
             X, line_stride, q_stride, lines, k, kp, info, cap, out, x.up, x.sq, x.least, x.most,
