@@ -17,6 +17,7 @@ that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
     python3 bench/corpus.py --shapes-c-unaligned K CORPUS.tsv
     python3 bench/corpus.py --shapes-c-aligned K CORPUS.tsv
     python3 bench/corpus.py --shapes-split-within F CORPUS.tsv
+    python3 bench/corpus.py --shapes-all-at-least S[,RUNG] CORPUS.tsv
     python3 bench/corpus.py --unsplit-json CORPUS.tsv OUT.json [SIDE]
 
 
@@ -69,6 +70,10 @@ k >= K (RETIME_C_ALIGNED): with both, a rung's rows are re-timed whole, in two c
 --shapes-split-within lists the cases where an entry of 2 or more split-K slices runs within F
 times the fastest: those where the counts between the powers of two may pay
 (SPLITS=fine RETIME_SPLIT_WITHIN).
+--shapes-all-at-least lists the cases with m, n and k all at least S and, with RUNG, those
+where RUNG has entries besides: where auto may run a rung it admits only on large products
+(ozaki2_int8: plan.c's TG_OZ2_AUTO_MIN_SIDE), and its older rows elsewhere, re-timed so that
+none is stale (RETIME_ALL_AT_LEAST).
 --unsplit-json writes the train cases' unsplit entries (1 slice; those timed once, lower bounds,
 left out) as a `tilegemm bench` JSON file, the form bench/fit_model.py fits the cost model's
 rows on: the model is then fitted on the corpus's train half alone, under the formula of the
@@ -323,6 +328,11 @@ def main():
             return any(ms <= within * best and int(name.split("/")[1]) > 1
                        for name, (ms, _) in c["entries"].items())
         print_cases(sys.argv[3], split_near_best)
+        return
+    if len(sys.argv) == 4 and sys.argv[1] == "--shapes-all-at-least":
+        least, _, rung = sys.argv[2].partition(",")
+        print_cases(sys.argv[3], lambda m, n, k, c: min(m, n, k) >= int(least) or any(
+            name.split("/")[0] == rung for name in c["entries"]))
         return
     if len(sys.argv) == 4 and sys.argv[1] in ("--shapes-c-unaligned", "--shapes-c-aligned"):
         least, unaligned = int(sys.argv[2]), sys.argv[1] == "--shapes-c-unaligned"

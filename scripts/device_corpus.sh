@@ -53,6 +53,11 @@
 #                                               the same for the cases with k >= K, C twice as
 #                                               long as wide or more, and the longer side's
 #                                               operand alone off 16 bytes
+#   RETIME_ALL_AT_LEAST=S[,RUNG] ALGOS=rung scripts/device_corpus.sh
+#                                               the same for the cases with m, n and k all at
+#                                               least S, and with RUNG those where it has
+#                                               entries: a rung auto admits on large products
+#                                               alone (ozaki2_int8), its old rows refreshed
 #   RETIME_WIDE_UNALIGNED=S ALGOS=rung scripts/device_corpus.sh
 #                                               the same for the cases with both sides of C at
 #                                               least S and A's or B's leading dimension off 16
@@ -77,6 +82,7 @@ retime=() # the corpus's own cases to re-time, over runs adding up to 2 ms unles
   retime=(--shapes-longer-unaligned "$RETIME_LONGER_UNALIGNED")
 [ -n "${RETIME_WIDE_UNALIGNED:-}" ] && retime=(--shapes-wide-unaligned "$RETIME_WIDE_UNALIGNED")
 [ -n "${RETIME_SPLIT_WITHIN:-}" ] && retime=(--shapes-split-within "$RETIME_SPLIT_WITHIN")
+[ -n "${RETIME_ALL_AT_LEAST:-}" ] && retime=(--shapes-all-at-least "$RETIME_ALL_AT_LEAST")
 min_timed=${MIN_TIMED_MS:-$([ ${#retime[@]} -gt 0 ] && echo 2 || echo 0)}
 common=(--algo "${ALGOS:-all}" --split-k "${SPLITS:-planner}" --prune "${PRUNE:-3}" --repeats 5 --warmup 1
   --min-timed-ms "$min_timed")
