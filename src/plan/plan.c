@@ -80,6 +80,27 @@ static const char *memory_name(tg_memory kind)
 /* Split-K: the shortest slice worth a partial product, and the most workspace it may take. */
 #define TG_SPLIT_MIN_SLICE 128
 #define TG_SPLIT_MAX_BYTES (256.0 * 1024 * 1024)
+/* Rung 11 (ozaki2_int8) in auto, once admitted (tg_rung.in_auto): only where m, n and k are all
+ * at least this.  Its passes over the operands ((m + n) k (4 * 3 + 8 + 1) bytes and m n (8 + 4))
+ * and its ~25 launches cost more than its 8 INT8 products save over 3xTF32 unless
+ * 1/m + 1/n < about 0.5e-3 and k > about 1000 (on the H100: 8 x 2 m n k at ~1.3 POP/s against
+ * 2 m n k at ~115 TFLOP/s, bytes at ~2.5 TB/s).  The regret corpus times it on exactly these
+ * cases (RETIME_ALL_AT_LEAST=1024,ozaki2_int8 scripts/device_corpus.sh), so the planner never
+ * picks an entry the corpus lacks. */
+#define TG_OZ2_AUTO_MIN_SIDE 1024
+/* ... and only where its workspace (tg_rung.workspace_bytes: 16 bytes of residues for each
+ * element of op(A), a panel of op(B)'s and of the products, 6.03 GiB at 16384^3, 8.1 GiB on the
+ * largest case of the corpus) is at most this, an eighth of the smallest sm_90 part's 80 GB.
+ * The handle keeps the slot once grown, and a failed cudaMalloc of it fails the call
+ * (TG_ERROR_ALLOCATION), where auto's other rungs take at most 1 GiB of planes (rung 9) and
+ * 256 MiB of split-K partials. */
+#define TG_AUTO_MAX_RUNG_WORKSPACE (10.0 * 1024 * 1024 * 1024)
+/* ... and ranked as if this much slower than the model and its measured neighbours say: the
+ * corpus times uniform data, which takes the fewest moduli (8 at k <= 2^14); lines with wide
+ * ranges take more (up to 16) and lines with Inf or NaN go to an FMA path.  Measured at
+ * 105a6e4, spread data ran 1.26, 1.21 and 1.17 times slower than uniform at 4096^3, 8192^3 and
+ * 16384^3.  1.0 ranks it as measured. */
+#define TG_OZ2_AUTO_MARGIN 1.10
 
 /* Why rung i cannot run p on a GPU of compute capability cc (NULL when it can). */
 static const char *rung_refuses(int cc, int i, const tg_problem *p)
@@ -108,12 +129,20 @@ const char *tg_auto_refuses(const tg_device_props *dev, tg_math math, int i,
     if (tg_rungs[i]->arith == TG_ARITH_3XTF32 && p->k < TG_3XTF32_MIN_K)
         return "k is under 256, where the 3xTF32 split's error exceeds the FFMA rungs' rounding "
                "error (measured)";
+    if (tg_rungs[i]->arith == TG_ARITH_INT8 &&
+        (p->m < TG_OZ2_AUTO_MIN_SIDE || p->n < TG_OZ2_AUTO_MIN_SIDE || p->k < TG_OZ2_AUTO_MIN_SIDE))
+        return "m, n or k is under 1024, where its passes over the operands and its launches "
+               "cost more than its INT8 products save";
+    if (tg_rungs[i]->arith == TG_ARITH_INT8 && tg_rungs[i]->workspace_bytes &&
+        (double)tg_rungs[i]->workspace_bytes(p) > TG_AUTO_MAX_RUNG_WORKSPACE)
+        return "its workspace would exceed the 10 GiB auto lets it take";
     return rung_refuses(dev->compute_capability, i, p);
 }
 
 int tg_most_slices(int i, const tg_problem *p)
 {
-    if (p->batch != 1)
+    /* rung 11 would repeat its passes over the operands and its launches for every slice */
+    if (p->batch != 1 || tg_rungs[i]->arith == TG_ARITH_INT8)
         return 1;
     const int64_t shortest =
         tg_rungs[i]->arith == TG_ARITH_3XTF32 ? TG_3XTF32_MIN_SPLIT_SLICE : TG_SPLIT_MIN_SLICE;
@@ -511,7 +540,10 @@ static void score(const tg_device_props *dev, tg_math math, const tg_problem *p,
                                                     : log(c[j].seconds / fastest) +
                                                           RESIDUAL_WEIGHT *
                                                               measured_log_residual(
-                                                                  &nb, c[j].rung, c[j].slices));
+                                                                  &nb, c[j].rung, c[j].slices)) +
+                               (tg_rungs[c[j].rung]->arith == TG_ARITH_INT8
+                                    ? log(TG_OZ2_AUTO_MARGIN) /* its data's moduli, unseen */
+                                    : 0.0);
 }
 
 static int by_score(const void *a, const void *b)
