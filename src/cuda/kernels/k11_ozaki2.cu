@@ -74,8 +74,10 @@
  *   products and R's the next 4 m ldp: about 6.03 GiB at 16384^3; the rung's workspace_bytes
  *   (one batch item's, reused item after item).
  * Constraints: compute capability 9.0 and a build with sm_90a code; k at most where 16
- *   moduli's line range passes the host's table (about 2^31); never chosen by `auto`
- *   (in_auto = 0): only when forced (tg_set_algo, --algo ozaki2_int8).
+ *   moduli's line range passes the host's table (about 2^31).  In `auto` (in_auto = 1; the fp32
+ *   and tf32 modes, not strict) only where src/plan/plan.c's rules for it let it in (m, n and k at least 1024,
+ *   its workspace at most 10 GiB, never split) and the planner ranks it fastest by 10% (the
+ *   moduli its data needs are unseen); else when forced (tg_set_algo, --algo ozaki2_int8).
  * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 120, 128 and 167 (0-8, 9-12 and 13-16
  *   moduli), to_residues 78 and 80, to_leading 66 and 69 (with the blocks' minima and sums),
  *   to_block_floors 20, bound_needs 64, weigh_bound 32, fma_left 48 and 48, survey_lines 31,
@@ -86,15 +88,16 @@
  *   17 a modulus instead of 60 (measured before the count was a constant); powers of two by their
  *   bits (tg_pow2) instead of ldexp.
  * Benchmark: tilegemm bench 4096 8192 16384 --algo ozaki2_int8 (cuBLAS in the same run)
- * Measured: H100 80GB HBM3, 105a6e4 (bench/results/ozaki/, scripts/device_ozaki.sh, GEMMul8's
- *   accurate mode with 8 moduli in the same run): 83.0, 119.3 and 137.5 TFLOP/s at 4096^3,
- *   8192^3 and 16384^3 on uniform data (GEMMul8 68.3, 99.7, 124.9; 369aa78: 51.1, 90.3, 115.5),
- *   82.7, 107.8, 139.3 on line-scaled data, 65.9, 98.6, 117.3 on spread data (GEMMul8 66.3,
- *   96.3, 126.3); RMS 2.6e-8 to 3.6e-8; test_gpu_ozaki2 bit for bit with ozaki2.c on every
- *   case.  At 16384^3 (ncu, uniform data, one call of 56.0 ms): the 8 moduli's INT8 products
- *   45.0 ms, R (and P's launches, which leave) 0.6; to_residues 3.7, reconstruct 2.5,
- *   bound_needs 1.8, to_leading 1.5, scan_lines 0.8 (at 2ca5401: 68.6 ms, P 5.4, to_residues
- *   5.6, reconstruct 4.8, bound_needs 4.1, scan_lines 3.0, to_leading 1.9).
+ * Measured: H100 80GB HBM3, 11d595b (bench/results/ozaki/, scripts/device_ozaki.sh, GEMMul8's
+ *   accurate mode with 8 moduli in the same run): 91.8, 125.2 and 145.0 TFLOP/s at 4096^3,
+ *   8192^3 and 16384^3 on uniform data (GEMMul8 62.0, 97.8, 124.3; 105a6e4: 83.0, 119.3, 137.5),
+ *   91.7, 116.6, 144.4 on line-scaled data, 73.2, 105.5, 123.1 on spread data (GEMMul8 62.6,
+ *   98.4, 123.9); RMS 2.6e-8 to 3.6e-8; test_gpu_ozaki2 bit for bit with ozaki2.c on every
+ *   case.  At 16384^3 (ncu, uniform data, one call of 53.2 ms): the 8 moduli's INT8 products
+ *   45.0 ms, R (and P's launches, which leave) 0.6; to_residues 2.5, reconstruct 2.1,
+ *   to_leading 1.1, bound_needs 0.9, scan_lines 0.8 (at 2ca5401: 68.6 ms, P 5.4, to_residues
+ *   5.6, reconstruct 4.8, bound_needs 4.1, scan_lines 3.0, to_leading 1.9).  In a run of calls
+ *   the card holds its power cap (about 1.8 GHz), and a call takes about 14% longer.
  */
 #include <math.h>
 #include <stdint.h>
@@ -1419,8 +1422,8 @@ extern "C" const tg_rung tg_rung_ozaki2_int8 = {.name = "ozaki2_int8", .level = 
                "powers of two to integers, their residues modulo up to 16 moduli as int8, "
                "products by TMA + wgmma (128x256x128 block, 4 stages) left as byte residues, "
                "the CRT in 32-bit limbs, one rounding; lines with Inf, NaN or too wide a range "
-               "by FP32 FMA; only when forced",
-    .block_rows = int8_gemm::kBM, .block_cols = int8_gemm::kBN, .in_auto = 0,
+               "by FP32 FMA; in auto only where ranked 10% ahead",
+    .block_rows = int8_gemm::kBM, .block_cols = int8_gemm::kBN, .in_auto = 1,
     .arith = TG_ARITH_INT8, .min_cc = 90, .launch = launch_needs_workspace,
     .unsupported = ozaki2_unsupported, .workspace_bytes = workspace_bytes,
     .staged_bytes = staged_bytes, .launch_with_workspace = launch_with_workspace};
