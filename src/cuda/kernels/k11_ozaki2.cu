@@ -340,6 +340,13 @@ __device__ __forceinline__ int residue_chunk(int line, int c)
     return c ^ ((c >> 3) & 3) ^ (line & 7);
 }
 
+/* Chunk j (of 4) of the 16 consecutive q a thread takes from 16 seg of its line. */
+__device__ __forceinline__ float4 thread_chunk(const float (&tile)[32][128], int line, int seg,
+                                               int j)
+{
+    return *reinterpret_cast<const float4 *>(&tile[line][4 * residue_chunk(line, 4 * seg + j)]);
+}
+
 /* 32 lines x 128 of k of X through registers into shared memory, for to_residues and
  * to_leading (with residue_chunk's layout): load() issues a tile's 16 reads a thread,
  * store() puts them in the tile (zeros past the lines and k).  ALONG_Q: a warp reads 32
@@ -476,8 +483,7 @@ __global__ void __launch_bounds__(256) to_leading(const float *X, int64_t line_s
             uint32_t packed[4];
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
-                const float4 c = *reinterpret_cast<const float4 *>(
-                    &tile[line][4 * residue_chunk(line, 4 * seg + j)]);
+                const float4 c = thread_chunk(tile, line, seg, j);
                 const float f[4] = {c.x, c.y, c.z, c.w};
                 packed[j] = 0;
 #pragma unroll
@@ -768,8 +774,7 @@ __global__ void __launch_bounds__(256)
             float f[16];
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
-                const float4 c = *reinterpret_cast<const float4 *>(
-                    &tile[line][4 * residue_chunk(line, 4 * seg + j)]);
+                const float4 c = thread_chunk(tile, line, seg, j);
                 f[4 * j] = c.x, f[4 * j + 1] = c.y, f[4 * j + 2] = c.z, f[4 * j + 3] = c.w;
             }
             int8_t *const at = out + r * kp + q;
