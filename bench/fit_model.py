@@ -20,8 +20,9 @@ planner's own formula through libtilegemm_model_eval (src/plan/model_eval.c: bui
 first), and says which C-write rates it could not measure or held at a bound.  With --cuts it
 counts each run's tiles and staged bytes as the planner does (a rung that runs a problem turned,
 rung 9's planes: tg_model_block_tile, tg_staged_bytes), adds C's writes to the arithmetic of
-a rung that stores C after its products (tg_rung.stores_after_products) and counts waves in
-the blocks an SM holds (tg_rung.blocks_per_sm); without, the tiles of --tiles unturned, nothing
+a rung that stores C after its products (tg_rung.phases, TG_PHASES_STORES_AFTER), takes all its
+traffic off the arithmetic of a rung whose passes and products run in turn (TG_PHASES_IN_TURN),
+and counts waves in the blocks an SM holds (tg_rung.blocks_per_sm); without, the tiles of --tiles unturned, nothing
 staged, C's writes overlapping the arithmetic, and one block an SM.
 """
 import argparse
@@ -42,6 +43,7 @@ C_RATE_MARGIN = 1.3  # writes of C may beat the streaming rate, read and write m
 MEMORY_BOUND = 0.8  # runs whose bytes take longer than this share of their time are the memory's, not the rung's
 # The rungs whose stores write C 16 bytes at a time where its rows allow (store_result_run4;
 # cost_model.h, tg_model_c_wide): their C rates are fitted in each alignment class.
+PHASES_IN_TURN = 2  # tg_phases (src/cuda/registry.h): passes and products one after another
 WIDE_STORE_RUNGS = ("blocktile", "warptile", "ffma", "skinny", "shortk")
 
 
@@ -61,11 +63,12 @@ def waves(x, sms, occupancy):
 
 
 def read_cuts(path):
-    """{(algo, m, n, k, a_k, b_n): ((rows, cols), staged bytes, stores after products, blocks
-    an SM holds)}: the block tile, workspace bytes, order of C's stores and blocks an SM the
+    """{(algo, m, n, k, a_k, b_n): ((rows, cols), staged bytes, phases, blocks an SM holds)}:
+    the block tile, workspace bytes, how its phases meet (tg_phases) and blocks an SM the
     planner's model counts for each unsplit entry of a test_plan_regret --dump (a rung that
     runs a problem turned cuts it along the other sides; rung 9's planes; rung 7 stores C after
-    its products; rung 4's two-block rungs, tg_rung.blocks_per_sm)."""
+    its products and rung 11 runs its passes and products in turn; rung 4's two-block rungs,
+    tg_rung.blocks_per_sm)."""
     cases, cuts = {}, {}
     for line in open(path):
         f = line.rstrip("\n").split("\t")
@@ -85,7 +88,7 @@ def cut(runs, tiles, cuts):
     for x in runs:
         got = cuts.get((x["algo"], x["m"], x["n"], x["k"], x["a_k"], x["b_n"])) if cuts else None
         missing += cuts is not None and got is None and x["algo"] in tiles
-        x["tile"], x["staged"], x["stores_after"], x["blocks_per_sm"] = got or (
+        x["tile"], x["staged"], x["phases"], x["blocks_per_sm"] = got or (
             tiles.get(x["algo"]), 0.0, 0, 1)
     if missing:
         print(f"fit_model.py: {missing} runs not in --cuts: their rung's tile unturned, nothing "
@@ -199,7 +202,7 @@ def predict(dev, row, sms, x, slices=1):
     return model_eval()(dev["launch_us"], dev["dram_gbs"], row["occupancy"], row["bk"],
                         row["wave_us"], row["kstep_us"], c_gbs, row.get("c_wide_gbs", c_gbs),
                         x["tile"][0], x["tile"][1], sms, x["m"], x["n"], x["k"], x["n"], slices,
-                        0, x.get("staged", 0.0), x.get("stores_after", 0),
+                        0, x.get("staged", 0.0), x.get("phases", 0),
                         x.get("blocks_per_sm", 1))
 
 
@@ -228,8 +231,8 @@ def fit_rung(dev, sms, runs, shapes=None, kstep_floor=None, c_rates=None):
     shortest k step the rung's measured peak allows; a fit below it is refitted with the k step
     held there, so a class measured on few or small shapes cannot promise more than the rung
     ever ran at.  c_rates: (c_gbs, c_wide_gbs) at which a rung that stores C after its products
-    (x["stores_after"]) writes it, taken off its runs' times first (default: the streaming
-    rate)."""
+    or runs its phases in turn (x["phases"]) writes it, taken off its runs' times first (default:
+    the streaming rate), and for the latter all its other traffic too."""
     c_rates = c_rates or (dev["dram_gbs"], dev["dram_gbs"])
     best = None
     for occ, bk in shapes or [(o, k) for o in OCCUPANCIES for k in K_STEPS]:
@@ -240,9 +243,12 @@ def fit_rung(dev, sms, runs, shapes=None, kstep_floor=None, c_rates=None):
         for x in runs:
             y = x["us"] - dev["launch_us"]
             moved = bytes_moved(x)
-            if x["stores_after"]:
+            if x["phases"]:
                 y -= c_write_us(x, sms, c_rates)
                 moved -= 4.0 * x["m"] * x["n"]
+            if x["phases"] == PHASES_IN_TURN:  # the passes add to the products: take them off
+                y -= moved / (dev["dram_gbs"] * 1e3)
+                moved = 0.0
             if y <= 0 or moved / (dev["dram_gbs"] * 1e3) > MEMORY_BOUND * y:
                 continue
             wv = waves(x, sms, occ)
@@ -285,7 +291,8 @@ def fit_c_rate(dev, row, sms, runs):
         compute = waves(x, sms, row["occupancy"]) * (row["wave_us"] + row["kstep_us"] * ksteps(x["k"], row["bk"]))
         c_bytes = 4.0 * x["m"] * x["n"]
         reads = (bytes_moved(x) - c_bytes) / (dev["dram_gbs"] * 1e3)
-        left = y - (max(compute, reads) if x["stores_after"] else reads)
+        left = y - (compute + reads if x["phases"] == PHASES_IN_TURN
+                    else max(compute, reads) if x["phases"] else reads)
         if compute < 0.5 * y and left > 0 and c_bytes >= 1 << 22:
             rates.append(c_bytes / left / 1e3)
     if len(rates) < 3:
@@ -321,7 +328,13 @@ def fit(runs, tiles, sms, dram_gbs=None, dev=None):
         bm, bn = tiles[algo]
         # The rung's peak, flop a us, from runs long enough in k for arithmetic to set the time:
         # a rung that runs only short k (shortk128) has no peak to hold its k step to.
-        bound = [2.0 * x["m"] * x["n"] * x["k"] / x["us"] for x in mine if x["k"] >= 256]
+        # A rung whose passes and products run in turn: its products' rate, the passes taken off.
+        def arithmetic_us(x):
+            if x["phases"] != PHASES_IN_TURN:
+                return x["us"]
+            return x["us"] - dev["launch_us"] - bytes_moved(x) / (dev["dram_gbs"] * 1e3)
+        bound = [2.0 * x["m"] * x["n"] * x["k"] / arithmetic_us(x) for x in mine
+                 if x["k"] >= 256 and arithmetic_us(x) > 0]
         peak = max(bound) if len(bound) >= MIN_CLASS_SAMPLES else None
         floor = (lambda occ, bk: sms * occ * 2.0 * bm * bn * bk / (PEAK_MARGIN * peak)) if peak else None
         pooled = fit_rung(dev, sms, mine, kstep_floor=floor)
@@ -332,7 +345,7 @@ def fit(runs, tiles, sms, dram_gbs=None, dev=None):
             for b_n in (0, 1):
                 cls = [x for x in mine if x["a_k"] == a_k and x["b_n"] == b_n]
                 row = None
-                for _ in range(2 if any(x["stores_after"] for x in mine) else 1):
+                for _ in range(2 if any(x["phases"] for x in mine) else 1):
                     rates = row and (row["c_gbs"], row.get("c_wide_gbs", row["c_gbs"]))
                     got = (fit_rung(dev, sms, cls, shape, floor, rates)
                            if len(cls) >= MIN_CLASS_SAMPLES else None)

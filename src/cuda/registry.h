@@ -15,6 +15,15 @@
 extern "C" {
 #endif
 
+/* How a rung's loads, arithmetic and stores meet in time, for the cost model (tg_model_seconds). */
+typedef enum tg_phases {
+    TG_PHASES_OVERLAP = 0,      /* C's writes overlap the arithmetic of other blocks */
+    TG_PHASES_STORES_AFTER = 1, /* the blocks load, multiply and store C in step, so C's writes
+                                 * overlap no arithmetic (rung 7) */
+    TG_PHASES_IN_TURN = 2,      /* passes over memory, then the products, then more passes, each
+                                 * its own launches (rung 11): nothing overlaps */
+} tg_phases;
+
 typedef struct tg_rung {
     const char *name;    /* what tg_set_algo and the CLI take, e.g. "tiled32" */
     int level;           /* its rung: the number of its kernel file (k00_naive.cu: 0) */
@@ -41,10 +50,8 @@ typedef struct tg_rung {
     /* Whether the kernel runs p turned (C^T = op(B)^T op(A)^T), its block's rows then lying
      * along n: the planner counts tiles the way the kernel cuts them.  NULL: never turned. */
     int (*turns)(const tg_problem *p);
-    /* 1 where the blocks load, multiply and store C in step, so that C's writes overlap no
-     * arithmetic (rung 7): the cost model adds their time to it (tg_model_seconds).  0: they
-     * overlap the arithmetic of other blocks. */
-    int stores_after_products;
+    /* How its phases meet in time (tg_phases; 0: overlapping). */
+    tg_phases phases;
     int (*launch_with_workspace)(const tg_problem *p, void *stream, void *workspace);
     /* Blocks of the kernel one SM holds at once, where the cost model counts a launch's rounds
      * in groups of them (tg_model_waves); 0: in rounds of one block an SM.  Rung 4 sets it from

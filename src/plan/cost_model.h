@@ -17,8 +17,9 @@
  *               rung 9's TF32 planes, writes them and reads them again; the planner says how
  *               many, tg_staged_bytes)
  *   time    = launch_us + max(compute, memory), or where the rung stores C in step with
- *             its arithmetic (tg_rung.stores_after_products) launch_us + C's writes +
- *             max(compute, the rest of memory)
+ *             its arithmetic (tg_rung.phases TG_PHASES_STORES_AFTER) launch_us + C's writes +
+ *             max(compute, the rest of memory), or where its passes over memory and its
+ *             products run in turn (TG_PHASES_IN_TURN) launch_us + compute + memory
  *             + with a tail slice (split_k.h: k not a multiple of slice_k): launch_us + the
  *               waves of one slice's tiles over the tail's k steps
  *             + with slices > 1: launch_us + (partials + 1 + (beta != 0)) * 4 * m * n / dram_gbs
@@ -40,6 +41,7 @@
 
 #include <math.h>
 
+#include "../cuda/registry.h" /* tg_phases */
 #include "../problem.h"
 #include "split_k.h"
 
@@ -198,13 +200,13 @@ static inline double tg_model_tiles(int block_rows, int block_cols, const tg_pro
 
 /* Predicted seconds for p on a rung with this block tile and model row, cut into `slices`
  * slices of k (1: not split), on a GPU with sm_count SMs, moving staged_bytes through
- * workspace besides; stores_after_products: C's writes overlap none of the rung's arithmetic
- * (tg_rung.stores_after_products); blocks_per_sm: the rung's (tg_model_waves).  Inline: the
+ * workspace besides; phases: how its arithmetic and its memory traffic meet in time
+ * (tg_rung.phases); blocks_per_sm: the rung's (tg_model_waves).  Inline: the
  * planner weighs up to a few hundred (rung, slices) pairs a call, and what does not depend on
  * the slices is hoisted out of its loop. */
 static inline double tg_model_seconds(const tg_model_device *dev, const tg_model_rung *row, int block_rows,
                         int block_cols, int sm_count, const tg_problem *p, int slices,
-                        double staged_bytes, int stores_after_products, int blocks_per_sm)
+                        double staged_bytes, tg_phases phases, int blocks_per_sm)
 {
     const double m = (double)p->m, n = (double)p->n, k = (double)p->k;
     const double batch = (double)p->batch;
@@ -230,8 +232,10 @@ static inline double tg_model_seconds(const tg_model_device *dev, const tg_model
      * at 25.6 us overlapping them and puts at 42.1 adding them.  Added, with the row as it was
      * and the correction refitted, the corrected model's error on rung 7's train entries fell
      * from 0.127 to 0.110 (RMS of the log), on its held-out ones from 0.177 to 0.149. */
-    if (stores_after_products)
+    if (phases == TG_PHASES_STORES_AFTER)
         us += c_writes_us + (compute_us > streamed_us ? compute_us : streamed_us);
+    else if (phases == TG_PHASES_IN_TURN) /* rung 11: its passes, then its products, then more */
+        us += compute_us + streamed_us + c_writes_us;
     else
         us += compute_us > streamed_us + c_writes_us ? compute_us : streamed_us + c_writes_us;
     if (cut.tail > 0) /* the tail runs after the batch: its own launch and waves */

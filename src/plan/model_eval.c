@@ -17,13 +17,13 @@ static tg_problem swept_problem(long long m, long long n, long long k, long long
 /* Microseconds for an m x n x k product (batch 1) cut into `slices`, on a rung of this block
  * tile and model row, on a GPU of sm_count SMs with this launch cost and streaming rate; C
  * 256-byte aligned (as cudaMalloc returns it) with rows ldc floats apart; beta_nonzero: C is
- * read as well; staged_bytes: the rung's workspace traffic; stores_after_products and
+ * read as well; staged_bytes: the rung's workspace traffic; phases (a tg_phases) and
  * blocks_per_sm: the rung's (tg_rung). */
 double tg_model_eval_us(double launch_us, double dram_gbs, int occupancy, int bk, double wave_us,
                         double kstep_us, double c_gbs, double c_wide_gbs, int block_rows, int block_cols,
                         int sm_count, long long m, long long n, long long k, long long ldc,
                         int slices, int beta_nonzero, double staged_bytes,
-                        int stores_after_products, int blocks_per_sm)
+                        int phases, int blocks_per_sm)
 {
     const tg_model_device dev = {.cc = 0, .launch_us = launch_us, .dram_gbs = dram_gbs};
     const tg_model_rung row = {.occupancy = occupancy, .bk = bk, .wave_us = wave_us,
@@ -31,7 +31,7 @@ double tg_model_eval_us(double launch_us, double dram_gbs, int occupancy, int bk
                                .c_wide_gbs = c_wide_gbs};
     const tg_problem p = swept_problem(m, n, k, ldc, beta_nonzero);
     return 1e6 * tg_model_seconds(&dev, &row, block_rows, block_cols, sm_count, &p, slices,
-                                  staged_bytes, stores_after_products, blocks_per_sm);
+                                  staged_bytes, (tg_phases)phases, blocks_per_sm);
 }
 
 /* The k steps the formula counts for k on a row walking k in steps of bk (tg_model_ksteps): the

@@ -238,7 +238,7 @@ static double model_seconds(const tg_model_device *model, const tg_model_rung *r
     int rows, cols;
     block_tile(i, turned, &rows, &cols);
     const double corrected = tg_model_seconds(model, row, rows, cols, sms, p, slices, staged,
-                                              tg_rungs[i]->stores_after_products,
+                                              tg_rungs[i]->phases,
                                               tg_rungs[i]->blocks_per_sm) *
                              tg_model_correction_factor(correction, p, slices);
     const double floor = tg_model_full_wave_seconds(row, rows, cols, sms, p);

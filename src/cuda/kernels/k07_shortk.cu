@@ -280,4 +280,4 @@ extern "C" const tg_rung tg_rung_shortk128 = {.name = "shortk128", .level = 7,
                "registers (3 blocks an SM), C through shared memory by whole rows",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
     .launch = launch_shortk<128, 128, 64, 32, 8, 8>, .unsupported = shortk_unsupported,
-    .stores_after_products = 1};
+    .phases = TG_PHASES_STORES_AFTER};

@@ -1355,10 +1355,17 @@ size_t workspace_bytes(const tg_problem *p) { return Workspace(*p).bytes; }
 
 /* Residues of the operands and of the products, written and read: with all 16 moduli, the
  * most. */
+/* What the cost model counts past reading op(A) and op(B) once and writing C (tg_rung's
+ * staged_bytes; its phases TG_PHASES_IN_TURN: these add to the products' time): the lines read
+ * twice more (to_leading, to_residues), their leading magnitudes and residues written, R's INT32
+ * written and read, the products' byte residues written and read.  The moduli are the count
+ * uniform data takes up to k = 2^14 (the regret corpus's data): an estimate, not a bound. */
 double staged_bytes(const tg_problem *p)
 {
+    constexpr double kTypicalModuli = 8;
     const double kp = (double)round_up(p->k, 16), m = (double)p->m, n = (double)p->n;
-    return 2.0 * (double)p->batch * kMaxModuli * ((m + n) * kp + m * n);
+    const double lines = (m + n) * (8.0 * (double)p->k + (1.0 + kTypicalModuli) * kp);
+    return (double)p->batch * (lines + m * n * (8.0 + 2.0 * kTypicalModuli));
 }
 
 int launch_with_workspace(const tg_problem *p, void *stream, void *workspace)
@@ -1431,4 +1438,5 @@ extern "C" const tg_rung tg_rung_ozaki2_int8 = {.name = "ozaki2_int8", .level = 
     .block_rows = int8_gemm::kBM, .block_cols = int8_gemm::kBN, .in_auto = 1,
     .arith = TG_ARITH_INT8, .min_cc = 90, .launch = launch_needs_workspace,
     .unsupported = ozaki2_unsupported, .workspace_bytes = workspace_bytes,
-    .staged_bytes = staged_bytes, .launch_with_workspace = launch_with_workspace};
+    .staged_bytes = staged_bytes, .phases = TG_PHASES_IN_TURN,
+    .launch_with_workspace = launch_with_workspace};
