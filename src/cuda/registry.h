@@ -59,7 +59,18 @@ typedef struct tg_rung {
      * leaving one train seed out (strict 90.3% -> 89.6% within 1.10) and shortk128's 3 no
      * better (strict 90.1%, tf32 88.2% -> 88.4%), so they stay 0. */
     int blocks_per_sm;
+    /* Auto ranks it as if this much slower than measured or predicted (0: 1, as measured): the
+     * planner's score (src/plan/plan.c) and the tuned table's writer (`tilegemm bench --tune`,
+     * through tg_algo_auto_margin), so a rung whose speed depends on data the measurements did
+     * not see is picked only where it wins by this much. */
+    double auto_margin;
 } tg_rung;
+
+/* tg_rung.auto_margin as a factor: 1 when unset. */
+static inline double tg_rung_auto_margin(const tg_rung *r)
+{
+    return r->auto_margin > 0.0 ? r->auto_margin : 1.0;
+}
 
 /* A kernel file may guard each of its entries with `#if TG_IN_UNIT(name)` ... `#endif`.  The
  * build (cmake/kernel_units.cmake) then compiles that file once per name, each time with

@@ -95,12 +95,8 @@ static const char *memory_name(tg_memory kind)
  * (TG_ERROR_ALLOCATION), where auto's other rungs take at most 1 GiB of planes (rung 9) and
  * 256 MiB of split-K partials. */
 #define TG_AUTO_MAX_RUNG_WORKSPACE (10.0 * 1024 * 1024 * 1024)
-/* ... and ranked as if this much slower than the model and its measured neighbours say: the
- * corpus times uniform data, which takes the fewest moduli (8 at k <= 2^14); lines with wide
- * ranges take more (up to 16) and lines with Inf or NaN go to an FMA path.  Measured at
- * 105a6e4, spread data ran 1.26, 1.21 and 1.17 times slower than uniform at 4096^3, 8192^3 and
- * 16384^3.  1.0 ranks it as measured. */
-#define TG_OZ2_AUTO_MARGIN 1.10
+/* ... and ranked as if its tg_rung.auto_margin slower than the model and its measured
+ * neighbours say (score(), below): its data's moduli are unseen (k11_ozaki2.cu says why). */
 
 /* Why rung i cannot run p on a GPU of compute capability cc (NULL when it can). */
 static const char *rung_refuses(int cc, int i, const tg_problem *p)
@@ -518,7 +514,8 @@ static int gather(const tg_device_props *dev, tg_math math, int forced_rung, int
 /* Scores the candidates (see ALPHA and RESIDUAL_WEIGHT above); one without a model row is
  * taken as UNMODELLED_LOG_GAP behind the model's fastest; a count between the powers of two
  * that no neighbour timed scores INFINITY, never chosen, unless tg_set_split_k forced the
- * slices (forced_split). */
+ * slices (forced_split).  A rung with an auto margin (tg_rung.auto_margin) takes ln(margin)
+ * more, ranked as if that much slower. */
 static void score(const tg_device_props *dev, tg_math math, const tg_problem *p, candidate *c,
                   int count, int forced_split)
 {
@@ -541,9 +538,7 @@ static void score(const tg_device_props *dev, tg_math math, const tg_problem *p,
                                                           RESIDUAL_WEIGHT *
                                                               measured_log_residual(
                                                                   &nb, c[j].rung, c[j].slices)) +
-                               (tg_rungs[c[j].rung]->arith == TG_ARITH_INT8
-                                    ? log(TG_OZ2_AUTO_MARGIN) /* its data's moduli, unseen */
-                                    : 0.0);
+                               log(tg_rung_auto_margin(tg_rungs[c[j].rung]));
 }
 
 static int by_score(const void *a, const void *b)
