@@ -207,6 +207,11 @@ typedef struct tg_algo_info {
 
 TG_API int tg_algo_count(void);
 TG_API tg_status tg_algo_info_get(int index, tg_algo_info *info);
+/* How much slower than measured or predicted `auto` ranks rung `index` (0 .. count-1): 1.0 for
+ * most; more for a rung whose speed depends on data that measurements do not see (rung 11,
+ * ozaki2_int8: 1.10), which then runs only where it wins by that much.  Tools that write what
+ * `auto` runs (`tilegemm bench --tune`) apply the same factor.  1.0 for an index out of range. */
+TG_API double tg_algo_auto_margin(int index);
 /* "ffma", "3xtf32", "tf32". */
 TG_API const char *tg_arith_name(tg_arith arith);
 /* 1 when math mode `mode` lets `auto` run arithmetic `arith` (strict: FFMA; fp32: FFMA and

@@ -389,6 +389,11 @@ tg_status tg_algo_info_get(int index, tg_algo_info *info)
     return TG_SUCCESS;
 }
 
+double tg_algo_auto_margin(int index)
+{
+    return index >= 0 && index < tg_rung_count ? tg_rung_auto_margin(tg_rungs[index]) : 1.0;
+}
+
 static const char *ran_name(int ran)
 {
     return ran == TG_RAN_NOTHING ? "none" : ran == TG_RAN_CPU ? "cpu" : tg_rungs[ran]->name;
