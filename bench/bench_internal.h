@@ -102,6 +102,8 @@ typedef struct options {
                             * again, a round of each in turn (0: none) */
     int tune;              /* --tune: write the winners to a tuning table */
     const char *tune_path; /* --tune-file, else tuning/sm_<cc>.tsv under the current dir */
+    int tune_merge;        /* --tune-merge: replace only this run's rows of the existing table */
+    unsigned tune_modes;   /* --tune-modes: bit (1 << tg_math) of each mode written; 0: all */
     const char *cmd;       /* "bench" or "run": the name errors carry */
 } options;
 
@@ -175,7 +177,12 @@ void bench_default_json_path(const run_info *info, char *out, size_t size);
 int bench_run_cpu(tg_handle *h, const options *o, run_info *info);
 int bench_run_gpu(tg_handle *h, const options *o, run_info *info);
 
-/* tuning_writer.c: writes path; returns 1 on success. */
+/* tuning_writer.c: the table --tune writes (--tune-file, else tuning/sm_<cc>.tsv); whether
+ * --tune-merge may merge into path (else it says why on stderr), asked before the timing so
+ * that a refused merge costs no run; writes path (o->tune_merge: merges into it), returning 1
+ * on success. */
+void bench_tuning_path(const options *o, const run_info *info, char *out, size_t size);
+int bench_tuning_mergeable(const char *path, const run_info *info);
 int bench_write_tuning(const char *path, const run_info *info, const options *o);
 
 #endif

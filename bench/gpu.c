@@ -582,6 +582,10 @@ int bench_run_gpu(tg_handle *h, const options *o, run_info *info)
     g.h = h;
     g.info = info;
     gpu_info(info);
+    char tune_path[1200];
+    bench_tuning_path(o, info, tune_path, sizeof tune_path);
+    if (o->tune && o->tune_merge && !bench_tuning_mergeable(tune_path, info))
+        exit(1); /* refused before any timing: no table, no JSON written */
     if (tg_set_backend(h, TG_BACKEND_CUDA) != TG_SUCCESS)
         bench_die("tg_set_backend(CUDA): %s", tg_last_error(h));
     g.stream = (cudaStream_t)tg_get_stream(h);
@@ -615,8 +619,8 @@ int bench_run_gpu(tg_handle *h, const options *o, run_info *info)
     }
     if (o->tune) {
         char path[1200];
-        snprintf(path, sizeof path, "tuning/sm_%d%d.tsv", info->cc_major, info->cc_minor);
-        ok &= bench_write_tuning(o->tune_path ? o->tune_path : path, info, o);
+        bench_tuning_path(o, info, path, sizeof path);
+        ok &= bench_write_tuning(path, info, o);
     }
     for (int i = 0; i < g.events; ++i) {
         CUDA_CHECK(cudaEventDestroy(g.start[i]));

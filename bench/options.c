@@ -62,9 +62,19 @@ static void bench_usage(FILE *f)
             "                       (recheck_ms in the JSON): auto against the best entry\n"
             "                       in the same rounds (default 0: none)\n"
             "  --tune               write, per case and math mode, the fastest correct rung the\n"
-            "                       mode allows to the tuning table `auto` reads (GPU only)\n"
+            "                       mode allows to the tuning table `auto` reads (GPU only); a\n"
+            "                       rung with an auto margin (tg_algo_auto_margin: ozaki2_int8\n"
+            "                       1.10) must be that much faster, as the planner asks\n"
             "  --tune-file FILE     where --tune writes (default tuning/sm_<cc>.tsv, relative to\n"
             "                       the current directory)\n"
+            "  --tune-merge         with --tune: replace only the rows of this run's cases (in\n"
+            "                       the --tune-modes) in the existing table, keep every other\n"
+            "                       row, and note the merge in its header; refused, writing\n"
+            "                       nothing, when the table is missing, unreadable or of\n"
+            "                       another compute capability.  Only the rungs timed are\n"
+            "                       weighed: time every candidate of the mode\n"
+            "  --tune-modes M[,M]   with --tune-merge: the math modes whose rows it replaces\n"
+            "                       (fp32, strict, tf32; default all three)\n"
             "  --list               print the cases and algorithms that would run, and exit\n"
             "  --help               this text\n"
             "\n"
@@ -255,6 +265,24 @@ static int read_trans(const char *value, void *out)
     return parse_trans_list(value, out) ? 0 : -1;
 }
 static int read_splits(const char *value, void *out) { return parse_splits(value, out) ? 0 : -1; }
+/* "fp32,tf32": the bits (1 << tg_math) of the modes named, each once at most. */
+static int read_modes(const char *value, void *out)
+{
+    unsigned *modes = out;
+    *modes = 0;
+    char buf[64];
+    if (!*value || strlen(value) >= sizeof buf || value[strlen(value) - 1] == ',')
+        return -1;
+    snprintf(buf, sizeof buf, "%s", value);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        const int mode = tg_math_from_name(tok);
+        if (mode < 0 || (*modes >> mode & 1u))
+            return -1;
+        *modes |= 1u << mode;
+    }
+    return *modes && !strstr(value, ",,") && value[0] != ',' ? 0 : -1;
+}
 static int read_nonnegative(const char *value, void *out)
 {
     char *end = NULL;
@@ -330,9 +358,11 @@ int bench_parse_options(int argc, char **argv, options *o, int *exit_code)
         {"--json", tg_arg_name, &o->json_path, "a file name"},
         {"--commit", tg_arg_name, &o->commit, "a commit"},
         {"--tune-file", tg_arg_name, &o->tune_path, "a file name"},
+        {"--tune-modes", read_modes, &o->tune_modes, "fp32, strict or tf32, comma-separated"},
         {"--save", NULL, &o->save, NULL},
         {"--list", NULL, &o->list_only, NULL},
         {"--tune", NULL, &o->tune, NULL},
+        {"--tune-merge", NULL, &o->tune_merge, NULL},
         {NULL, NULL, NULL, NULL}};
     positional_shapes ps = {o, bench_xmalloc((size_t)(argc > 0 ? argc : 1) * sizeof *ps.shapes),
                             0};
@@ -340,6 +370,18 @@ int bench_parse_options(int argc, char **argv, options *o, int *exit_code)
     if (*exit_code >= 0) {
         free(ps.shapes);
         bench_free_options(o);
+        return 0;
+    }
+    /* A merge only with --tune; the modes only in a merge (a table written whole has every
+     * mode's rows, which a table of some modes would drop). */
+    const char *needs = o->tune_merge && !o->tune         ? "--tune-merge needs --tune"
+                        : o->tune_modes && !o->tune_merge ? "--tune-modes needs --tune-merge"
+                                                          : NULL;
+    if (needs) {
+        fprintf(stderr, "tilegemm %s: %s\n", o->cmd, needs);
+        free(ps.shapes);
+        bench_free_options(o);
+        *exit_code = 2;
         return 0;
     }
     o->suite = suite >= 0 ? suites[suite] : NULL;
