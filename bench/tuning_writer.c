@@ -175,6 +175,18 @@ static char *read_text(const char *path)
     return text;
 }
 
+/* Copies the line at *at (without its newline or a carriage return) into buf, moves *at past
+ * it, and returns its length in the text (longer than buf can hold: it was cut). */
+static size_t next_line(const char **at, char *buf, size_t size)
+{
+    const char *line = *at;
+    const size_t length = strcspn(line, "\n");
+    snprintf(buf, size, "%.*s", (int)(length < size ? length : size - 1), line);
+    buf[strcspn(buf, "\r")] = '\0';
+    *at = line + length + (line[length] == '\n');
+    return length;
+}
+
 /* Reads a row of a tuned table (a line without its newline) into *key; returns 0 and says why
  * in why when it is not one: 11 tab-separated fields, the key's counts, flags and math mode. */
 static int parse_row(const char *line, tuned_key *key, char *why, size_t size)
@@ -230,12 +242,8 @@ static const char *merge_refusal(const char *path, const char *text, const run_i
     }
     int number = 0;
     for (const char *line = text; *line;) {
-        const size_t length = strcspn(line, "\n");
         char buf[1024];
-        snprintf(buf, sizeof buf, "%.*s", (int)(length < sizeof buf ? length : sizeof buf - 1),
-                 line);
-        const size_t trimmed = strcspn(buf, "\r");
-        buf[trimmed] = '\0';
+        const size_t length = next_line(&line, buf, sizeof buf);
         ++number;
         const char *sm =
             strncmp(buf, "# tilegemm tuning table", 23) == 0 ? strstr(buf, "(sm_") : NULL;
@@ -260,20 +268,30 @@ static const char *merge_refusal(const char *path, const char *text, const run_i
                 return why;
             }
         }
-        line += length + (line[length] == '\n');
     }
+    return NULL;
+}
+
+/* The table at path for a merge (the caller frees it), or NULL once merge_refusal's reason is
+ * said on stderr. */
+static char *read_mergeable(const char *path, const run_info *info)
+{
+    char *text = read_text(path);
+    char why[1400];
+    const char *refused = merge_refusal(path, text, info, why, sizeof why);
+    if (!refused)
+        return text;
+    fprintf(stderr, "tilegemm %s: %s; nothing written\n", bench_cmd, refused);
+    free(text);
     return NULL;
 }
 
 int bench_tuning_mergeable(const char *path, const run_info *info)
 {
-    char *text = read_text(path);
-    char why[1400];
-    const char *refused = merge_refusal(path, text, info, why, sizeof why);
+    char *text = read_mergeable(path, info);
+    const int mergeable = text != NULL;
     free(text);
-    if (refused)
-        fprintf(stderr, "tilegemm %s: %s; nothing written\n", bench_cmd, refused);
-    return !refused;
+    return mergeable;
 }
 
 static void modes_text(const options *o, char *out, size_t size)
@@ -283,6 +301,20 @@ static void modes_text(const options *o, char *out, size_t size)
         if (mode_tuned(o, mode))
             snprintf(out + strlen(out), size - strlen(out), "%s%s", out[0] ? "," : "",
                      tg_math_name((tg_math)mode));
+}
+
+/* What a merge records in the table's header. */
+typedef struct merge_note {
+    const run_info *info;
+    const options *o;
+    const char *modes, *dirty;
+} merge_note;
+
+static void print_merge_note(FILE *f, const merge_note *n)
+{
+    fprintf(f, "# merged at commit %s%s on %s on %s: the %s rows of the %d case(s) timed by `%s`\n",
+            n->info->commit, n->dirty, n->info->date, n->info->device, n->modes, n->o->ncases,
+            n->info->command);
 }
 
 /* Writes the table into f: a new one, or (merge) text with this run's rows merged in. */
@@ -306,22 +338,18 @@ static void write_table(FILE *f, const char *text, new_row *rows, int count,
     }
     char modes[32];
     modes_text(o, modes, sizeof modes);
+    const merge_note note = {info, o, modes, dirty};
     int recorded = 0;
     for (const char *line = text; *line;) {
-        const size_t length = strcspn(line, "\n");
+        const char *const whole = line; /* written back as it was where it is kept */
         char buf[1024];
-        snprintf(buf, sizeof buf, "%.*s", (int)length, line); /* merge_refusal read it */
-        buf[strcspn(buf, "\r")] = '\0';
+        const size_t length = next_line(&line, buf, sizeof buf); /* merge_refusal read it */
         const int comment = buf[0] == '#', blank = strspn(buf, " \t") == strlen(buf);
         tuned_key key;
         char reason[200];
         const int is_row = !comment && !blank && parse_row(buf, &key, reason, sizeof reason);
         if (!recorded && (is_row || strncmp(buf, "# cc\t", 5) == 0)) {
-            /* What was merged, above the column names (or the first row). */
-            fprintf(f, "# merged at commit %s%s on %s on %s: the %s rows of the %d case(s) "
-                       "timed by `%s`\n",
-                    info->commit, dirty, info->date, info->device, modes, o->ncases,
-                    info->command);
+            print_merge_note(f, &note); /* above the column names (or the first row) */
             recorded = 1;
         }
         int replaced = 0;
@@ -342,15 +370,12 @@ static void write_table(FILE *f, const char *text, new_row *rows, int count,
             }
         }
         if (!replaced) {
-            fprintf(f, "%.*s\n", (int)length, line);
+            fprintf(f, "%.*s\n", (int)length, whole);
             counts[3] += is_row;
         }
-        line += length + (line[length] == '\n');
     }
     if (!recorded)
-        fprintf(f, "# merged at commit %s%s on %s on %s: the %s rows of the %d case(s) timed by "
-                   "`%s`\n",
-                info->commit, dirty, info->date, info->device, modes, o->ncases, info->command);
+        print_merge_note(f, &note);
     for (int i = 0; i < count; ++i)
         if (rows[i].best && !rows[i].written) {
             print_row(f, &rows[i]);
@@ -362,16 +387,8 @@ static void write_table(FILE *f, const char *text, new_row *rows, int count,
 int bench_write_tuning(const char *path, const run_info *info, const options *o)
 {
     char *text = NULL;
-    if (o->tune_merge) {
-        text = read_text(path);
-        char why[1400];
-        const char *refused = merge_refusal(path, text, info, why, sizeof why);
-        if (refused) {
-            fprintf(stderr, "tilegemm %s: %s; nothing written\n", bench_cmd, refused);
-            free(text);
-            return 0;
-        }
-    }
+    if (o->tune_merge && !(text = read_mergeable(path, info)))
+        return 0;
     /* A new file beside the old, renamed over it once whole. */
     char temporary[1400];
     snprintf(temporary, sizeof temporary, "%s.new", path);
