@@ -81,19 +81,17 @@ static const char *memory_name(tg_memory kind)
 #define TG_SPLIT_MIN_SLICE 128
 #define TG_SPLIT_MAX_BYTES (256.0 * 1024 * 1024)
 /* Rung 11 (ozaki2_int8) in auto, once admitted (tg_rung.in_auto): only where m, n and k are all
- * at least this.  Its passes over the operands ((m + n) k (4 * 3 + 8 + 1) bytes and m n (8 + 4))
- * and its ~25 launches cost more than its 8 INT8 products save over 3xTF32 unless
- * 1/m + 1/n < about 0.5e-3 and k > about 1000 (on the H100: 8 x 2 m n k at ~1.3 POP/s against
- * 2 m n k at ~115 TFLOP/s, bytes at ~2.5 TB/s).  The regret corpus times it on exactly these
- * cases (RETIME_ALL_AT_LEAST=1024,ozaki2_int8 scripts/device_corpus.sh), so the planner never
- * picks an entry the corpus lacks. */
+ * at least this.  Its passes over the operands (k11_ozaki2.cu's staged_bytes) and its ~25
+ * launches cost more than its 8 INT8 products save over 3xTF32 unless 1/m + 1/n < about 0.5e-3
+ * and k > about 1000.  The regret corpus times it on exactly these cases
+ * (RETIME_ALL_AT_LEAST=1024,ozaki2_int8 scripts/device_corpus.sh), so the planner never picks an
+ * entry the corpus lacks. */
 #define TG_OZ2_AUTO_MIN_SIDE 1024
-/* ... and only where its workspace (tg_rung.workspace_bytes: 16 bytes of residues for each
- * element of op(A), a panel of op(B)'s and of the products, 6.03 GiB at 16384^3, 8.1 GiB on the
- * largest case of the corpus) is at most this, an eighth of the smallest sm_90 part's 80 GB.
- * The handle keeps the slot once grown, and a failed cudaMalloc of it fails the call
- * (TG_ERROR_ALLOCATION), where auto's other rungs take at most 1 GiB of planes (rung 9) and
- * 256 MiB of split-K partials. */
+/* ... and only where its workspace (tg_rung.workspace_bytes; 6.03 GiB at 16384^3, 8.1 GiB on the
+ * largest case of the corpus) is at most this, an eighth of the smallest sm_90 part's 80 GB:
+ * the handle keeps the slot once grown, and a failed cudaMalloc of it fails the call
+ * (TG_ERROR_ALLOCATION).  Auto's other rungs take at most 1 GiB of planes (rung 9), so the
+ * check, on the planner's path, is asked of rung 11 alone. */
 #define TG_AUTO_MAX_RUNG_WORKSPACE (10.0 * 1024 * 1024 * 1024)
 /* ... and ranked as if its tg_rung.auto_margin slower than the model and its measured
  * neighbours say (score(), below): its data's moduli are unseen (k11_ozaki2.cu says why). */
