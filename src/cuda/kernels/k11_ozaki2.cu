@@ -899,24 +899,24 @@ __device__ __forceinline__ void reconstruct_columns(const tg_problem &p, int64_t
              * [2^-420, 2^254], and multiplying by it is ldexp exactly */
             value[c] = rounded * tg_pow2(-(shift_row + shift_col[c])) * (double)p.alpha;
         }
-        /* beta C is exact in double: a fused or separate add rounds the same */
+        /* C's element: alpha C_hat, plus beta C (exact in double: a fused or separate add
+         * rounds the same), one rounding to float */
+        const auto blend = [&](double v, const float &c) { /* c read only where beta != 0 */
+            return (float)(p.beta != 0.0f ? v + (double)p.beta * (double)c : v);
+        };
         float *const out = p.C + i * p.ldc + j;
         if (whole) { /* 4 columns taken, 16 bytes aligned: one load of C and one store */
             float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             if (p.beta != 0.0f)
                 v = *reinterpret_cast<const float4 *>(out);
-            const double beta = (double)p.beta;
-            v.x = (float)(p.beta != 0.0f ? value[0] + beta * (double)v.x : value[0]);
-            v.y = (float)(p.beta != 0.0f ? value[1] + beta * (double)v.y : value[1]);
-            v.z = (float)(p.beta != 0.0f ? value[2] + beta * (double)v.z : value[2]);
-            v.w = (float)(p.beta != 0.0f ? value[3] + beta * (double)v.w : value[3]);
+            v = make_float4(blend(value[0], v.x), blend(value[1], v.y), blend(value[2], v.z),
+                            blend(value[3], v.w));
             *reinterpret_cast<float4 *>(out) = v;
         } else {
 #pragma unroll
             for (int c = 0; c < 4; ++c)
                 if (c < width && take_col[c])
-                    out[c] = (float)(p.beta != 0.0f ? value[c] + (double)p.beta * (double)out[c]
-                                                    : value[c]);
+                    out[c] = blend(value[c], out[c]);
         }
         advance();
     }
