@@ -475,10 +475,20 @@ static void check_crt(void)
             for (int l = 0; l < count; ++l)
                 tg_oz2_crt_add(&wide, &crt, l, tg_oz2_moduli[l], products[l], 4);
             const tg_oz2_i128 got_wide = tg_oz2_crt_value(&wide, &crt, 4);
+            /* the residues in [0, m_l) as they are (the INT8 rung's bytes), no m_l added */
+            tg_oz2_crt_sum raw = {{0, 0, 0, 0}, 0};
+            for (int l = 0; l < count; ++l) {
+                const int mod = tg_oz2_moduli[l];
+                const uint32_t r = (uint32_t)((products[l] % mod + mod) % mod);
+                tg_oz2_crt_add_residue(&raw, &crt, l, r, crt.limbs);
+            }
+            const tg_oz2_i128 got_raw = tg_oz2_crt_value(&raw, &crt, crt.limbs);
             const tg_oz2_i128 ref = crt_reference(products, count);
-            EXPECT(got == x && got_wide == x && ref == x,
-                   "%d moduli, C_hat %.17g (case %d): crt %.17g, 4 limbs %.17g, 128-bit %.17g",
-                   count, (double)x, v, (double)got, (double)got_wide, (double)ref);
+            EXPECT(got == x && got_wide == x && got_raw == x && ref == x,
+                   "%d moduli, C_hat %.17g (case %d): crt %.17g, 4 limbs %.17g, residues %.17g, "
+                   "128-bit %.17g",
+                   count, (double)x, v, (double)got, (double)got_wide, (double)got_raw,
+                   (double)ref);
             ++checked;
         }
     }

@@ -388,10 +388,13 @@ static inline TG_OZ2_HOST_DEVICE void tg_oz2_take_carried_bits(uint64_t w, int c
  *   for any integers u_l = C_hat (mod m_l), S = sum_l u_l e_l = C_hat (mod M), and C_hat is
  *   S - q M for the one integer q that puts it in [h + 1 - M, h], h = floor(M / 2) (ozaki2.c's
  *   centring: x > h goes to x - M).
- * u_l is the INT32 product mod m_l plus m_l, in [1, 2 m_l - 1], so u_l < 2^9.  S is summed
- * exactly as four sums of u_l times 32-bit limbs of e_l (each under 16 2^9 2^32 = 2^45: 64-bit
- * sums never wrap).  q is estimated from F = sum_l u_l w_l, w_l = floor(e_l 2^32 / M): with
- * f = S / M, 0 <= f - F 2^-32 < sum_l u_l 2^-32 < 2^-19.  Let g = C_hat / M in (-1/2, 1/2],
+ * u_l is the INT32 product mod m_l plus m_l, in [1, 2 m_l - 1] (tg_oz2_crt_add), or a residue
+ * in [0, m_l) as it is (tg_oz2_crt_add_residue): in [0, 2 m_l - 1] either way, so u_l < 2^9.
+ * The two give S apart by sum_l m_l e_l, a multiple of M (e_l = 1 mod m_l, 0 mod the other
+ * moduli), and the same C_hat below.  S is summed exactly as four sums of u_l times 32-bit
+ * limbs of e_l (each under 16 2^9 2^32 = 2^45: 64-bit sums never wrap).  q is estimated from
+ * F = sum_l u_l w_l, w_l = floor(e_l 2^32 / M): with f = S / M, 0 <= f - F 2^-32 <= sum_l u_l
+ * 2^-32 < 2^-19 (e_l 2^32 / M - 1 < w_l <= e_l 2^32 / M).  Let g = C_hat / M in (-1/2, 1/2],
  * f = q + g, and q_est = floor(F 2^-32 + 1/2 - 2^-32).  Then F 2^-32 + 1/2 - 2^-32 <= q + g +
  * 1/2 - 2^-32 < q + 1, and > q + g + 1/2 - 2^-19 - 2^-32, which is >= q unless
  * g < -1/2 + 2^-19 + 2^-32: q_est is q, or q - 1 in that sliver only.  So D = S - q_est M is
@@ -488,7 +491,7 @@ static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_init(tg_oz2_crt *c, const int *
     tg_oz2_crt_init_shared(c, moduli, count);
 }
 
-/* Adds modulus l to the sums with u_l = u: any integer in [1, 2 m_l - 1] = C_hat (mod m_l).
+/* Adds modulus l to the sums with u_l = u: any integer in [0, 2 m_l - 1] = C_hat (mod m_l).
  * limbs: c->limbs, or more. */
 static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_add_u(tg_oz2_crt_sum *s, const tg_oz2_crt *c,
                                                        int l, uint32_t u, int limbs)
@@ -497,6 +500,17 @@ static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_add_u(tg_oz2_crt_sum *s, const 
         if (j < limbs)
             s->limb[j] += (uint64_t)u * c->weight[l][j];
     s->frac += (uint64_t)u * c->frac[l];
+}
+
+/* Adds modulus l to the sums with its residue r in [0, m_l) (= C_hat mod m_l) as u_l = r, as
+ * the INT8 rung's byte residues come: no m_l added, which a signed INT32 product needs
+ * (tg_oz2_crt_add) and a residue does not (above: u_l in [0, 2 m_l - 1]).  limbs: c->limbs, or
+ * more. */
+static inline TG_OZ2_HOST_DEVICE void tg_oz2_crt_add_residue(tg_oz2_crt_sum *s,
+                                                             const tg_oz2_crt *c, int l,
+                                                             uint32_t r, int limbs)
+{
+    tg_oz2_crt_add_u(s, c, l, r, limbs);
 }
 
 /* Adds modulus l (m_l = mod) to the sums: product is any integer = C_hat (mod m_l), such as

@@ -118,6 +118,23 @@ inline float __uint_as_float(unsigned u)
     std::memcpy(&f, &u, sizeof f);
     return f;
 }
+/* prmt.b32 in its default mode: the 8 bytes of {y, x} (x's lowest first) numbered 0 to 7;
+ * result byte n is the byte that s's nibble n selects by its low 3 bits, or, where the
+ * nibble's top bit is set, that byte's sign bit repeated over all 8 bits.  s's upper 16 bits
+ * are not read. */
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s)
+{
+    const unsigned long long bytes = (unsigned long long)y << 32 | x;
+    unsigned r = 0;
+    for (int n = 0; n < 4; ++n) {
+        const unsigned nibble = s >> (4 * n) & 15u;
+        unsigned b = (unsigned)(bytes >> (8 * (nibble & 7u))) & 255u;
+        if (nibble & 8u)
+            b = b & 128u ? 255u : 0u;
+        r |= b << (8 * n);
+    }
+    return r;
+}
 
 /* Warp intrinsics need lockstep warps, which fibers are not: refuse at compile time. */
 template <class... T> struct emu_always_false : std::false_type {};

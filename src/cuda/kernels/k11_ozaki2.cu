@@ -53,7 +53,7 @@
  *                       leave
  *     reconstruct (x3)  a thread a column and 16 rows of it (a kernel a class of counts, 0-8,
  *                       9-12 and 13-16 moduli, the others leave at once): the CRT without
- *                       128-bit products (ozaki2.h's tg_oz2_crt: per modulus u_l = r + m_l,
+ *                       128-bit products (ozaki2.h's tg_oz2_crt: per modulus u_l = r, its byte,
  *                       2 to 4 32x32->64-bit multiply-adds into exact sums of 32-bit limbs, q
  *                       from a 32-bit fixed-point estimate of S / M, one exact correction), the
  *                       same integer C_hat as ozaki2.c's 128-bit CRT; 2^-(s_i + t_j) alpha
@@ -835,8 +835,10 @@ __device__ __forceinline__ void reconstruct_columns(const tg_problem &p, int64_t
     if (COUNT == 0)
         return; /* every output is fma_left's */
     constexpr int N = COUNT > 0 ? COUNT : 1;
-    /* row r's line and the residues of modulus l at residues + l * plane + r * ldp + j (in
-     * [0, m_l), so u_l = r + m_l lies in [1, 2 m_l - 1]) */
+    /* row r's line and the residues of modulus l at residues + l * plane + r * ldp + j: byte c
+     * of the word is column j + c's, in [0, m_l), and is u_l as it is (tg_oz2_crt_add_residue:
+     * adding m_l, as for a signed product, would only move S by a multiple of M and F with it;
+     * the CRT's C_hat is exact for either, so the same) */
     const auto load = [&](int64_t r, tg_oz2_line &line, uint32_t (&word)[N]) {
         line = rows[r];
         const uint8_t *const at = residues + r * ldp + j;
@@ -888,10 +890,11 @@ __device__ __forceinline__ void reconstruct_columns(const tg_problem &p, int64_t
             if (c >= width || !take_col[c])
                 continue; /* past C, or a column the scheme leaves */
             tg_oz2_crt_sum sum = {{0, 0, 0, 0}, 0};
+            /* byte c of each word, zero-extended, by one byte permute (prmt) */
 #pragma unroll
             for (int l = 0; l < COUNT; ++l)
-                tg_oz2_crt_add_u(&sum, &crt, l, (word[l] >> (8 * c) & 255u) + (uint32_t)kList[l],
-                                 LIMBS);
+                tg_oz2_crt_add_residue(&sum, &crt, l, __byte_perm(word[l], 0u, 0x4440u + c),
+                                       LIMBS);
             const tg_i128 c_hat = tg_oz2_crt_value(&sum, &crt, LIMBS);
             /* with 2 limbs C_hat fits int64, whose conversion rounds as i128_to_double does */
             const double rounded = LIMBS == 2 ? (double)(int64_t)c_hat : i128_to_double(c_hat);
