@@ -46,7 +46,7 @@
  * estimate: every element within the bound, whatever the data.  The bound rule needs R only
  * where some line's range asks more bits than the floor; elsewhere every output asks at most
  * the floor, and no lower product is formed.  A row or column whose range needs more moduli
- * than TG_OZ2_MAX_MODULI, or that holds an Inf or NaN, is left to an FP32 FMA product (the
+ * than TG_OZ2_MAX_MODULI, or that holds an Inf or NaN, is left to a float64 FMA product (the
  * rung: tiles of those outputs to another rung).
  *
  * How many moduli: M > 2 max |C_hat| over the outputs taken.  With a'' = ceil(|a| 2^(7 - e_i)) (the
@@ -150,7 +150,7 @@ static inline TG_OZ2_HOST_DEVICE int tg_oz2_line_range(const tg_oz2_line *l)
 }
 
 /* Whether the scheme takes the line: no Inf or NaN, and a range of at most cap (what the
- * moduli can carry); a line it leaves goes to an FP32 FMA product. */
+ * moduli can carry); a line it leaves goes to a float64 FMA product. */
 static inline TG_OZ2_HOST_DEVICE int tg_oz2_line_taken(const tg_oz2_line *l, int cap)
 {
     return !l->special && tg_oz2_line_range(l) <= cap;
@@ -664,7 +664,7 @@ static inline TG_OZ2_HOST_DEVICE int tg_oz2_product_pays(int need_a, int need_b,
  * The whole scheme on the CPU, on a normalized problem (problem.h) that has passed
  * validation: residues as INT8, sums of their products in INT32 chunks of TG_OZ2_K_CHUNK, the
  * CRT in 128-bit integers, one rounding to float; the rows and columns the scheme cannot take
- * by FP32 FMA in k order.  forced_moduli > 0 uses that many moduli, splitting the bits they
+ * by float64 FMA in k order.  forced_moduli > 0 uses that many moduli, splitting the bits they
  * allow evenly between the operands (for tests: a fixed count that the data's range needs
  * more than breaks the error bound); 0 chooses as above.  beta = 0 never reads C.  Fills
  * *plan; returns 0, or -1 where its buffers cannot be allocated (C untouched).

@@ -103,6 +103,8 @@ template <class T> inline void __stcs(T *p, T v) { *p = v; } /* a streaming stor
 template <class T> inline void __stwb(T *p, T v) { *p = v; } /* a plain store, one instruction */
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
 inline float __fmul_rn(float a, float b) { return a * b; }
+inline double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
+inline double __dmul_rn(double a, double b) { return a * b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline long long __double2ll_rn(double x) { return std::llrint(x); }
 inline int __double2int_rn(double x) { return (int)std::lrint(x); }

@@ -61,8 +61,9 @@
  *                       the limbs, a template constant (one instance a count); the CRT's
  *                       constants in registers across the thread's rows
  *     fma_left (x2)     the outputs of the rows left, then of the columns left (survey_lines'
- *                       lists), by FP32 FMA in k order, 8 lines a block sharing the other
- *                       operand's tiles; nothing where no line is left
+ *                       lists), by float64 FMA in k order (one rounding to float), 8 lines
+ *                       a block sharing the other operand's tiles; nothing where no line is
+ *                       left
  * INT32 sums stay exact: int8_gemm.cuh reduces its accumulators every 2^16 of k itself.
  * Workspace: line records (16 (m + n) bytes), the plan, the survey, the lines' sums and the
  *   rows' largest block minima (16 (m + n) + 8 m), the lines left (4 (m + n)), the rows' block
@@ -80,8 +81,9 @@
  *   moduli its data needs are unseen); else when forced (tg_set_algo, --algo ozaki2_int8).
  * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 120, 128 and 167 (0-8, 9-12 and 13-16
  *   moduli), to_residues 78 and 80, to_leading 66 and 69 (with the blocks' minima and sums),
- *   to_block_floors 20, bound_needs 64, weigh_bound 32, fma_left 48 and 48, survey_lines 31,
- *   scan_lines 28 and 28, choose_plan 62 (thread 0's plan on a 208-byte stack frame); no spills;
+ *   to_block_floors 20, bound_needs 64, weigh_bound 32, fma_left 59 and 48 (rows, columns: 8
+ *   bytes spilled, a float64 sum's), survey_lines 31, scan_lines 28 and 28, choose_plan 62
+ *   (thread 0's plan on a 208-byte stack frame); no other spills;
  *   Choice as a __grid_constant__ (indexed by a line's range: as a plain parameter, copied to an
  *   80-byte stack frame in every thread).  reconstruct's SASS per output (a taken line, C_hat >=
  *   2^64, beta 0): 324 instructions at 9 moduli, 476 at 16 (the 128-bit CRT: 695 and 1110), about
@@ -974,7 +976,8 @@ __global__ void __launch_bounds__(256, HI <= 8 ? 2 : 1) reconstruct(const tg_pro
 }
 
 /* The outputs of a panel (p: columns j0 .. j0 + p.n - 1 of C) that lie on a line the scheme
- * leaves, each as ozaki2.c's fma_element: an FP32 FMA dot product in k order, alpha, beta.
+ * leaves, each as ozaki2.c's fma_element: a float64 FMA dot product in k order, alpha, beta,
+ * one rounding to float.
  * LEFT_ROWS: the rows left (left_lines from 0) across the panel; else the columns left (from m)
  * that lie in it, down the rows taken.  A block takes 8 left lines (a warp each) x 32 outputs
  * along them, the other operand's 32 x 32 tile of k shared by the 8 through shared memory
@@ -1004,7 +1007,7 @@ __global__ void __launch_bounds__(256) fma_left(const tg_problem p, int64_t j0,
             line -= j0;
             line = line < p.n ? line : -1; /* a column of another panel */
         }
-        float acc = 0.0f;
+        double acc = 0.0;
         for (int64_t q0 = 0; q0 < p.k; q0 += 32) {
             const int64_t q = q0 + threadIdx.x;
             const float *const at = LEFT_ROWS ? p.A + line * p.a_rs + q * p.a_cs
@@ -1020,7 +1023,8 @@ __global__ void __launch_bounds__(256) fma_left(const tg_problem p, int64_t j0,
             __syncthreads();
             const int steps = (int)(p.k - q0 < 32 ? p.k - q0 : 32);
             for (int t = 0; t < steps; ++t)
-                acc = __fmaf_rn(line_tile[threadIdx.y][t], other_tile[t][threadIdx.x], acc);
+                acc = __fma_rn((double)line_tile[threadIdx.y][t],
+                               (double)other_tile[t][threadIdx.x], acc);
             __syncthreads();
         }
         if (line < 0 || f >= along)
@@ -1028,9 +1032,9 @@ __global__ void __launch_bounds__(256) fma_left(const tg_problem p, int64_t j0,
         const int64_t i = LEFT_ROWS ? line : f, j = LEFT_ROWS ? f : line;
         if (!LEFT_ROWS && !tg_oz2_line_taken(&rows[i], cap))
             continue; /* the rows' pass wrote it */
-        const float product = __fmul_rn(p.alpha, acc);
+        const double value = __dmul_rn((double)p.alpha, acc);
         float *const c = p.C + i * p.ldc + j;
-        *c = p.beta != 0.0f ? __fmaf_rn(p.beta, *c, product) : product;
+        *c = (float)(p.beta != 0.0f ? __fma_rn((double)p.beta, (double)*c, value) : value);
     }
 }
 
@@ -1437,7 +1441,7 @@ extern "C" const tg_rung tg_rung_ozaki2_int8 = {.name = "ozaki2_int8", .level = 
                "powers of two to integers, their residues modulo up to 16 moduli as int8, "
                "products by TMA + wgmma (128x256x128 block, 4 stages) left as byte residues, "
                "the CRT in 32-bit limbs, one rounding; lines with Inf, NaN or too wide a range "
-               "by FP32 FMA; in auto only where ranked 10% ahead",
+               "by float64 FMA; in auto only where ranked 10% ahead",
     .block_rows = int8_gemm::kBM, .block_cols = int8_gemm::kBN, .in_auto = 1,
     .arith = TG_ARITH_INT8, .min_cc = 90, .launch = launch_needs_workspace,
     .unsupported = ozaki2_unsupported, .workspace_bytes = workspace_bytes,
