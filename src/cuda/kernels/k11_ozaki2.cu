@@ -3,8 +3,8 @@
  * arithmetic of src/ozaki/ozaki2.c (see ozaki2.h for the scheme and why its bits and moduli
  * meet the k-scaled error bound), run on the device step for step, so that its results are
  * ozaki2.c's bit for bit.
- *   ozaki2_int8: 8 + 13 x panels launches a batch item (20 with one panel, whose op(B) leading
- *   magnitudes P reuses; 5 + 7 x panels where the count is forced), all queued without waiting
+ *   ozaki2_int8: 10 + 11 x panels launches a batch item (20 with one panel, whose op(B) leading
+ *   magnitudes P reuses; 7 + 5 x panels where the count is forced), all queued without waiting
  *   for the device:
  *     scan_lines (x2)   each row of op(A), each column of op(B): Inf/NaN, the frexp exponents
  *                       of its largest and smallest nonzero elements (a warp along a line, or
@@ -60,6 +60,7 @@
  *                       C_hat (+ beta C) in double, one rounding to float.  The count, and so
  *                       the limbs, a template constant (one instance a count); the CRT's
  *                       constants in registers across the thread's rows
+ *   after the panels:
  *     fma_left (x2)     the outputs of the rows left, then of the columns left (survey_lines'
  *                       lists), by float64 FMA in k order (one rounding to float), 8 lines
  *                       a block sharing the other operand's tiles; nothing where no line is
@@ -81,9 +82,8 @@
  *   moduli its data needs are unseen); else when forced (tg_set_algo, --algo ozaki2_int8).
  * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 120, 128 and 167 (0-8, 9-12 and 13-16
  *   moduli), to_residues 78 and 80, to_leading 66 and 69 (with the blocks' minima and sums),
- *   to_block_floors 20, bound_needs 64, weigh_bound 32, fma_left 59 and 48 (rows, columns: 8
- *   bytes spilled, a float64 sum's), survey_lines 31, scan_lines 28 and 28, choose_plan 62
- *   (thread 0's plan on a 208-byte stack frame); no other spills;
+ *   to_block_floors 20, bound_needs 64, weigh_bound 32, fma_left 59 and 59, survey_lines 31,
+ *   scan_lines 28 and 28, choose_plan 62 (thread 0's plan on a 208-byte stack frame); no spills;
  *   Choice as a __grid_constant__ (indexed by a line's range: as a plain parameter, copied to an
  *   80-byte stack frame in every thread).  reconstruct's SASS per output (a taken line, C_hat >=
  *   2^64, beta 0): 324 instructions at 9 moduli, 476 at 16 (the 128-bit CRT: 695 and 1110), about
@@ -975,17 +975,17 @@ __global__ void __launch_bounds__(256, HI <= 8 ? 2 : 1) reconstruct(const tg_pro
                                 plane);
 }
 
-/* The outputs of a panel (p: columns j0 .. j0 + p.n - 1 of C) that lie on a line the scheme
- * leaves, each as ozaki2.c's fma_element: a float64 FMA dot product in k order, alpha, beta,
- * one rounding to float.
- * LEFT_ROWS: the rows left (left_lines from 0) across the panel; else the columns left (from m)
- * that lie in it, down the rows taken.  A block takes 8 left lines (a warp each) x 32 outputs
- * along them, the other operand's 32 x 32 tile of k shared by the 8 through shared memory
- * and read along whichever side is contiguous; groups of 8 lines in steps of the grid.
- * Nothing where no such line is left.  (A thread an output, reading both operands itself,
- * took 6 ms at 16384^3 on spread data's 30-odd left lines.) */
+/* The outputs of C that lie on a line the scheme leaves, each as ozaki2.c's fma_element: a
+ * float64 FMA dot product in k order, alpha, beta, one rounding to float; once for the whole of
+ * C after its panels (the columns' pass, run a panel at a time, read all of op(A) in each:
+ * 1.9 ms a panel at 16384^3 on spread data's 3 left columns).  LEFT_ROWS: the rows left
+ * (left_lines from 0) across C; else the columns left (from m), down the rows taken.  A block
+ * takes 8 left lines (a warp each) x 32 outputs along them, the other operand's 32 x 32 tile of
+ * k shared by the 8 through shared memory and read along whichever side is contiguous; groups
+ * of 8 lines in steps of the grid.  Nothing where no such line is left.  (A thread an output,
+ * reading both operands itself, took 6 ms at 16384^3 on spread data's left lines.) */
 template <bool LEFT_ROWS>
-__global__ void __launch_bounds__(256) fma_left(const tg_problem p, int64_t j0,
+__global__ void __launch_bounds__(256) fma_left(const tg_problem p,
                                                 const tg_oz2_line *rows, int cap,
                                                 const int *left_lines, const Survey *survey)
 {
@@ -1000,13 +1000,9 @@ __global__ void __launch_bounds__(256) fma_left(const tg_problem p, int64_t j0,
     const int64_t f0 = blockIdx.x * (int64_t)32, f = f0 + threadIdx.x;
     const bool other_along_q = other_q == 1 || other_f != 1;
     for (int64_t g0 = blockIdx.y * (int64_t)8; g0 < lines; g0 += gridDim.y * (int64_t)8) {
-        /* this warp's line: a row of op(A), or a column of op(B) as an index into the panel */
+        /* this warp's line: a row of op(A) or a column of op(B) */
         const int64_t g = g0 + threadIdx.y;
-        int64_t line = g < lines ? list[g] : -1;
-        if (!LEFT_ROWS && line >= 0) {
-            line -= j0;
-            line = line < p.n ? line : -1; /* a column of another panel */
-        }
+        const int64_t line = g < lines ? list[g] : -1;
         double acc = 0.0;
         for (int64_t q0 = 0; q0 < p.k; q0 += 32) {
             const int64_t q = q0 + threadIdx.x;
@@ -1329,15 +1325,15 @@ cudaError_t run_item(const tg_problem &p, const Workspace &w, char *base, const 
         for (const auto kernel : {reconstruct<0, 8>, reconstruct<9, 12>, reconstruct<13, 16>})
             kernel<<<grid, dim3(32, 8), 0, stream>>>(part, rows, cols + j0, choice.cap, plan,
                                                      products, w.ldp, p.m * w.ldp);
-        /* 8 groups of 8 lines in y: few blocks to leave at once where none is left */
-        fma_left<true><<<dim3(ceil_div(part.n, 32), 8), dim3(32, 8), 0, stream>>>(
-            part, j0, rows, choice.cap, left_lines, survey);
-        fma_left<false><<<dim3(ceil_div(p.m, 32), 8), dim3(32, 8), 0, stream>>>(
-            part, j0, rows, choice.cap, left_lines, survey);
         if ((e = cudaGetLastError()) != cudaSuccess)
             return e;
     }
-    return cudaSuccess;
+    /* 8 groups of 8 lines in y: few blocks to leave at once where none is left */
+    fma_left<true><<<dim3(ceil_div(p.n, 32), 8), dim3(32, 8), 0, stream>>>(p, rows, choice.cap,
+                                                                         left_lines, survey);
+    fma_left<false><<<dim3(ceil_div(p.m, 32), 8), dim3(32, 8), 0, stream>>>(p, rows, choice.cap,
+                                                                          left_lines, survey);
+    return cudaGetLastError();
 }
 
 int run(const tg_problem *p, void *stream, void *workspace, int forced)
