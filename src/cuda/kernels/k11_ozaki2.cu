@@ -90,16 +90,20 @@
  *   17 a modulus instead of 60 (measured before the count was a constant); powers of two by their
  *   bits (tg_pow2) instead of ldexp.
  * Benchmark: tilegemm bench 4096 8192 16384 --algo ozaki2_int8 (cuBLAS in the same run)
- * Measured: H100 80GB HBM3, 11d595b (bench/results/ozaki/, scripts/device_ozaki.sh, GEMMul8's
- *   accurate mode with 8 moduli in the same run): 91.8, 125.2 and 145.0 TFLOP/s at 4096^3,
- *   8192^3 and 16384^3 on uniform data (GEMMul8 62.0, 97.8, 124.3; 105a6e4: 83.0, 119.3, 137.5),
- *   91.7, 116.6, 144.4 on line-scaled data, 73.2, 105.5, 123.1 on spread data (GEMMul8 62.6,
- *   98.4, 123.9); RMS 2.6e-8 to 3.6e-8; test_gpu_ozaki2 bit for bit with ozaki2.c on every
- *   case.  At 16384^3 (ncu, uniform data, one call of 53.2 ms): the 8 moduli's INT8 products
- *   45.0 ms, R (and P's launches, which leave) 0.6; to_residues 2.5, reconstruct 2.1,
- *   to_leading 1.1, bound_needs 0.9, scan_lines 0.8 (at 2ca5401: 68.6 ms, P 5.4, to_residues
- *   5.6, reconstruct 4.8, bound_needs 4.1, scan_lines 3.0, to_leading 1.9).  In a run of calls
- *   the card holds its power cap (about 1.8 GHz), and a call takes about 14% longer.
+ * Measured: H100 80GB HBM3, 10ba615 (bench/results/ozaki/, scripts/device_ozaki.sh, GEMMul8's
+ *   accurate mode with 8 moduli in the same run, median of 7): 92.1, 128.0 and 142.8 TFLOP/s at
+ *   4096^3, 8192^3 and 16384^3 on uniform data (GEMMul8 67.2, 96.0, 124.6), 92.1, 118.5, 145.3
+ *   on line-scaled data (67.0, 99.9, 123.6), 71.5, 108.8, 128.0 on spread data (65.6, 97.9,
+ *   124.4); RMS 2.56e-8 to 2.80e-8, below GEMMul8's on every class and size; test_gpu_ozaki2 bit
+ *   for bit with ozaki2.c on every case.  At 16384^3 the same kernels ran 149.2 and 147.6 on
+ *   uniform and line-scaled data in the run before (686a51e: only left lines ran otherwise), and
+ *   `tilegemm bench` gave 150-154 at earlier commits: a call's time moves by a few percent with
+ *   what the card ran before it (bench/results/ozaki/README.md).  ncu, one call at 16384^3:
+ *   uniform data 53.2 ms, of which the 8 moduli's INT8 products 45.0-45.8, R (and P's launches,
+ *   which leave) 0.6, to_residues 2.5, reconstruct 2.0 (2.1 before its byte permute), to_leading
+ *   1.1, bound_needs 0.9, scan_lines 0.8 (at 2ca5401: 68.6 ms); spread data 61.9 ms (P 5.8,
+ *   fma_left 1.6 for 3 left lines; 72.1 with fma_left a panel at a time).  In a run of calls the
+ *   card holds its power cap (about 1.8 GHz), and a call takes about 14% longer than ncu's sum.
  */
 #include <math.h>
 #include <stdint.h>
