@@ -11,7 +11,8 @@
  * 2^-16..2^16; no product of leading magnitudes on narrow data), then raised to all the moduli
  * carry (on data spread over 2^-10..2^10, enough to cut the RMS error against the least bits;
  * the result the scheme's at its bits, C_hat summed exactly); a fixed 5 moduli must break
- * that bound on data that needs more.  Prints the moduli, INT8 products and the RMS error.
+ * that bound on data that needs more; the lines left to FMA as accurate as float64's product
+ * rounded to float.  Prints the moduli, INT8 products and the RMS error.
  */
 #include <float.h>
 #include <math.h>
@@ -639,6 +640,21 @@ int main(void)
     EXPECT(chosen <= 1.0, "chosen moduli (%d): scaled error %g", plan.moduli, chosen);
     printf("  5 moduli fixed on spread 2^10: worst scaled error %.3g; %d chosen: %.3g\n", fixed,
            plan.moduli, chosen);
+
+    /* The lines left go to a float64 sum rounded once, as the CRT's outputs: where every line
+     * is left (elements over 2^-60..2^60) at k = 16384, the RMS error is a float rounding's,
+     * float64's own product rounded to float (an FP32 sum in k order left 16 times
+     * that, and on spread data a few such lines lifted the whole product's RMS error). */
+    const shape all_left = {TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 24, 20, 16384, 1, 1.0f, 0.0f};
+    double left_rms[3];
+    const double left_worst = run_case(&all_left, kSpread60, 0, 4242, &plan, left_rms);
+    EXPECT(left_worst <= 1.0 && plan.fallback_rows + plan.fallback_cols == 44 &&
+               left_rms[0] <= 1.05 * left_rms[1],
+           "every line left, k 16384: scaled error %g, %lld + %lld lines left, RMS %.3e "
+           "(float64 rounded %.3e)", left_worst, (long long)plan.fallback_rows,
+           (long long)plan.fallback_cols, left_rms[0], left_rms[1]);
+    printf("  every line left (spread 2^60), k 16384: RMS %.3e, float64 rounded %.3e\n",
+           left_rms[0], left_rms[1]);
 
     /* k past one INT32 chunk: the sums are cut where INT32 could overflow. */
     const shape long_k = {TG_ROW_MAJOR, TG_NO_TRANS, TG_TRANS, 2, 3, TG_OZ2_K_CHUNK + 4461, 1,
