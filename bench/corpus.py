@@ -72,7 +72,7 @@ times the fastest: those where the counts between the powers of two may pay
 (SPLITS=fine RETIME_SPLIT_WITHIN).
 --shapes-all-at-least lists the cases with m, n and k all at least S and, with RUNG, those
 where RUNG has entries besides: where auto may run a rung it admits only on large products
-(ozaki2_int8: plan.c's TG_OZ2_AUTO_MIN_SIDE), and its older rows elsewhere, re-timed so that
+(ozaki2_int8: its rung entry's auto_min_side), and its older rows elsewhere, re-timed so that
 none is stale (RETIME_ALL_AT_LEAST).
 --unsplit-json writes the train cases' unsplit entries (1 slice; those timed once, lower bounds,
 left out) as a `tilegemm bench` JSON file, the form bench/fit_model.py fits the cost model's

@@ -13,6 +13,7 @@
  *     6 or 7 where the regret corpus timed that count. */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "plan/cost_model.h"
 #include "cuda/registry.h"
@@ -235,6 +236,54 @@ int main(int argc, char **argv)
     printf("test_plan: 400 random calls x 3 modes (%d split, %d on tensor cores, %d unmodelled "
            "and %d fine-split autotune candidates), %d tuned rows\n",
            splits, tensor, unmodelled, g_fine_candidates, followed);
+
+    /* Each rung's own limits in auto (tg_rung.auto_min_side, auto_max_workspace, unsplit), as
+     * its entry states them: a side one under the least is refused in every mode, the least
+     * is not refused for it, a workspace past the most is refused, and an unsplit rung is
+     * never split. */
+    int limited = 0;
+    for (int i = 0; i < tg_rung_count; ++i) {
+        const tg_rung *r = tg_rungs[i];
+        const int64_t side = r->auto_min_side > 0 ? r->auto_min_side : 4096;
+        tg_problem sq = {.m = side, .n = side, .k = side, .a_rs = side, .a_cs = 1, .b_rs = side,
+                         .b_cs = 1, .ldc = side, .batch = 1, .alpha = 1.0f,
+                         .A = (const float *)256, .B = (const float *)512, .C = (float *)1024};
+        if (r->unsplit) {
+            sq.k = 1 << 20;
+            EXPECT(tg_most_slices(i, &sq) == 1, "%s is unsplit, yet may take %d slices", r->name,
+                   tg_most_slices(i, &sq));
+            sq.k = side;
+        }
+        if (!r->in_auto || r->auto_min_side <= 0)
+            continue;
+        for (int mode = TG_MATH_FP32; mode <= TG_MATH_TF32; ++mode) {
+            if (!tg_math_allows((tg_math)mode, r->arith))
+                continue;
+            const char *at_least = tg_auto_refuses(&kH100, (tg_math)mode, i, &sq);
+            EXPECT(!at_least || !strstr(at_least, "the least auto runs it on"),
+                   "%s refused at its least side %lld: %s", r->name, (long long)side, at_least);
+            for (int d = 0; d < 3; ++d) {
+                tg_problem under = sq;
+                *(d == 0 ? &under.m : d == 1 ? &under.n : &under.k) = side - 1;
+                const char *why = tg_auto_refuses(&kH100, (tg_math)mode, i, &under);
+                EXPECT(why && strstr(why, "the least auto runs it on"),
+                       "%s: %s one under its least side %lld not refused for it (%s)", r->name,
+                       d == 0 ? "m" : d == 1 ? "n" : "k", (long long)side, why ? why : "allowed");
+            }
+            if (r->auto_max_workspace > 0.0 && r->workspace_bytes) {
+                tg_problem big = sq;
+                big.m = big.n = big.k = big.ldc = big.a_rs = big.b_rs = 1 << 17;
+                EXPECT((double)r->workspace_bytes(&big) > r->auto_max_workspace,
+                       "%s: %lld^3 takes no more than its auto workspace", r->name,
+                       (long long)big.m);
+                const char *why = tg_auto_refuses(&kH100, (tg_math)mode, i, &big);
+                EXPECT(why && strstr(why, "workspace"), "%s: a workspace of %.1f GiB allowed (%s)",
+                       r->name, (double)r->workspace_bytes(&big) / (1 << 30), why ? why : "-");
+            }
+            limited++;
+        }
+    }
+    printf("test_plan: rungs' own auto limits held in %d rung-mode pairs\n", limited);
 
     /* The shapes that need many slices: 32x32x100000 fills the SMs. */
     const tg_problem thin = {.m = 32, .n = 32, .k = 100000, .a_rs = 100000, .a_cs = 1,

@@ -64,6 +64,13 @@ typedef struct tg_rung {
      * through tg_algo_auto_margin), so a rung whose speed depends on data the measurements did
      * not see is picked only where it wins by this much. */
     double auto_margin;
+    /* Auto's limits of its own, past its arithmetic's (0: none): auto runs it only where m, n
+     * and k are all at least auto_min_side and its workspace_bytes is at most
+     * auto_max_workspace; unsplit: never split along k, in auto or forced (each slice would
+     * repeat what the whole product does once).  The rung's entry says why. */
+    int64_t auto_min_side;
+    double auto_max_workspace;
+    int unsplit;
 } tg_rung;
 
 /* tg_rung.auto_margin as a factor: 1 when unset. */

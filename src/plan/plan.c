@@ -80,22 +80,6 @@ static const char *memory_name(tg_memory kind)
 /* Split-K: the shortest slice worth a partial product, and the most workspace it may take. */
 #define TG_SPLIT_MIN_SLICE 128
 #define TG_SPLIT_MAX_BYTES (256.0 * 1024 * 1024)
-/* Rung 11 (ozaki2_int8) in auto, once admitted (tg_rung.in_auto): only where m, n and k are all
- * at least this.  Its passes over the operands (k11_ozaki2.cu's staged_bytes) and its ~25
- * launches cost more than its 8 INT8 products save over 3xTF32 unless 1/m + 1/n < about 0.5e-3
- * and k > about 1000.  The regret corpus times it on exactly these cases
- * (RETIME_ALL_AT_LEAST=1024,ozaki2_int8 scripts/device_corpus.sh), so the planner never picks an
- * entry the corpus lacks. */
-#define TG_OZ2_AUTO_MIN_SIDE 1024
-/* ... and only where its workspace (tg_rung.workspace_bytes; 6.03 GiB at 16384^3, 8.1 GiB on the
- * largest case of the corpus) is at most this, an eighth of the smallest sm_90 part's 80 GB:
- * the handle keeps the slot once grown, and a failed cudaMalloc of it fails the call
- * (TG_ERROR_ALLOCATION).  Auto's other rungs take at most 1 GiB of planes (rung 9), so the
- * check, on the planner's path, is asked of rung 11 alone. */
-#define TG_AUTO_MAX_RUNG_WORKSPACE (10.0 * 1024 * 1024 * 1024)
-/* ... and ranked as if its tg_rung.auto_margin slower than the model and its measured
- * neighbours say (score(), below): its data's moduli are unseen (k11_ozaki2.cu says why). */
-
 /* Why rung i cannot run p on a GPU of compute capability cc (NULL when it can). */
 static const char *rung_refuses(int cc, int i, const tg_problem *p)
 {
@@ -123,20 +107,29 @@ const char *tg_auto_refuses(const tg_device_props *dev, tg_math math, int i,
     if (tg_rungs[i]->arith == TG_ARITH_3XTF32 && p->k < TG_3XTF32_MIN_K)
         return "k is under 256, where the 3xTF32 split's error exceeds the FFMA rungs' rounding "
                "error (measured)";
-    if (tg_rungs[i]->arith == TG_ARITH_INT8 &&
-        (p->m < TG_OZ2_AUTO_MIN_SIDE || p->n < TG_OZ2_AUTO_MIN_SIDE || p->k < TG_OZ2_AUTO_MIN_SIDE))
-        return "m, n or k is under 1024, where its passes over the operands and its launches "
-               "cost more than its INT8 products save";
-    if (tg_rungs[i]->arith == TG_ARITH_INT8 && tg_rungs[i]->workspace_bytes &&
-        (double)tg_rungs[i]->workspace_bytes(p) > TG_AUTO_MAX_RUNG_WORKSPACE)
-        return "its workspace would exceed the 10 GiB auto lets it take";
+    /* a rung's own limits in auto (tg_rung.auto_min_side, auto_max_workspace: its entry says
+     * why) */
+    const tg_rung *rung = tg_rungs[i];
+    static _Thread_local char reason[112];
+    const int64_t side = rung->auto_min_side;
+    if (side > 0 && (p->m < side || p->n < side || p->k < side)) {
+        snprintf(reason, sizeof reason,
+                 "m, n or k is under %lld, the least auto runs it on (its passes cost more "
+                 "than they save below)", (long long)side);
+        return reason;
+    }
+    if (rung->auto_max_workspace > 0.0 && rung->workspace_bytes &&
+        (double)rung->workspace_bytes(p) > rung->auto_max_workspace) {
+        snprintf(reason, sizeof reason, "its workspace would exceed the %.0f GiB auto lets it take",
+                 rung->auto_max_workspace / (1024.0 * 1024 * 1024));
+        return reason;
+    }
     return rung_refuses(dev->compute_capability, i, p);
 }
 
 int tg_most_slices(int i, const tg_problem *p)
 {
-    /* rung 11 would repeat its passes over the operands and its launches for every slice */
-    if (p->batch != 1 || tg_rungs[i]->arith == TG_ARITH_INT8)
+    if (p->batch != 1 || tg_rungs[i]->unsplit)
         return 1;
     const int64_t shortest =
         tg_rungs[i]->arith == TG_ARITH_3XTF32 ? TG_3XTF32_MIN_SPLIT_SLICE : TG_SPLIT_MIN_SLICE;

@@ -76,10 +76,11 @@
  *   products and R's the next 4 m ldp: about 6.03 GiB at 16384^3; the rung's workspace_bytes
  *   (one batch item's, reused item after item).
  * Constraints: compute capability 9.0 and a build with sm_90a code; k at most where 16
- *   moduli's line range passes the host's table (about 2^31).  In `auto` (in_auto = 1; the fp32
- *   and tf32 modes, not strict) only where src/plan/plan.c's rules for it let it in (m, n and k at least 1024,
- *   its workspace at most 10 GiB, never split) and the planner ranks it fastest by 10% (the
- *   moduli its data needs are unseen); else when forced (tg_set_algo, --algo ozaki2_int8).
+ *   moduli's line range passes the host's table (about 2^31); never split along k.  In `auto`
+ *   (in_auto = 1; the fp32 and tf32 modes, not strict) only within the entry's limits below (m,
+ *   n and k at least 1024, its workspace at most 10 GiB) and where the planner ranks it fastest
+ *   by 10% (the moduli its data needs are unseen); else when forced (tg_set_algo, --algo
+ *   ozaki2_int8).
  * Registers: ptxas -v, nvcc 13.0, sm_90a: reconstruct 120, 128 and 167 (0-8, 9-12 and 13-16
  *   moduli), to_residues 78 and 80, to_leading 66 and 69 (with the blocks' minima and sums),
  *   to_block_floors 20, bound_needs 64, weigh_bound 32, fma_left 59 and 59, survey_lines 31,
@@ -1452,4 +1453,15 @@ extern "C" const tg_rung tg_rung_ozaki2_int8 = {.name = "ozaki2_int8", .level = 
      * ranges take more (up to 16) and lines with Inf or NaN go to an FMA path.  Measured at
      * 105a6e4, spread data ran 1.26, 1.21 and 1.17 times slower than uniform at 4096^3, 8192^3
      * and 16384^3.  So auto ranks it 10% slower than measured or predicted. */
-    .auto_margin = 1.10};
+    .auto_margin = 1.10,
+    /* Its passes over the operands (staged_bytes) and its ~25 launches cost more than its 8
+     * INT8 products save over 3xTF32 unless 1/m + 1/n < about 0.5e-3 and k > about 1000.  The
+     * regret corpus times it on exactly these cases (RETIME_ALL_AT_LEAST=1024,ozaki2_int8
+     * scripts/device_corpus.sh), so the planner never picks an entry the corpus lacks. */
+    .auto_min_side = 1024,
+    /* An eighth of the smallest sm_90 part's 80 GB (6.03 GiB at 16384^3, 8.1 GiB on the
+     * corpus's largest case): the handle keeps the slot once grown, and a failed cudaMalloc of
+     * it fails the call (TG_ERROR_ALLOCATION). */
+    .auto_max_workspace = 10.0 * 1024 * 1024 * 1024,
+    /* each slice would repeat the passes over the operands and the launches */
+    .unsplit = 1};
