@@ -392,15 +392,14 @@ static void run_item(const tg_problem *p, const float *A, const float *B, float 
         for (int64_t j = 0; j < n; ++j) {
             float *c = &C[i * p->ldc + j];
             if (!b->take_row[i] || !b->take_col[j]) { /* alpha, beta and one rounding alike */
-                const double value = (double)p->alpha * fma_element(p, A, B, i, j);
-                *c = (float)(p->beta != 0.0f ? fma((double)p->beta, (double)*c, value) : value);
+                *c = tg_oz2_blend((double)p->alpha * fma_element(p, A, B, i, j), p->beta, c);
                 continue;
             }
             const u128 x = b->x[i * n + j];
             const i128 c_hat = x > M / 2 ? -(i128)(M - x) : (i128)x;
             const double value =
                 ldexp((double)c_hat, -(b->shift_row[i] + b->shift_col[j])) * (double)p->alpha;
-            *c = (float)(p->beta != 0.0f ? value + (double)p->beta * (double)*c : value);
+            *c = tg_oz2_blend(value, p->beta, c);
         }
 }
 

@@ -548,6 +548,15 @@ static inline TG_OZ2_HOST_DEVICE tg_oz2_i128 tg_oz2_crt_value(const tg_oz2_crt_s
     return (tg_oz2_i128)d;
 }
 
+/* An output of C from value = alpha times its product in double (the CRT's C_hat scaled back,
+ * or a left line's float64 sum): plus beta C, one rounding to float.  beta C is exact in double
+ * (24 x 24 bits), so a fused or a separate add rounds the same.  *c is read only where beta != 0
+ * (beta = 0 never reads C). */
+static inline TG_OZ2_HOST_DEVICE float tg_oz2_blend(double value, float beta, const float *c)
+{
+    return (float)(beta != 0.0f ? value + (double)beta * (double)*c : value);
+}
+
 /* Products of exact INT8 residues summed in INT32: |r_a r_b| <= 2^14, so 2^16 of them fit. */
 enum { TG_OZ2_K_CHUNK = 1 << 16 };
 

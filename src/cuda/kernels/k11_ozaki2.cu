@@ -909,24 +909,22 @@ __device__ __forceinline__ void reconstruct_columns(const tg_problem &p, int64_t
              * [2^-420, 2^254], and multiplying by it is ldexp exactly */
             value[c] = rounded * tg_pow2(-(shift_row + shift_col[c])) * (double)p.alpha;
         }
-        /* C's element: alpha C_hat, plus beta C (exact in double: a fused or separate add
-         * rounds the same), one rounding to float */
-        const auto blend = [&](double v, const float &c) { /* c read only where beta != 0 */
-            return (float)(p.beta != 0.0f ? v + (double)p.beta * (double)c : v);
-        };
+        /* C's element: alpha C_hat, plus beta C, one rounding to float (tg_oz2_blend) */
         float *const out = p.C + i * p.ldc + j;
         if (whole) { /* 4 columns taken, 16 bytes aligned: one load of C and one store */
             float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             if (p.beta != 0.0f)
                 v = *reinterpret_cast<const float4 *>(out);
-            v = make_float4(blend(value[0], v.x), blend(value[1], v.y), blend(value[2], v.z),
-                            blend(value[3], v.w));
+            v = make_float4(tg_oz2_blend(value[0], p.beta, &v.x),
+                            tg_oz2_blend(value[1], p.beta, &v.y),
+                            tg_oz2_blend(value[2], p.beta, &v.z),
+                            tg_oz2_blend(value[3], p.beta, &v.w));
             *reinterpret_cast<float4 *>(out) = v;
         } else {
 #pragma unroll
             for (int c = 0; c < 4; ++c)
                 if (c < width && take_col[c])
-                    out[c] = blend(value[c], out[c]);
+                    out[c] = tg_oz2_blend(value[c], p.beta, &out[c]);
         }
         advance();
     }
@@ -1033,9 +1031,8 @@ __global__ void __launch_bounds__(256) fma_left(const tg_problem p,
         const int64_t i = LEFT_ROWS ? line : f, j = LEFT_ROWS ? f : line;
         if (!LEFT_ROWS && !tg_oz2_line_taken(&rows[i], cap))
             continue; /* the rows' pass wrote it */
-        const double value = __dmul_rn((double)p.alpha, acc);
         float *const c = p.C + i * p.ldc + j;
-        *c = (float)(p.beta != 0.0f ? __fma_rn((double)p.beta, (double)*c, value) : value);
+        *c = tg_oz2_blend(__dmul_rn((double)p.alpha, acc), p.beta, c); /* not fused */
     }
 }
 
