@@ -80,6 +80,7 @@ static const char *memory_name(tg_memory kind)
 /* Split-K: the shortest slice worth a partial product, and the most workspace it may take. */
 #define TG_SPLIT_MIN_SLICE 128
 #define TG_SPLIT_MAX_BYTES (256.0 * 1024 * 1024)
+
 /* Why rung i cannot run p on a GPU of compute capability cc (NULL when it can). */
 static const char *rung_refuses(int cc, int i, const tg_problem *p)
 {
@@ -114,8 +115,8 @@ const char *tg_auto_refuses(const tg_device_props *dev, tg_math math, int i,
     const int64_t side = rung->auto_min_side;
     if (side > 0 && (p->m < side || p->n < side || p->k < side)) {
         snprintf(reason, sizeof reason,
-                 "m, n or k is under %lld, the least auto runs it on (its passes cost more "
-                 "than they save below)", (long long)side);
+                 "m, n or k is under %lld, the least auto runs it on (below, it costs more than "
+                 "it saves)", (long long)side);
         return reason;
     }
     if (rung->auto_max_workspace > 0.0 && rung->workspace_bytes &&
