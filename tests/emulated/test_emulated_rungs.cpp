@@ -238,6 +238,10 @@ std::vector<Case> sweep(const tg_rung &r, bool quick)
             cases.push_back({mid, (Layout)l, l % 2 ? kMisaligned : kAligned, 1.5f, beta,
                              l == kTT ? 2 : 1, false, kSpecial});
         }
+    /* and where C's rows are 32-byte multiples (pitch 136), so that rung 9's 3xTF32 forms
+     * store from their registers, not through the staged tile, beside recomputed columns */
+    for (float beta : {0.0f, 1.0f})
+        cases.push_back({{140, 135, 17}, kNN, kAligned, 1.5f, beta, 1, false, kSpecial});
     /* operands that TF32 reads as subnormal: the tensor-core rungs must treat them as
      * special (the FMA rungs compute them as any other) */
     cases.push_back({{33, 7, 65}, kNN, kAligned, 1.0f, 0.0f, 1, false, kTiny});
