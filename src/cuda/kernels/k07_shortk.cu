@@ -49,6 +49,11 @@
  *              share of the copy rate; 340 tiles an SM of the two summed is 1.62 ms of the
  *              1.71 measured: the GPU's blocks load, multiply and store in step, and a store
  *              that does not wait has nothing to overlap while every block is storing.
+ *              Blocks stepped by 120 columns so that each row of C leaves in whole 32-byte
+ *              sectors (bench/results/shortk/sectors/): 1.02x the time at 27182x26882x25,
+ *              1.26x at 27182x26884x25.  What rows off 16 bytes cost is instructions: ncu
+ *              counts 36% more at 27182x26882x25 than at 26884 (bench/results/shortk/
+ *              ncu-2026-11-28/), about 119 a row stored element by element against 39.
  */
 #include <stdint.h>
 

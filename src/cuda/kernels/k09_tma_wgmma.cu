@@ -130,6 +130,12 @@
  * Not done:    two partial sums taking turns would promote without draining the tensor core,
  *              but ptxas then serializes every wgmma (C7514: a non-wgmma instruction reads
  *              accumulators before the pipeline's wait_group 0), so each promotion drains.
+ *              At short k (bench/results/tensor/short-k/, H100): the 64x128 forms with two
+ *              blocks an SM ran no faster than the larger forms; stores from registers by
+ *              8-byte pairs made the 3xTF32 forms up to 1.45x faster at k <= 128 but the TF32
+ *              128x256 form 1.24-2.08x slower (its main loop rescheduled, as with the staged
+ *              epilogue).  ncu at 8192x8192x64: 12 warps an SM, no warp eligible 67% of the
+ *              cycles.
  */
 #include <float.h>
 #include <stdint.h>
