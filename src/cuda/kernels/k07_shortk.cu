@@ -6,7 +6,8 @@
  * group, waits once, runs the chunk's outer products, and so on to the end of k; then C goes
  * through shared memory as the whole tile, so that each warp writes whole rows: 16-byte
  * streaming stores (st.global.cs: C is written once, so it should not push A and B out of L2)
- * where C's pointer and ldc allow and beta == 0, else coalesced element stores.  No pipeline
+ * where C's pointer and ldc allow and beta == 0, else coalesced element stores; a tile wholly
+ * inside C with beta == 0 by a loop with no test at each element.  No pipeline
  * inside a block: three blocks an SM overlap one another's loads, products and stores.
  * block tile   128 x 128, 256 threads = 8 warps as 2 (m) x 4 (n)
  * warp tile    64 x 32, lanes as 8 x 4, thread tile 8 x 8 as 2 x 2 runs of 4 (as rung 3)
@@ -15,9 +16,9 @@
  * registers    __launch_bounds__(256, 3): 80 hold the 64 accumulators, so the products read
  *              no fragment ahead: op(A)'s 8 floats one at a time (8 LDS.32 + 2 LDS.128 a k
  *              step, the loop not unrolled), and the whole tile is staged at once so that no
- *              warp keeps its accumulators while others store.  ptxas (CUDA 13.0) keeps one
- *              4-byte value in local memory across the k loop in some layouts (stored once
- *              before it, loaded once after).
+ *              warp keeps its accumulators while others store.  ptxas (CUDA 13.0): no
+ *              spill in the one-chunk forms; the chunked ones (k > 64), whose loaders live
+ *              across the products, spill 56 to 68 bytes.
  * How each operand layout is copied: as rung 3, tile_loader.cuh.
  * Edges: every load carries its bounds test and zero-fills outside the matrix; C is stored by
  * 16-byte vectors where C's pointer and ldc allow and all 4 columns are inside, else element by
@@ -40,6 +41,11 @@
  *              before, 0.60x), 6537x10399x69 NT col 0.82x (0.62x), 31687x15626x91 0.95x
  *              (0.86x), 1957x18192x142 TT col 0.80x (0.74x); 8192x8192 at k 128 and 256
  *              0.92x and 0.89x (ffma128x128 0.99x and 1.02x).
+ *              Tiles inside C with beta == 0 stored by a loop with no test at each element
+ *              (H200, bench/results/shortk/plain-row-stores/): 0.77x to 0.87x the time at
+ *              k <= 40 where C's rows are off 16 bytes, 0.98x to 1.00x past k = 64;
+ *              27182x26882x25 1.38 ms (1.39x cuBLAS), 16384x16384x16 1.25x, 4253x11166x11
+ *              1.39x, past k = 64 0.84x to 0.91x.
  * Not kept:    C stored by the TMA engine (cp.async.bulk, a row of the stage a thread; the block
  *              leaves once its rows are read out of shared memory, before the writes land), so
  *              that one block's products would overlap another's stores: against this form in
@@ -53,7 +59,8 @@
  *              sectors (bench/results/shortk/sectors/): 1.02x the time at 27182x26882x25,
  *              1.26x at 27182x26884x25.  What rows off 16 bytes cost is instructions: ncu
  *              counts 36% more at 27182x26882x25 than at 26884 (bench/results/shortk/
- *              ncu-2026-11-28/), about 119 a row stored element by element against 39.
+ *              ncu-2026-11-28/), about 119 a row stored element by element against 39:
+ *              the plain loop above cut them to about 16 and 6.
  */
 #include <stdint.h>
 
@@ -100,6 +107,32 @@ __device__ __forceinline__ void store_tile_by_rows(const float (&acc)[TM][TN], f
                 make_float4(acc[i][h * 4], acc[i][h * 4 + 1], acc[i][h * 4 + 2],
                             acc[i][h * 4 + 3]);
     __syncthreads();
+    if (p.beta == 0.0f && i0 + BM <= p.m && j0 + BN <= p.n) {
+        /* C only written and the whole tile inside it (every tile but the last row and column
+         * of tiles): each row's stores at fixed offsets, with no test at each element and the
+         * row's address one add from the last (ncu: rows tested element by element made
+         * shortk128 issue-bound, bench/results/shortk/ncu-2026-11-28/) */
+        const int64_t step = kWarps * p.ldc;
+        if (c_vec) {
+            float *c = C + (i0 + warp) * p.ldc + j0 + lane * 4;
+            const float *s = stage + warp * kPitch + lane * 4;
+#pragma unroll 4
+            for (int r = warp; r < BM; r += kWarps, c += step, s += kWarps * kPitch) {
+                const float4 v = *reinterpret_cast<const float4 *>(s);
+                __stcs(reinterpret_cast<float4 *>(c),
+                       make_float4(p.alpha * v.x, p.alpha * v.y, p.alpha * v.z, p.alpha * v.w));
+            }
+        } else {
+            float *c = C + (i0 + warp) * p.ldc + j0 + lane;
+            const float *s = stage + warp * kPitch + lane;
+#pragma unroll 4
+            for (int r = warp; r < BM; r += kWarps, c += step, s += kWarps * kPitch)
+#pragma unroll
+                for (int q = 0; q < 4; ++q)
+                    __stcs(c + 32 * q, p.alpha * s[32 * q]);
+        }
+        return;
+    }
     for (int r = warp; r < BM; r += kWarps) {
         const int64_t row = i0 + r;
         if (row >= p.m)
