@@ -193,6 +193,11 @@ namespace emu {
 
 /* What the test is running, printed with any abort from inside a kernel. */
 inline const char *context = "";
+/* What shared memory holds at a block's start and a cp.async destination until its copy lands:
+ * NaN, which every later sum keeps, unless the test sets a finite value for rungs that would
+ * repair a NaN (the tensor-core rungs recompute each output that is not finite from global
+ * memory, so an early read would leave no trace). */
+inline float poison = __builtin_nanf("");
 /* Casts to a pointer (or reference) of an 8- or 16-byte vector type that were checked. */
 inline long vector_casts;
 /* Launches, and blocks where some threads returned while others waited at a barrier
@@ -350,7 +355,7 @@ inline void run_block(unsigned threads, bool reverse)
         f.spinning = false;
     }
     if (!block.dynamic_shared.empty())
-        std::fill(block.dynamic_shared.begin(), block.dynamic_shared.end(), std::nanf(""));
+        std::fill(block.dynamic_shared.begin(), block.dynamic_shared.end(), emu::poison);
     const dim3 b = blockDim;
     unsigned live = threads;
     while (live > 0) {

@@ -5,9 +5,10 @@
  *
  * It models cp.async at its most adversarial, so that a pipeline bug shows as a wrong result
  * rather than depending on timing:
- *   - a copy is issued into the thread's open group and its destination is filled with NaN at
- *     once (until the copy lands its contents are undefined: reading them early is a bug, and so
- *     is issuing into a buffer that other threads are still reading);
+ *   - a copy is issued into the thread's open group and its destination is filled with
+ *     emu::poison (NaN, or a finite value for the tensor-core rungs) at once (until the copy
+ *     lands its contents are undefined: reading them early is a bug, and so is issuing into a
+ *     buffer that other threads are still reading);
  *   - async_commit() closes the open group; async_wait<N>() lands this thread's oldest groups
  *     until at most N remain, and nothing else lands a copy (not __syncthreads);
  *   - the source is read only when the copy lands and only for the floats that are "in", so a
@@ -55,7 +56,7 @@ inline void issue(float *dst, const float *src, int floats, int in, size_t bytes
     if (in > 0 && reinterpret_cast<uintptr_t>(src) % bytes != 0)
         emu::fail("cp.async source not aligned to the copy size", src);
     for (int c = 0; c < floats; ++c)
-        dst[c] = std::nanf("");
+        dst[c] = emu::poison;
     me().open.push_back(Copy{dst, src, floats, in});
 }
 
