@@ -1,5 +1,6 @@
 /*
- * Rung 7: short k (at most 256) and large outputs, where the cost is writing C, in FP32 FFMA.
+ * Rung 7: short k (at most 256) and large outputs, where the cost is writing C: FP32 FFMA
+ * products, or TF32 tensor-core ones for the TF32 mode, in the same blocks.
  *
  * sgemm_shortk_128x128xBK_w64x32_t8x8 ("shortk128"): k <= 256.  A block loads a chunk of k
  * (BK deep: 32 for k <= 32, else 64; zero-filled past k) of op(A) and op(B) in one cp.async
@@ -61,17 +62,44 @@
  *              counts 36% more at 27182x26882x25 than at 26884 (bench/results/shortk/
  *              ncu-2026-11-28/), about 119 a row stored element by element against 39:
  *              the plain loop above cut them to about 16 and 6.
+ *
+ * sgemm_shortk_128x128xBK_w32x64_mma ("shortk128tf32"): the TF32 mode's form, k <= 256.  The same
+ * block, loads and stores, with the products on the tensor cores (Tf32Products below: 8 warps
+ * as 4 (m) x 2 (n) of 32 x 64, mma.sync m16n8k8, op(A) rounded to nearest TF32, op(B)
+ * truncated by the tensor core); shared pitches of 136 floats for conflict-free fragments; 64
+ * accumulators at 128 registers, 2 blocks an SM (at 80 registers ptxas kept accumulators in
+ * local memory inside the k loop).  Outputs that are not finite are recomputed by an FP32 FMA
+ * dot product, as on rungs 8 and 9.
+ * Measured:    H200, against cuBLAS TF32 in the same run (bench/results/shortk/tf32/):
+ *              8192x8192x64 0.164 ms (0.65x; auto's tma_wgmmatf32 0.225 ms), 31687x15626x91
+ *              0.93x (0.82x), 12007x9001x40 TN 0.86x (0.72x), 6537x10399x69 NT col 0.78x
+ *              (0.66x), 1957x18192x142 NT col 1.04x (0.88x); at k <= 25 shortk128 (FFMA, 3
+ *              blocks an SM) is faster, at k = 256 tma_wgmmatf32.  ncu at 8192x8192x64:
+ *              latency-bound, 24% occupancy, no eligible warp 63% of the cycles.
+ * Not kept:    (bench/results/shortk/tf32/, each a patch there) a 128 x 64 tile, 32 x 32 a warp,
+ *              4 blocks an SM at 64 registers: faster at k <= 32 (16384x16384x16 0.389 ms against
+ *              0.485), slower past k = 40 (8192x8192x64 0.174, 31687x15626x91 2.22 ms against
+ *              1.70: op(A) read twice as often per output); k past 32 in chunks of 32 through
+ *              two buffers, the next chunk's copies in flight during the products: within
+ *              +-10% of one 64-deep tile, 8192x8192x256 0.391 against 0.378 ms.
  */
+#include <float.h>
 #include <stdint.h>
 
 #include "async_copy.cuh"
 #include "common.cuh"
+#include "mma_tf32.cuh"
+#include "tc_common.cuh"
 #include "tile_loader.cuh"
 
 namespace {
 
 constexpr int kShortMaxK = 256;
-constexpr int kShortChunk = 64; /* the deepest tile: 66 KiB with C's stage, 3 blocks an SM */
+constexpr int kShortChunk = 64; /* the deepest tile: 70 KiB with C's stage, 3 blocks an SM */
+constexpr int kTile = 128;      /* a block's tile of C is kTile x kTile */
+constexpr int kThreads = 256;   /* 8 warps */
+constexpr int kWarps = kThreads / 32;
+constexpr int kStagePitch = kTile + 4; /* C's stage: kTile rows of kStagePitch floats */
 
 /* Whether C's rows of one batch item may be stored by 16-byte vectors. */
 __device__ __forceinline__ bool c_vectors(const float *C, int64_t ldc)
@@ -79,35 +107,23 @@ __device__ __forceinline__ bool c_vectors(const float *C, int64_t ldc)
     return reinterpret_cast<uintptr_t>(C) % 16 == 0 && ldc % 4 == 0;
 }
 
-/* C leaves the block through shared memory, the whole tile at once, so that a warp writes whole
- * rows of C: one 16-byte streaming store a lane (st.global.cs: C is written once and should not
- * evict A and B from L2) where C's pointer and ldc allow and beta == 0, else 4 coalesced element
- * stores a lane.  Stored straight from the thread tile, an ldc that is not a multiple of 4 left
- * every lane writing 4 scattered floats: a third of the speed.  A stage of one warp row at a
- * time left the later parts' warps holding their accumulators while the earlier parts were
- * stored, which spilled at 80 registers.  stage holds BM x (BN + 4) floats; the first barrier
- * ends the products' reads of the operands that share it. */
-template <int BM, int BN, int TM, int TN, int PIECE_M, int PIECE_N, int THREADS>
-__device__ __forceinline__ void store_tile_by_rows(const float (&acc)[TM][TN], float *stage,
-                                                   const tg_problem &p, int64_t i0, int64_t j0,
-                                                   int a_off, int b_off)
+/* C leaves the block through shared memory, the whole tile at once (staged by the products'
+ * own layout, below), so that a warp writes whole rows of C: one 16-byte streaming store a
+ * lane (st.global.cs: C is written once and should not evict A and B from L2) where C's
+ * pointer and ldc allow and beta == 0, else 4 coalesced element stores a lane.  Stored
+ * straight from the thread tile, an ldc that is not a multiple of 4 left every lane writing 4
+ * scattered floats: a third of the speed.  A stage of one warp row at a time left the later
+ * parts' warps holding their accumulators while the earlier parts were stored, which spilled
+ * at 80 registers.  The barrier ends the stage's writes. */
+__device__ __forceinline__ void store_stage_rows(const float *stage, const tg_problem &p,
+                                                 int64_t i0, int64_t j0)
 {
-    constexpr int kPitch = BN + 4, kWarps = THREADS / 32;
-    static_assert(BN == 32 * 4, "a warp stores one row of the tile by 16-byte lanes");
+    static_assert(kTile == 32 * 4, "a warp stores one row of the tile by 16-byte lanes");
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     float *const C = batch_item(p).C;
     const bool c_vec = c_vectors(C, p.ldc);
     __syncthreads();
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int h = 0; h < TN / 4; ++h)
-            *reinterpret_cast<float4 *>(
-                &stage[(a_off + i / 4 * PIECE_M + i % 4) * kPitch + b_off + h * PIECE_N]) =
-                make_float4(acc[i][h * 4], acc[i][h * 4 + 1], acc[i][h * 4 + 2],
-                            acc[i][h * 4 + 3]);
-    __syncthreads();
-    if (p.beta == 0.0f && i0 + BM <= p.m && j0 + BN <= p.n) {
+    if (p.beta == 0.0f && i0 + kTile <= p.m && j0 + kTile <= p.n) {
         /* C only written and the whole tile inside it (every tile but the last row and column
          * of tiles): each row's stores at fixed offsets, with no test at each element and the
          * row's address one add from the last (ncu: rows tested element by element made
@@ -115,31 +131,31 @@ __device__ __forceinline__ void store_tile_by_rows(const float (&acc)[TM][TN], f
         const int64_t step = kWarps * p.ldc;
         if (c_vec) {
             float *c = C + (i0 + warp) * p.ldc + j0 + lane * 4;
-            const float *s = stage + warp * kPitch + lane * 4;
+            const float *s = stage + warp * kStagePitch + lane * 4;
 #pragma unroll 4
-            for (int r = warp; r < BM; r += kWarps, c += step, s += kWarps * kPitch) {
+            for (int r = warp; r < kTile; r += kWarps, c += step, s += kWarps * kStagePitch) {
                 const float4 v = *reinterpret_cast<const float4 *>(s);
                 __stcs(reinterpret_cast<float4 *>(c),
                        make_float4(p.alpha * v.x, p.alpha * v.y, p.alpha * v.z, p.alpha * v.w));
             }
         } else {
             float *c = C + (i0 + warp) * p.ldc + j0 + lane;
-            const float *s = stage + warp * kPitch + lane;
+            const float *s = stage + warp * kStagePitch + lane;
 #pragma unroll 4
-            for (int r = warp; r < BM; r += kWarps, c += step, s += kWarps * kPitch)
+            for (int r = warp; r < kTile; r += kWarps, c += step, s += kWarps * kStagePitch)
 #pragma unroll
                 for (int q = 0; q < 4; ++q)
                     __stcs(c + 32 * q, p.alpha * s[32 * q]);
         }
         return;
     }
-    for (int r = warp; r < BM; r += kWarps) {
+    for (int r = warp; r < kTile; r += kWarps) {
         const int64_t row = i0 + r;
         if (row >= p.m)
             break;
         float *const c_row = C + row * p.ldc + j0;
-        const float *const s_row = stage + r * kPitch;
-        if (p.beta == 0.0f && c_vec && j0 + BN <= p.n) {
+        const float *const s_row = stage + r * kStagePitch;
+        if (p.beta == 0.0f && c_vec && j0 + kTile <= p.n) {
             const float4 v = *reinterpret_cast<const float4 *>(s_row + lane * 4);
             __stcs(reinterpret_cast<float4 *>(c_row + lane * 4),
                    make_float4(p.alpha * v.x, p.alpha * v.y, p.alpha * v.z, p.alpha * v.w));
@@ -158,59 +174,184 @@ __device__ __forceinline__ void store_tile_by_rows(const float (&acc)[TM][TN], f
     }
 }
 
-/* `steps` k steps of outer products from the shared tiles, with no fragment of a later step
- * read ahead (the loop is not unrolled), to stay within 80 registers: op(A)'s 8 floats are read
- * one at a time (volatile, so that the compiler neither merges them into vectors nor hoists
- * them), leaving 64 accumulators + 8 of op(B) + 1 of op(A) + the loop live.  a and b: this
- * thread's first fragment floats of the chunk's first step; PITCH_A, PITCH_B: the tiles'
- * pitches (floats a k step). */
-template <int PITCH_A, int PITCH_B, int PIECE_M, int PIECE_N, int TM, int TN>
-__device__ __forceinline__ void shortk_products(float (&acc)[TM][TN], const float *a,
-                                                const float *b, int steps)
-{
-#pragma unroll 1
-    for (; steps > 0; --steps, a += PITCH_A, b += PITCH_B) {
-        float bf[TN];
-        load_fragment<TN, PIECE_N>(bf, b);
-        const volatile float *const av = a;
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-            const float x = av[i / 4 * PIECE_M + i % 4];
-#pragma unroll
-            for (int j = 0; j < TN; ++j)
-                acc[i][j] += x * bf[j];
-        }
-    }
-}
-
-/* The shapes of a shortk block: its threads, warps and lanes, where a thread's fragments start,
- * the loaders of a BK-deep tile and the shared memory (operands or C's stage, the larger). */
-template <int BM, int BN, int WM, int WN, int TM, int TN, int BK, bool A_K_CONTIG, bool A_VEC,
-          bool B_N_CONTIG, bool B_VEC>
-struct ShortkShape {
-    static constexpr int kThreads = kWarpTiledThreads<BM, BN, WM, WN>;
-    static constexpr int kWarpsN = BN / WN;
-    static constexpr int kLanesM = WM / TM, kLanesN = WN / TN;
+/*
+ * FP32 FMA products ("shortk128"): warp tile 64 x 32 (8 warps as 2 (m) x 4 (n)), lanes as
+ * 8 x 4, thread tile 8 x 8 as 2 x 2 runs of 4 (as rung 3).  `steps` k steps from the shared
+ * tiles, with no fragment of a later step read ahead (the loop is not unrolled), to stay within
+ * 80 registers: op(A)'s 8 floats are read one at a time (volatile, so that the compiler neither
+ * merges them into vectors nor hoists them), leaving 64 accumulators + 8 of op(B) + 1 of op(A)
+ * + the loop live.
+ */
+struct FfmaProducts {
+    static constexpr int kPad = -1; /* the loaders' own pitch */
+    static constexpr int kBlocksPerSm = 3; /* 80 registers */
+    static constexpr int kWM = 64, kWN = 32, kTM = 8, kTN = 8;
+    static constexpr int kWarpsN = kTile / kWN, kLanesM = kWM / kTM, kLanesN = kWN / kTN;
     static constexpr int kPieceM = kLanesM * 4, kPieceN = kLanesN * 4;
-    using LoadA = AsyncTileLoader<BM, BK, kThreads, A_K_CONTIG, A_VEC>;
-    using LoadB = AsyncTileLoader<BN, BK, kThreads, !B_N_CONTIG, B_VEC>;
-    static constexpr int kOperandFloats = LoadA::kTileFloats + LoadB::kTileFloats;
-    static constexpr int kStageFloats = BM * (BN + 4);
-    static constexpr int kSharedFloats =
-        kOperandFloats > kStageFloats ? kOperandFloats : kStageFloats;
-    static_assert(BM % WM == 0 && BN % WN == 0, "the warp tile must divide the block tile");
-    static_assert(TM % 4 == 0 && TN % 4 == 0 && kLanesM * kLanesN == 32,
-                  "a warp's 32 lanes must tile the warp tile with runs of 4 floats");
-    static_assert(BK <= kShortChunk && BK % 4 == 0, "a chunk of k fits one tile");
+    static_assert(kWarps == (kTile / kWM) * kWarpsN && kLanesM * kLanesN == 32,
+                  "8 warps of 32 lanes must tile the block");
+    using Acc = float[kTM][kTN];
 
+    /* where this thread's fragments start in a row of op(A)'s and of op(B)'s tile */
     static __device__ __forceinline__ int a_off(int tid)
     {
-        return tid / 32 / kWarpsN * WM + tid % 32 / kLanesN * 4;
+        return tid / 32 / kWarpsN * kWM + tid % 32 / kLanesN * 4;
     }
     static __device__ __forceinline__ int b_off(int tid)
     {
-        return tid / 32 % kWarpsN * WN + tid % 32 % kLanesN * 4;
+        return tid / 32 % kWarpsN * kWN + tid % 32 % kLanesN * 4;
     }
+
+    template <int PITCH_A, int PITCH_B>
+    static __device__ __forceinline__ void run(Acc &acc, const float *As, const float *Bs,
+                                               int steps)
+    {
+        const int tid = threadIdx.x;
+        const float *a = As + a_off(tid), *b = Bs + b_off(tid);
+#pragma unroll 1
+        for (; steps > 0; --steps, a += PITCH_A, b += PITCH_B) {
+            float bf[kTN];
+            load_fragment<kTN, kPieceN>(bf, b);
+            const volatile float *const av = a;
+#pragma unroll
+            for (int i = 0; i < kTM; ++i) {
+                const float x = av[i / 4 * kPieceM + i % 4];
+#pragma unroll
+                for (int j = 0; j < kTN; ++j)
+                    acc[i][j] += x * bf[j];
+            }
+        }
+    }
+
+    /* The thread tile into C's stage, by 16-byte stores; the barrier ends the products' reads
+     * of the operands that share the space. */
+    static __device__ __forceinline__ void stage(const Acc &acc, float *stage, const tg_problem &,
+                                                 int64_t, int64_t)
+    {
+        const int tid = threadIdx.x;
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < kTM; ++i)
+#pragma unroll
+            for (int h = 0; h < kTN / 4; ++h)
+                *reinterpret_cast<float4 *>(
+                    &stage[(a_off(tid) + i / 4 * kPieceM + i % 4) * kStagePitch + b_off(tid) +
+                           h * kPieceN]) =
+                    make_float4(acc[i][h * 4], acc[i][h * 4 + 1], acc[i][h * 4 + 2],
+                                acc[i][h * 4 + 3]);
+    }
+};
+
+/*
+ * TF32 tensor-core products ("shortk128tf32", the TF32 mode): warp tile 32 x 64 (8 warps as
+ * 4 (m) x 2 (n)) as 2 x 8 mma tiles of 16 x 8 (mma.sync.m16n8k8, mma_tf32.cuh), with g = lane
+ * / 4 and t = lane % 4.  Which rows and columns of the warp tile an mma tile's rows and columns
+ * are is free (the staging below follows the same map), and so is which k of each 8 is the
+ * fragment's t; they are chosen so that every fragment read is a vector and conflict-free with
+ * a shared pitch of 8 mod 32 floats:
+ *   op(A), m tile mt: its rows g and g + 8 are rows 16 mt + 2g and + 1 of the warp tile, so a
+ *     thread's 2 floats at k = t (and at t + 4) are one LDS.64: 16 lanes, 32 banks;
+ *   op(B), n tile j: its column g is column 4g + j (j < 4) or 32 + 4g + j - 4, so a thread's
+ *     8 floats of a k are two LDS.128: 8 lanes, 8 different 16-byte chunks;
+ *   so a thread's outputs are rows 16 mt + 2g (+ 1) by columns 32 h + 8t to 32 h + 8t + 7.
+ * op(A) is rounded to nearest TF32 on the way (tf32_round); op(B) is read whole and truncated
+ * by the tensor core, as rung 9's TF32 mode does, so the product's error is not biased twice.
+ * k steps of 8: the tiles are zero-filled to the chunk's depth (32 or 64), so a k that is not a
+ * multiple of 8 multiplies zeros.  64 accumulators, 4 floats of op(A) and 8 of op(B) live.
+ */
+struct Tf32Products {
+    static constexpr int kPad = 8; /* pitch 136 = 8 mod 32 */
+    /* at 80 registers (3 blocks) ptxas kept accumulators in local memory inside the k loop */
+    static constexpr int kBlocksPerSm = 2;
+    static constexpr int kWM = 32, kWN = 64, kTilesM = kWM / 16, kTilesN = kWN / 8;
+    static constexpr int kWarpsN = kTile / kWN;
+    static_assert(kWarps == (kTile / kWM) * kWarpsN, "8 warps must tile the block");
+    static_assert(kTilesM == 2 && kTilesN == 8, "the fragment map above is for 2 x 8 mma tiles");
+    using Acc = float[kTilesM][kTilesN][4];
+
+    static __device__ __forceinline__ int warp_m0() { return threadIdx.x / 32 / kWarpsN * kWM; }
+    static __device__ __forceinline__ int warp_n0() { return threadIdx.x / 32 % kWarpsN * kWN; }
+
+    template <int PITCH_A, int PITCH_B>
+    static __device__ __forceinline__ void run(Acc &acc, const float *As, const float *Bs,
+                                               int steps)
+    {
+        static_assert(PITCH_A % 32 == 8 && PITCH_B % 32 == 8,
+                      "the fragment reads are conflict-free at a pitch of 8 mod 32 floats");
+        const int g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+        const float *a = As + t * PITCH_A + warp_m0() + 2 * g;
+        const float *b = Bs + t * PITCH_B + warp_n0() + 4 * g;
+#pragma unroll 1
+        for (int k8 = (steps + 7) / 8; k8 > 0; --k8, a += 8 * PITCH_A, b += 8 * PITCH_B) {
+#pragma unroll
+            for (int mt = 0; mt < kTilesM; ++mt) {
+                const float2 lo = *reinterpret_cast<const float2 *>(a + 16 * mt);
+                const float2 hi = *reinterpret_cast<const float2 *>(a + 4 * PITCH_A + 16 * mt);
+                const float af[4] = {tf32_round(lo.x), tf32_round(lo.y), tf32_round(hi.x),
+                                     tf32_round(hi.y)};
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const float4 bl = *reinterpret_cast<const float4 *>(b + 32 * h);
+                    const float4 bh = *reinterpret_cast<const float4 *>(b + 4 * PITCH_B + 32 * h);
+                    const float b0[4] = {bl.x, bl.y, bl.z, bl.w}, b1[4] = {bh.x, bh.y, bh.z, bh.w};
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        const float bf[2] = {b0[j], b1[j]};
+                        mma_tf32_16x8x8(acc[mt][4 * h + j], af, bf);
+                    }
+                }
+            }
+        }
+    }
+
+    /* The mma tiles into C's stage by 16-byte stores, each output that is not finite (Inf or
+     * NaN among its inputs) recomputed first by an FP32 FMA dot product (tc_result), so that
+     * special values behave as on the FMA rungs; the barrier ends the products' reads. */
+    static __device__ __forceinline__ void stage(Acc &acc, float *stage, const tg_problem &p,
+                                                 int64_t i0, int64_t j0)
+    {
+        const int g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+        const batch_item item(p);
+#pragma unroll
+        for (int mt = 0; mt < kTilesM; ++mt)
+#pragma unroll
+            for (int j = 0; j < kTilesN; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    acc[mt][j][e] = tc_result(
+                        p, item, i0 + warp_m0() + 16 * mt + 2 * g + e / 2,
+                        j0 + warp_n0() + 32 * (j / 4) + 8 * t + 4 * (e % 2) + j % 4,
+                        acc[mt][j][e]);
+        __syncthreads();
+#pragma unroll
+        for (int mt = 0; mt < kTilesM; ++mt)
+#pragma unroll
+            for (int r = 0; r < 2; ++r)
+#pragma unroll
+                for (int h = 0; h < 2; ++h)
+#pragma unroll
+                    for (int half = 0; half < 2; ++half) {
+                        const int e = 2 * r + half;
+                        *reinterpret_cast<float4 *>(
+                            &stage[(warp_m0() + 16 * mt + 2 * g + r) * kStagePitch + warp_n0() +
+                                   32 * h + 8 * t + 4 * half]) =
+                            make_float4(acc[mt][4 * h][e], acc[mt][4 * h + 1][e],
+                                        acc[mt][4 * h + 2][e], acc[mt][4 * h + 3][e]);
+                    }
+    }
+};
+
+/* The loaders of a BK-deep tile of each operand and the shared memory (operands or C's stage,
+ * the larger). */
+template <class PRODUCTS, int BK, bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG, bool B_VEC>
+struct ShortkShape {
+    using LoadA = AsyncTileLoader<kTile, BK, kThreads, A_K_CONTIG, A_VEC, PRODUCTS::kPad>;
+    using LoadB = AsyncTileLoader<kTile, BK, kThreads, !B_N_CONTIG, B_VEC, PRODUCTS::kPad>;
+    static constexpr int kOperandFloats = LoadA::kTileFloats + LoadB::kTileFloats;
+    static constexpr int kStageFloats = kTile * kStagePitch;
+    static constexpr int kSharedFloats =
+        kOperandFloats > kStageFloats ? kOperandFloats : kStageFloats;
+    static_assert(BK <= kShortChunk && BK % 8 == 0, "a chunk of k fits one tile");
 };
 
 /* A block a tile: k in BK-deep chunks, each loaded whole in one cp.async group (zero-filled past
@@ -219,20 +360,19 @@ struct ShortkShape {
  * products; else one, with the loaders gone before them: at 80 registers, keeping them cost
  * 40 to 64 bytes of stack and 5% to 20% of the speed at k <= 64 (H100, 27182x26882x25 and
  * 16384x16384x16). */
-template <int BM, int BN, int WM, int WN, int TM, int TN, int BK, bool CHUNKED, bool A_K_CONTIG,
-          bool A_VEC, bool B_N_CONTIG, bool B_VEC>
-__global__ void __launch_bounds__(kWarpTiledThreads<BM, BN, WM, WN>, 3)
-    sgemm_shortk(const tg_problem p)
+template <class PRODUCTS, int BK, bool CHUNKED, bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG,
+          bool B_VEC>
+__global__ void __launch_bounds__(kThreads, PRODUCTS::kBlocksPerSm) sgemm_shortk(const tg_problem p)
 {
-    using S = ShortkShape<BM, BN, WM, WN, TM, TN, BK, A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>;
+    using S = ShortkShape<PRODUCTS, BK, A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>;
     using LoadA = typename S::LoadA;
     using LoadB = typename S::LoadB;
 
     extern __shared__ __align__(16) float smem[];
     float *const As = smem, *const Bs = smem + LoadA::kTileFloats; /* [BK][pitch] each */
     const int tid = threadIdx.x;
-    const int64_t i0 = blockIdx.y * (int64_t)BM, j0 = blockIdx.x * (int64_t)BN;
-    float acc[TM][TN] = {};
+    const int64_t i0 = blockIdx.y * (int64_t)kTile, j0 = blockIdx.x * (int64_t)kTile;
+    typename PRODUCTS::Acc acc = {};
     if constexpr (CHUNKED) {
         const batch_item item(p);
         LoadA load_a(item.A + i0 * p.a_rs, p.a_rs, p.a_cs, p.m - i0, tid);
@@ -246,8 +386,8 @@ __global__ void __launch_bounds__(kWarpTiledThreads<BM, BN, WM, WN>, 3)
             async_commit();
             async_wait<0>();
             __syncthreads();
-            shortk_products<LoadA::kPitch, LoadB::kPitch, S::kPieceM, S::kPieceN>(
-                acc, As + S::a_off(tid), Bs + S::b_off(tid), (int)(p.k - k0 < BK ? p.k - k0 : BK));
+            PRODUCTS::template run<LoadA::kPitch, LoadB::kPitch>(
+                acc, As, Bs, (int)(p.k - k0 < BK ? p.k - k0 : BK));
         }
     } else {
         {
@@ -260,62 +400,72 @@ __global__ void __launch_bounds__(kWarpTiledThreads<BM, BN, WM, WN>, 3)
         }
         async_wait<0>();
         __syncthreads();
-        shortk_products<LoadA::kPitch, LoadB::kPitch, S::kPieceM, S::kPieceN>(
-            acc, As + S::a_off(tid), Bs + S::b_off(tid), (int)p.k);
+        PRODUCTS::template run<LoadA::kPitch, LoadB::kPitch>(acc, As, Bs, (int)p.k);
     }
-    store_tile_by_rows<BM, BN, TM, TN, S::kPieceM, S::kPieceN, S::kThreads>(
-        acc, smem, p, i0, j0, S::a_off(tid), S::b_off(tid));
+    PRODUCTS::stage(acc, smem, p, i0, j0);
+    store_stage_rows(smem, p, i0, j0);
 }
 
 /* The launch of each layout's instantiation, for launch_for_copies (tile_loader.cuh): a block
  * per tile of C and batch item on a 2-D grid. */
-template <int BM, int BN, int WM, int WN, int TM, int TN, int BK, bool CHUNKED>
+template <class PRODUCTS, int BK, bool CHUNKED>
 struct ShortkLaunch {
     template <bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG, bool B_VEC>
     static int run(const tg_problem *p, cudaStream_t stream)
     {
-        using S = ShortkShape<BM, BN, WM, WN, TM, TN, BK, A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>;
-        constexpr auto kernel = sgemm_shortk<BM, BN, WM, WN, TM, TN, BK, CHUNKED, A_K_CONTIG,
-                                             A_VEC, B_N_CONTIG, B_VEC>;
+        using S = ShortkShape<PRODUCTS, BK, A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>;
+        constexpr auto kernel =
+            sgemm_shortk<PRODUCTS, BK, CHUNKED, A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>;
         const size_t smem = S::kSharedFloats * sizeof(float);
         const cudaError_t e = opt_in_shared_memory<kernel>(smem);
         if (e != cudaSuccess)
             return (int)e;
-        const dim3 grid(ceil_div(p->n, BN), ceil_div(p->m, BM), (unsigned)p->batch);
-        kernel<<<grid, dim3(S::kThreads), smem, stream>>>(*p);
+        const dim3 grid(ceil_div(p->n, kTile), ceil_div(p->m, kTile), (unsigned)p->batch);
+        kernel<<<grid, dim3(kThreads), smem, stream>>>(*p);
         return (int)cudaGetLastError();
     }
 };
 
 /* The tile's depth follows k: 32 for k <= 32 (half the copies, zero-fills included), else 64,
  * in chunks past 64. */
-template <int BM, int BN, int WM, int WN, int TM, int TN>
+template <class PRODUCTS>
 int launch_shortk(const tg_problem *p, void *stream)
 {
     if (p->k > kShortMaxK)
         return (int)cudaErrorInvalidValue; /* shortk_unsupported refuses these */
     if (p->k <= kShortChunk / 2)
-        return launch_for_copies<ShortkLaunch<BM, BN, WM, WN, TM, TN, kShortChunk / 2, false>>(
+        return launch_for_copies<ShortkLaunch<PRODUCTS, kShortChunk / 2, false>>(
             p, (cudaStream_t)stream);
     if (p->k <= kShortChunk)
-        return launch_for_copies<ShortkLaunch<BM, BN, WM, WN, TM, TN, kShortChunk, false>>(
+        return launch_for_copies<ShortkLaunch<PRODUCTS, kShortChunk, false>>(
             p, (cudaStream_t)stream);
-    return launch_for_copies<ShortkLaunch<BM, BN, WM, WN, TM, TN, kShortChunk, true>>(
-        p, (cudaStream_t)stream);
+    return launch_for_copies<ShortkLaunch<PRODUCTS, kShortChunk, true>>(p, (cudaStream_t)stream);
 }
 
 const char *shortk_unsupported(const tg_problem *p)
 {
     if (p->k > kShortMaxK)
-        return "shortk128 is for short k, where writing C is the cost: k must be at most 256";
+        return "the short-k rungs are for short k, where writing C is the cost: k must be at "
+               "most 256";
     return nullptr;
 }
 
 } // namespace
 
+#if TG_IN_UNIT(shortk128)
 extern "C" const tg_rung tg_rung_shortk128 = {.name = "shortk128", .level = 7,
     .summary = "k <= 256: a 128x128 block loads k in chunks of 32 or 64, 8x8 a thread at 80 "
                "registers (3 blocks an SM), C through shared memory by whole rows",
     .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_FFMA,
-    .launch = launch_shortk<128, 128, 64, 32, 8, 8>, .unsupported = shortk_unsupported,
+    .launch = launch_shortk<FfmaProducts>, .unsupported = shortk_unsupported,
     .phases = TG_PHASES_STORES_AFTER};
+#endif
+
+#if TG_IN_UNIT(shortk128tf32)
+extern "C" const tg_rung tg_rung_shortk128tf32 = {.name = "shortk128tf32", .level = 7,
+    .summary = "TF32 mode, k <= 256: shortk128's blocks with TF32 tensor-core products "
+               "(mma.sync m16n8k8, a 32x64 warp tile)",
+    .block_rows = 128, .block_cols = 128, .in_auto = 1, .arith = TG_ARITH_TF32,
+    .min_cc = 80, .launch = launch_shortk<Tf32Products>, .unsupported = shortk_unsupported,
+    .phases = TG_PHASES_STORES_AFTER};
+#endif

@@ -3,7 +3,7 @@
  * k05_skinny.cu, k07_shortk.cu), the dispatch that picks its instantiation from how op(A) and
  * op(B) sit in memory, the launch they share and their FFMA thread tile.
  *
- *   AsyncTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC>
+ *   AsyncTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC[, PAD]>
  *       copies one operand's ROWS x BK tile into shared memory stored k-major,
  *       S[BK][ROWS + kPad], a phase per load() call (see its comment for the three copy paths)
  *   ChainedTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC>
@@ -42,12 +42,14 @@
  * Copy e of a thread sits at (outer + e * kOuterStep, depth + e * kDepthStep) of the tile and
  * kWidth floats long along outer, so one global pointer per operand and thread suffices.
  */
-template <int ROWS, int BK, int THREADS, bool K_CONTIG, bool VEC>
+template <int ROWS, int BK, int THREADS, bool K_CONTIG, bool VEC, int PAD = -1>
 struct AsyncTileLoader {
     static_assert(!(K_CONTIG && VEC),
                   "16-byte copies need the operand contiguous along the shared rows (outer)");
     static constexpr int kWidth = VEC ? 4 : 1;
-    static constexpr int kPad = K_CONTIG ? 4 : 0;
+    /* PAD: the floats past ROWS in each shared row, where the reader needs a pitch of its own
+     * (rung 7's TF32 fragments: 8); by default the FFMA rungs' 4 along k, else 0 */
+    static constexpr int kPad = PAD >= 0 ? PAD : K_CONTIG ? 4 : 0;
     static constexpr int kPitch = ROWS + kPad;
     static constexpr int kTileFloats = BK * kPitch;
     static constexpr int kCopies = ROWS * BK / (THREADS * kWidth);
@@ -71,7 +73,7 @@ struct AsyncTileLoader {
                                 (THREADS / 32) % (BK / 8) == 0 && ROWS % (THREADS / BK) == 0),
                   "along k, each warp copies 8 k x 4 rows: BK a multiple of 8, and the threads "
                   "must cover whole groups of 4 rows over the full depth");
-    static_assert(!K_CONTIG || kPitch % 8 == 4,
+    static_assert(!K_CONTIG || kPitch % 8 == 4 || PAD >= 0,
                   "along k, a shared pitch of an odd number of 16-byte chunks (4 mod 8 floats) "
                   "puts a warp's 8 k x 4 rows in 32 different banks");
 
