@@ -116,15 +116,26 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
     for algo in ${algos//,/ }; do
       # A few cases off every tile size, each a single verify run: the sanitizers are slow.
-      clean=1
+      # A case the rung refuses (the short-k rungs take k <= 256) is left out, not an error.
+      clean=1 refused=0
       for case in "--layout row --trans NN --shape 33x17x45 --misalign" \
                   "--layout col --trans TT --shape 130x67x129 --batch 3 --beta 0.5" \
                   "--layout row --trans NT --shape 257x255x1000 --memory device"; do
         # shellcheck disable=SC2086
         run_step "$tool $algo" compute-sanitizer --tool "$tool" --error-exitcode 3 \
-          "$cli" verify --algo "$algo" $case >>"$out/sanitizer.log" 2>&1 || clean=0
+          "$cli" verify --algo "$algo" $case >"$out/sanitizer-case.log" 2>&1
+        rc=$?
+        cat "$out/sanitizer-case.log" >>"$out/sanitizer.log"
+        if [ $rc -ne 0 ] && [ $rc -ne 3 ] &&
+          grep -q "constraints refused every case" "$out/sanitizer-case.log"; then
+          refused=$((refused + 1))
+        elif [ $rc -ne 0 ]; then
+          clean=0
+        fi
       done
-      status "$tool $algo" "$([ $clean -eq 1 ] && echo clean || echo 'ERRORS or cut')"
+      rm -f "$out/sanitizer-case.log"
+      status "$tool $algo" "$([ $clean -eq 1 ] && echo clean || echo 'ERRORS or cut')$(
+        [ $refused -gt 0 ] && echo " ($refused of 3 cases refused by the rung)")"
     done
   done
 else
