@@ -75,7 +75,9 @@
  *              0.93x (0.82x), 12007x9001x40 TN 0.86x (0.72x), 6537x10399x69 NT col 0.78x
  *              (0.66x), 1957x18192x142 NT col 1.04x (0.88x); at k <= 25 shortk128 (FFMA, 3
  *              blocks an SM) is faster, at k = 256 tma_wgmmatf32.  ncu at 8192x8192x64:
- *              latency-bound, 24% occupancy, no eligible warp 63% of the cycles.
+ *              latency-bound, 24% occupancy, no eligible warp 63% of the cycles.  Since rung
+ *              9's epilogue lost its tests (3a8c572), tma_wgmmatf32 is faster from k = 64 on
+ *              (8192x8192x64 0.108 ms, bench/results/tensor/lean-epilogue/).
  * Not kept:    (bench/results/shortk/tf32/, each a patch there) a 128 x 64 tile, 32 x 32 a warp,
  *              4 blocks an SM at 64 registers: faster at k <= 32 (16384x16384x16 0.389 ms against
  *              0.485), slower past k = 40 (8192x8192x64 0.174, 31687x15626x91 2.22 ms against

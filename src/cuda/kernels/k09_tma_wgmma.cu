@@ -67,7 +67,8 @@
  *                hardware's own block scheduling balances the multiprocessors better.
  *                Persistent ping-pong blocks (TF32: two consumer warpgroups taking 64x256
  *                tiles in turn, one storing while the other multiplies) were 1.05-1.3x the
- *                time at short k and 1.27x at 8192^3 (H200, bench/results/tensor/pingpong/).
+ *                time at short k and 1.27x at 8192^3 (H200, bench/results/tensor/pingpong/,
+ *                with the epilogue as it was before store_inside).
  *   products     per 8 of k: small(A) big(B), big(A) small(B), then big(A) big(B), small
  *                ones first (TF32 mode: A B only)
  *   promotion    3xTF32: every PROMOTE tiles of 32 (k = 32, as rung 8) the tensor core starts
