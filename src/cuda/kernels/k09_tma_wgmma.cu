@@ -631,24 +631,6 @@ struct Consumer {
         }
     }
 
-    /* The epilogue: result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2),
-     * j0 + kUnit h + 8j + 2 lane_t + e % 2).  Where C's columns are contiguous (c_rs == 1, a
-     * turned product) a warp's store writes 8 consecutive rows, 32 bytes, of each of 4
-     * columns: whole sectors where C is 32-byte aligned, and it is stored from here.  Where its
-     * rows are (c_cs == 1), a store writes every other float of 8 rows and the next fills the
-     * gaps: harmless where each row's 32 bytes are a sector, but where rows are off 32 bytes
-     * (most leading dimensions) every sector is written in four pieces.  There the tile goes
-     * through the ring's shared memory, free once every consumer's products are done, and each
-     * warp writes whole rows of C, 32 consecutive floats a store.  H100, against storing from
-     * registers (bench/results/tensor/staged-epilogue/): at a6ad7fc, staging every tile,
-     * 0.47-0.60x the time at 27182x26882x25 and 15228x7013x12 row-major (TF32 and 3xTF32), but
-     * 1.03-1.27x where rows were 32-byte aligned or the product turned, hence the test; at
-     * 7ddf2c2, with the test: 3xTF32 128x128 0.55-1.02x (geometric mean 0.89 over 36
-     * entries), 128x64 0.71-1.02x (0.94), TF32 128x128 0.46-1.03x (0.74); but TF32 128x256
-     * 1.14-1.30x on aligned calls that never stage (1024^3, 8192x8192x128, 6000x7000x200):
-     * the staged code's presence, not its path, costs that form (not yet explained), so it
-     * alone (two products of n128 a warpgroup) stores from registers, its SASS as before.
-     * Outputs the tensor core left Inf or NaN are recomputed first, as store_tc_result does. */
     /* The common case of the epilogue from registers, where this warpgroup's 64 rows of the
      * tile lie inside C, rows or columns of C are contiguous and beta == 0: each output a
      * multiply and a store at a fixed offset from a pointer of its row (c_cs == 1) or its
@@ -664,7 +646,8 @@ struct Consumer {
         if (p.beta != 0.0f || (c_cs != 1 && c_rs != 1) || i0 + 64 * half + 64 > p.m ||
             j0 + kUnit * kUnits > p.n)
             return false;
-        float *const c0 = item.C + (i0 + 64 * half + 16 * w + g) * c_rs + (j0 + 2 * lane_t) * c_cs;
+        float *const c0 =
+            item.C + (i0 + 64 * half + 16 * w + g) * c_rs + (j0 + 2 * lane_t) * c_cs;
         bool finite = true;
         if (c_cs == 1) { /* rows g and g + 8 */
             float *const c8 = c0 + 8 * c_rs;
@@ -695,6 +678,24 @@ struct Consumer {
         return finite;
     }
 
+    /* The epilogue: result(h)[4j + e] is C(i0 + 64 half + 16 w + g + 8 (e / 2),
+     * j0 + kUnit h + 8j + 2 lane_t + e % 2).  Where C's columns are contiguous (c_rs == 1, a
+     * turned product) a warp's store writes 8 consecutive rows, 32 bytes, of each of 4
+     * columns: whole sectors where C is 32-byte aligned, and it is stored from here.  Where its
+     * rows are (c_cs == 1), a store writes every other float of 8 rows and the next fills the
+     * gaps: harmless where each row's 32 bytes are a sector, but where rows are off 32 bytes
+     * (most leading dimensions) every sector is written in four pieces.  There the tile goes
+     * through the ring's shared memory, free once every consumer's products are done, and each
+     * warp writes whole rows of C, 32 consecutive floats a store.  H100, against storing from
+     * registers (bench/results/tensor/staged-epilogue/): at a6ad7fc, staging every tile,
+     * 0.47-0.60x the time at 27182x26882x25 and 15228x7013x12 row-major (TF32 and 3xTF32), but
+     * 1.03-1.27x where rows were 32-byte aligned or the product turned, hence the test; at
+     * 7ddf2c2, with the test: 3xTF32 128x128 0.55-1.02x (geometric mean 0.89 over 36
+     * entries), 128x64 0.71-1.02x (0.94), TF32 128x128 0.46-1.03x (0.74); but TF32 128x256
+     * 1.14-1.30x on aligned calls that never stage (1024^3, 8192x8192x128, 6000x7000x200):
+     * the staged code's presence, not its path, costs that form (not yet explained), so it
+     * alone (two products of n128 a warpgroup) stores from registers, its SASS as before.
+     * Outputs the tensor core left Inf or NaN are recomputed first, as store_tc_result does. */
     __device__ __forceinline__ void store(Acc &acc, const TurnedProblem &q, int i0, int j0) const
     {
         const tg_problem &p = q.p;
