@@ -59,15 +59,30 @@ static void check_split(tg_layout layout, tg_op ta, tg_op tb, int64_t m, int64_t
            "%lld in %d slices: %lld x %lld, then a tail of %lld run after them", (long long)k,
            slices, (long long)split.full.batch, (long long)split.slice_k,
            (long long)split.tail.k);
+    /* A short tail is summed by the reduction, a long one runs on its own into a partial. */
+    const int folds = split.tail.k > 0 && (double)m * n * split.tail.k <= TG_SPLIT_K_FOLD_MOST;
+    EXPECT(split.tail_folded == folds && split.partials == split.full.batch + (split.tail.k > 0 && !folds) &&
+               tg_split_k_workspace(&p, slices) == split.partials * m * n,
+           "%lldx%lldx%lld in %d slices: tail of %lld %s, %lld partials", (long long)m,
+           (long long)n, (long long)k, slices, (long long)split.tail.k,
+           split.tail_folded ? "folded" : "launched", (long long)split.partials);
     tg_ref_sgemm(&split.full);
-    if (split.tail.k > 0)
+    if (split.tail.k > 0 && !split.tail_folded)
         tg_ref_sgemm(&split.tail);
-    /* The reduction, as the GPU's reduce_split_k does it. */
+    /* The reduction, as the GPU's reduce_split_k does it: lane y sums the partials y, y + 8,
+     * ..., then a folded tail's terms y, y + 8, ...; the lanes' sums are added in order. */
+    const tg_problem *t = &split.tail;
     for (int64_t i = 0; i < p.m; ++i)
         for (int64_t j = 0; j < p.n; ++j) {
-            float sum = 0.0f;
+            float lanes[8] = {0};
             for (int64_t s = 0; s < split.partials; ++s)
-                sum += workspace[s * p.m * p.n + i * p.n + j];
+                lanes[s % 8] += workspace[s * p.m * p.n + i * p.n + j];
+            for (int64_t q = 0; split.tail_folded && q < t->k; ++q)
+                lanes[q % 8] = fmaf(t->A[i * t->a_rs + q * t->a_cs], t->B[q * t->b_rs + j * t->b_cs],
+                                    lanes[q % 8]);
+            float sum = lanes[0];
+            for (int y = 1; y < 8; ++y)
+                sum += lanes[y];
             float *c = &p.C[i * p.ldc + j];
             *c = beta == 0.0f ? alpha * sum : alpha * sum + beta * *c;
         }
@@ -129,5 +144,7 @@ int main(void)
             check_split(layout, ops[o >> 1], ops[o & 1], 33, 5, 512, 2, 1.0f, -0.5f, seed++);
             check_split(layout, ops[o >> 1], ops[o & 1], 17, 19, 4097, 16, -1.0f, 1.0f, seed++);
         }
+    /* a tail of 31 under 600 x 600 outputs: too many terms to fold, it runs on its own */
+    check_split(TG_COL_MAJOR, TG_TRANS, TG_NO_TRANS, 600, 600, 831, 8, 1.0f, 0.5f, seed++);
     return tg_test_result("test_split_k");
 }

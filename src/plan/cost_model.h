@@ -21,7 +21,8 @@
  *             max(compute, the rest of memory), or where its passes over memory and its
  *             products run in turn (TG_PHASES_IN_TURN) launch_us + compute + memory
  *             + with a tail slice (split_k.h: k not a multiple of slice_k): launch_us + the
- *               waves of one slice's tiles over the tail's k steps
+ *               waves of one slice's tiles over the tail's k steps (as the corpus timed it:
+ *               a short tail is summed by the reduction since, and costs less)
  *             + with slices > 1: launch_us + (partials + 1 + (beta != 0)) * 4 * m * n / dram_gbs
  * wave_us, kstep_us, c_gbs and c_wide_gbs (the rates at which the rung's stores write C: what
  * sets its time when k is short) are fitted per rung and operand orientation (op(A) along k or not,

@@ -4,7 +4,7 @@
 int64_t tg_split_k_workspace(const tg_problem *p, int slices)
 {
     const tg_split_k_lengths l = tg_split_k_lengths_of(p->k, slices);
-    return (l.full + (l.tail > 0)) * p->m * p->n;
+    return (l.full + (l.tail > 0 && !tg_split_k_tail_folds(p, slices))) * p->m * p->n;
 }
 
 void tg_split_k_make(const tg_problem *p, int slices, float *workspace, tg_split_k *out)
@@ -34,5 +34,6 @@ void tg_split_k_make(const tg_problem *p, int slices, float *workspace, tg_split
     t.batch = 1;
     t.stride_a = t.stride_b = t.stride_c = 0;
     out->tail = t;
-    out->partials = full + (t.k > 0);
+    out->tail_folded = tg_split_k_tail_folds(p, slices);
+    out->partials = full + (t.k > 0 && !out->tail_folded);
 }
