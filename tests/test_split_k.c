@@ -61,7 +61,8 @@ static void check_split(tg_layout layout, tg_op ta, tg_op tb, int64_t m, int64_t
            (long long)split.tail.k);
     /* A short tail is summed by the reduction, a long one runs on its own into a partial. */
     const int folds = split.tail.k > 0 && (double)m * n * split.tail.k <= TG_SPLIT_K_FOLD_MOST;
-    EXPECT(split.tail_folded == folds && split.partials == split.full.batch + (split.tail.k > 0 && !folds) &&
+    EXPECT(split.tail_folded == folds &&
+               split.partials == split.full.batch + (split.tail.k > 0 && !folds) &&
                tg_split_k_workspace(&p, slices) == split.partials * m * n,
            "%lldx%lldx%lld in %d slices: tail of %lld %s, %lld partials", (long long)m,
            (long long)n, (long long)k, slices, (long long)split.tail.k,
@@ -78,8 +79,8 @@ static void check_split(tg_layout layout, tg_op ta, tg_op tb, int64_t m, int64_t
             for (int64_t s = 0; s < split.partials; ++s)
                 lanes[s % 8] += workspace[s * p.m * p.n + i * p.n + j];
             for (int64_t q = 0; split.tail_folded && q < t->k; ++q)
-                lanes[q % 8] = fmaf(t->A[i * t->a_rs + q * t->a_cs], t->B[q * t->b_rs + j * t->b_cs],
-                                    lanes[q % 8]);
+                lanes[q % 8] = fmaf(t->A[i * t->a_rs + q * t->a_cs],
+                                    t->B[q * t->b_rs + j * t->b_cs], lanes[q % 8]);
             float sum = lanes[0];
             for (int y = 1; y < 8; ++y)
                 sum += lanes[y];
