@@ -641,8 +641,7 @@ tg_status tg_explain_gpu(tg_handle *h, int compute_capability, int sm_count, tg_
                        dev.compute_capability);
     *algo = tg_rungs[c.rung]->name;
     *split_k = c.split_k;
-    tg_append_choice_reasons(&c, h->algo >= 0, dev.compute_capability,
-                             2.0 * (double)m * (double)n * (double)k, buf, buf_size);
+    tg_append_choice_reasons(&c, h->algo >= 0, dev.compute_capability, &p, buf, buf_size);
     return TG_SUCCESS;
 }
 

@@ -212,11 +212,11 @@ int tg_autotune_candidates(const tg_device_props *dev, tg_math math, const tg_pr
 int tg_autotune_cached(tg_handle *h, const tg_problem *p, tg_plan *plan, int *slices,
                        char *why, size_t why_size);
 
-/* Appends to buf (size bytes, NUL-terminated) why c was chosen, as explain gives it: forced,
- * a tuned row, the ranking (with the model's prediction for a call of `flops` and the
- * runner-up) or the highest rung, on a GPU of compute capability cc; then its split-K. */
-void tg_append_choice_reasons(const tg_choice *c, int forced, int cc, double flops, char *buf,
-                              size_t size);
+/* Appends to buf (size bytes, NUL-terminated) why c was chosen for p, as explain gives it:
+ * forced, a tuned row, the ranking (with the model's prediction and the runner-up) or the
+ * highest rung, on a GPU of compute capability cc; then its split-K (tg_split_k_describe). */
+void tg_append_choice_reasons(const tg_choice *c, int forced, int cc, const tg_problem *p,
+                              char *buf, size_t size);
 
 /* Host products cut into tiles of C (host_split.h, host_tiles.cu).  1 when the plan runs p
  * that way: a product (not a batch) with A, B and C all staged from host memory. */

@@ -210,9 +210,15 @@ __device__ __forceinline__ void element_place(int64_t e, int64_t n, int64_t per_
     }
 }
 
-/* 8 blocks an SM, as many threads as it holds: its loads are what hides their latency, and at
- * 40 registers (6 blocks) 777 x 777 x 12000 in 8 slices took 4% longer (H200). */
-__global__ void __launch_bounds__(32 * kReduceLanes, 8)
+/* As many blocks an SM as its threads allow (8 on sm_80 and sm_90, 2048 threads; fewer
+ * elsewhere): its loads are what hides their latency, and at 40 registers (6 blocks) 777 x 777
+ * x 12000 in 8 slices took 4% longer (H200).  The bound holds it to 32 without spills. */
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
+constexpr int kReduceBlocksPerSM = 8;
+#else
+constexpr int kReduceBlocksPerSM = 1024 / (32 * kReduceLanes);
+#endif
+__global__ void __launch_bounds__(32 * kReduceLanes, kReduceBlocksPerSM)
     reduce_split_k(const tg_problem p, const float *partials, int64_t count,
                    const tg_problem tail)
 {

@@ -694,16 +694,17 @@ static tg_device_props device_of(const tg_handle *h)
                              .sm_count = h->sm_count};
 }
 
-static void note_split(tg_plan *plan, int slices)
+static void note_split(tg_plan *plan, const tg_problem *p, int slices)
 {
-    if (slices > 1)
-        note(plan, "split-K: %d slices along k, summed in a fixed order by a reduction kernel "
-                   "(bit-reproducible)\n", slices);
+    char cut[256];
+    tg_split_k_describe(p, slices, cut, sizeof cut);
+    note(plan, "%s", cut);
 }
 
-void tg_append_choice_reasons(const tg_choice *c, int forced, int cc, double flops, char *buf,
-                              size_t size)
+void tg_append_choice_reasons(const tg_choice *c, int forced, int cc, const tg_problem *p,
+                              char *buf, size_t size)
 {
+    const double flops = 2.0 * (double)p->m * (double)p->n * (double)p->k * (double)p->batch;
     const tg_rung *rung = tg_rungs[c->rung];
     if (forced)
         append(buf, size, "rung: %s (level %d), forced by tg_set_algo: %s\n", rung->name,
@@ -729,9 +730,9 @@ void tg_append_choice_reasons(const tg_choice *c, int forced, int cc, double flo
                "rung: %s (level %d), the highest rung that supports this call (no cost model for "
                "sm_%d): %s\n",
                rung->name, rung->level, cc, rung->summary);
-    if (c->split_k > 1)
-        append(buf, size, "split-K: %d slices along k, summed in a fixed order by a reduction "
-                          "kernel (bit-reproducible)\n", c->split_k);
+    char cut[256];
+    tg_split_k_describe(p, c->split_k, cut, sizeof cut);
+    append(buf, size, "%s", cut);
 }
 
 /* The reasons for choice c in the plan's explanation (tg_append_choice_reasons). */
@@ -739,10 +740,7 @@ static void note_choice(tg_plan *plan, const tg_choice *c, int forced, int cc,
                         const tg_problem *p)
 {
     if (plan->explaining)
-        tg_append_choice_reasons(c, forced, cc,
-                                 2.0 * (double)p->m * (double)p->n * (double)p->k *
-                                     (double)p->batch,
-                                 plan->why, sizeof plan->why);
+        tg_append_choice_reasons(c, forced, cc, p, plan->why, sizeof plan->why);
 }
 
 static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
@@ -786,7 +784,7 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
             plan->autotuned = 1;
             tg_at_count_hit();
             note(plan, "%s", autotune_why);
-            note_split(plan, plan->split_k);
+            note_split(plan, p, plan->split_k);
             return TG_SUCCESS;
         }
         note(plan, "autotune: the cached choice %s is not followed (%s): the planner decides\n",

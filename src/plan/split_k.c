@@ -1,6 +1,8 @@
 /* Split-K decomposition; see split_k.h. */
 #include "split_k.h"
 
+#include <stdio.h>
+
 int64_t tg_split_k_workspace(const tg_problem *p, int slices)
 {
     const tg_split_k_lengths l = tg_split_k_lengths_of(p->k, slices);
@@ -36,4 +38,23 @@ void tg_split_k_make(const tg_problem *p, int slices, float *workspace, tg_split
     out->tail = t;
     out->tail_folded = tg_split_k_tail_folds(p, slices);
     out->partials = full + (t.k > 0 && !out->tail_folded);
+}
+
+void tg_split_k_describe(const tg_problem *p, int slices, char *buf, size_t size)
+{
+    if (size == 0)
+        return;
+    buf[0] = '\0';
+    if (slices <= 1)
+        return;
+    const tg_split_k_lengths l = tg_split_k_lengths_of(p->k, slices);
+    char tail[96] = "";
+    if (l.tail > 0)
+        snprintf(tail, sizeof tail, ", then %lld more %s", (long long)l.tail,
+                 tg_split_k_tail_folds(p, slices) ? "summed by the reduction itself"
+                                                  : "in a launch after them");
+    snprintf(buf, size,
+             "split-K: %lld slices of %lld along k%s, summed in a fixed order by a reduction "
+             "kernel (bit-reproducible)\n",
+             (long long)l.full, (long long)l.slice_k, tail);
 }

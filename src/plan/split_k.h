@@ -8,6 +8,8 @@
 #ifndef TG_SPLIT_K_H
 #define TG_SPLIT_K_H
 
+#include <stddef.h>
+
 #include "../problem.h"
 
 #ifdef __cplusplus
@@ -79,6 +81,10 @@ static inline int tg_split_k_tail_folds(const tg_problem *p, int slices)
     return slices > 1 && l.tail > 0 &&
            (double)p->m * (double)p->n * (double)l.tail <= TG_SPLIT_K_FOLD_MOST;
 }
+
+/* What `tilegemm explain` says of p cut into `slices`: the slices, the tail and where it is
+ * summed, the fixed order (empty for slices <= 1). */
+void tg_split_k_describe(const tg_problem *p, int slices, char *buf, size_t size);
 
 /* The slices of p (batch 1) into `slices` parts writing to workspace, which must hold
  * tg_split_k_workspace(p, slices) floats. */
