@@ -1,7 +1,8 @@
 /* Split-K is bit-reproducible: the same call, 10 times, gives the same bits, whether auto
  * splits it (small outputs with long k) or the slices are forced, on FFMA and tensor-core
  * rungs.  The partial products are summed in a fixed order (backend.cu, reduce_split_k), never
- * by atomics.  Each result is also checked against float64 so that a stable wrong answer fails.
+ * by atomics.  Each result is also checked against float64 so that a stable wrong answer fails,
+ * and Inf and NaN in a tail the reduction sums must give float64's classes.
  * Skips (77) without a GPU. */
 #include <float.h>
 #include <math.h>
@@ -123,6 +124,71 @@ static int run_case(tg_handle *h, const split_case *c, uint64_t *seed)
     free(host);
     return 1;
 }
+
+/* Inf and NaN in the last few k, which the reduction sums itself where the tail is short
+ * (split_k.h), and in the first slice: each output's class (finite, Inf, NaN) must be its
+ * float64 sum's, and explain must say where the tail went. */
+static void run_special_tail(tg_handle *h, const char *algo, tg_math math, uint64_t *seed)
+{
+    enum { kM = 100, kN = 90, kK = 30001, kSlices = 8 }; /* slices of 3748, a tail of 17 */
+    const size_t a_n = (size_t)kM * kK, b_n = (size_t)kK * kN, c_n = (size_t)kM * kN;
+    float *host = malloc((a_n + b_n + c_n) * sizeof(float));
+    float *dev = NULL;
+    if (!host || cudaMalloc((void **)&dev, (a_n + b_n + c_n) * sizeof(float)) != cudaSuccess) {
+        free(host);
+        EXPECT(0, "allocating the special-value case");
+        return;
+    }
+    float *A = host, *B = host + a_n, *C = B + b_n;
+    for (size_t i = 0; i < a_n + b_n; ++i)
+        host[i] = (float)tg_random_unit(seed);
+    A[3 * (size_t)kK + kK - 1] = INFINITY;            /* row 3: Inf in the tail */
+    A[7 * (size_t)kK + 0] = INFINITY;                 /* row 7: Inf in the first slice, */
+    A[7 * (size_t)kK + kK - 2] = -INFINITY;           /* -Inf in the tail: NaN or Inf */
+    B[(size_t)(kK - 3) * kN + 5] = NAN;               /* column 5: NaN in the tail */
+    B[(size_t)(kK / 2) * kN + 11] = INFINITY;         /* column 11: Inf in a full slice */
+    cudaMemcpy(dev, host, (a_n + b_n) * sizeof(float), cudaMemcpyHostToDevice);
+    float *dC = dev + a_n + b_n;
+    cudaMemset(dC, 0xff, c_n * sizeof(float));
+    tg_status s = tg_set_algo(h, algo);
+    if (s == TG_SUCCESS)
+        s = tg_set_split_k(h, kSlices);
+    if (s == TG_SUCCESS)
+        s = tg_set_math(h, math);
+    if (s == TG_SUCCESS)
+        s = tg_sgemm(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, kM, kN, kK, 1.0f, dev, kK,
+                     dev + a_n, kN, 0.0f, dC, kN);
+    if (s == TG_SUCCESS)
+        s = tg_synchronize(h);
+    cudaMemcpy(C, dC, c_n * sizeof(float), cudaMemcpyDeviceToHost);
+    char explain[2048] = "";
+    tg_explain(h, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, kM, kN, kK, dev, kK, dev + a_n, kN, dC,
+               kN, explain, sizeof explain);
+    EXPECT(s == TG_SUCCESS, "%s special tail: %s", algo, tg_last_error(h));
+    EXPECT(strstr(explain, "then 17 more summed by the reduction itself") != NULL,
+           "%s special tail: explain does not say the tail of 17 is folded:\n%s", algo, explain);
+    int wrong = 0;
+    for (int i = 0; i < kM && s == TG_SUCCESS; ++i)
+        for (int j = 0; j < kN; ++j) {
+            if (i != 3 && i != 7 && j != 5 && j != 11 && (i * 31 + j) % 17)
+                continue; /* the special rows and columns, and a sample of the rest */
+            double sum = 0.0;
+            for (int64_t q = 0; q < kK; ++q)
+                sum += (double)A[i * (size_t)kK + q] * (double)B[q * kN + j];
+            const float got = C[i * kN + j];
+            const int same = isnan(sum) ? isnan(got)
+                             : isinf(sum) ? isinf(got) && (sum > 0) == (got > 0)
+                                          : isfinite(got);
+            if (!same && wrong++ < 4)
+                fprintf(stderr, "  %s: C(%d, %d) = %g where the float64 sum is %g\n", algo, i,
+                        j, got, sum);
+        }
+    EXPECT(!wrong, "%s special tail: %d outputs of the wrong class", algo, wrong);
+    printf("  %-12s %-6s special values in the folded tail: %s\n", algo, tg_math_name(math),
+           wrong || s != TG_SUCCESS ? "WRONG" : "classes as float64's");
+    cudaFree(dev);
+    free(host);
+}
 #endif
 
 int main(int argc, char **argv)
@@ -143,6 +209,9 @@ int main(int argc, char **argv)
     printf("test_gpu_split_k --seed %#llx\n", (unsigned long long)seed);
     for (size_t i = 0; i < sizeof kCases / sizeof kCases[0]; ++i)
         run_case(h, &kCases[i], &seed);
+    run_special_tail(h, "skinny32x32", TG_MATH_FP32, &seed);
+    run_special_tail(h, "tma_wgmma3xtf32_64x128", TG_MATH_FP32, &seed);
+    run_special_tail(h, "tma_wgmmatf32_64x128", TG_MATH_TF32, &seed);
     tg_destroy(h);
     if (tg_test_failures)
         fprintf(stderr, "reproduce: %s --seed %#llx\n", argv[0], (unsigned long long)first_seed);
