@@ -6,7 +6,7 @@
 int64_t tg_split_k_workspace(const tg_problem *p, int slices)
 {
     const tg_split_k_lengths l = tg_split_k_lengths_of(p->k, slices);
-    return (l.full + (l.tail > 0 && !tg_split_k_tail_folds(p, slices))) * p->m * p->n;
+    return (l.full + (l.tail > 0 && !tg_split_k_tail_folds(p, l))) * p->m * p->n;
 }
 
 void tg_split_k_make(const tg_problem *p, int slices, float *workspace, tg_split_k *out)
@@ -36,7 +36,7 @@ void tg_split_k_make(const tg_problem *p, int slices, float *workspace, tg_split
     t.batch = 1;
     t.stride_a = t.stride_b = t.stride_c = 0;
     out->tail = t;
-    out->tail_folded = tg_split_k_tail_folds(p, slices);
+    out->tail_folded = tg_split_k_tail_folds(p, l);
     out->partials = full + (t.k > 0 && !out->tail_folded);
 }
 
@@ -51,7 +51,7 @@ void tg_split_k_describe(const tg_problem *p, int slices, char *buf, size_t size
     char tail[96] = "";
     if (l.tail > 0)
         snprintf(tail, sizeof tail, ", then %lld more %s", (long long)l.tail,
-                 tg_split_k_tail_folds(p, slices) ? "summed by the reduction itself"
+                 tg_split_k_tail_folds(p, l) ? "summed by the reduction itself"
                                                   : "in a launch after them");
     snprintf(buf, size,
              "split-K: %lld slices of %lld along k%s, summed in a fixed order by a reduction "

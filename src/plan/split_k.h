@@ -74,12 +74,11 @@ typedef struct tg_split_k {
                           * workspace */
 } tg_split_k;
 
-/* Whether the tail of p cut into `slices` is summed by the reduction (see above). */
-static inline int tg_split_k_tail_folds(const tg_problem *p, int slices)
+/* Whether p's tail, of the cut l (tg_split_k_lengths_of), is summed by the reduction (see
+ * above).  An unsplit cut has no tail. */
+static inline int tg_split_k_tail_folds(const tg_problem *p, tg_split_k_lengths l)
 {
-    const tg_split_k_lengths l = tg_split_k_lengths_of(p->k, slices);
-    return slices > 1 && l.tail > 0 &&
-           (double)p->m * (double)p->n * (double)l.tail <= TG_SPLIT_K_FOLD_MOST;
+    return l.tail > 0 && (double)p->m * (double)p->n * (double)l.tail <= TG_SPLIT_K_FOLD_MOST;
 }
 
 /* What `tilegemm explain` says of p cut into `slices`: the slices, the tail and where it is
