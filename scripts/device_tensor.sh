@@ -84,11 +84,13 @@ if has sanitize; then
     for algo in ${rungs//,/ }; do
       clean=1
       # Row-major NN is the turned form, column-major NN the rows-major A, row-major NT both
-      # K-major, a misaligned case the planes.
+      # K-major, a misaligned case the planes, misaligned column-major TN A copied by the
+      # producer (the consumers read it from the stages themselves).
       for case in "--layout row --trans NN --shape 200x136x100 --memory device" \
                   "--layout col --trans NN --shape 257x255x300 --batch 2 --beta 0.5" \
                   "--layout row --trans NT --shape 130x67x129" \
-                  "--layout row --trans TN --shape 33x17x45 --misalign"; do
+                  "--layout row --trans TN --shape 33x17x45 --misalign" \
+                  "--layout col --trans TN --shape 130x67x129 --misalign"; do
         (($(left) > 15)) || { clean=0; break; }
         # shellcheck disable=SC2086
         timeout "$(left)" compute-sanitizer --tool "$tool" --error-exitcode 3 \

@@ -43,7 +43,8 @@
  *                time (H100, bench/results/packed/).
  *   pipeline     a ring of 4 stages (3 when A too is in planes), each with a "full" mbarrier
  *                (expect-tx: the stage's bytes) and an "empty" one (a lane of each of the 8
- *                consumer warps); a warpgroup hands a stage back once the next tile's products
+ *                consumer warps; every consumer thread where they read A from the stage
+ *                themselves); a warpgroup hands a stage back once the next tile's products
  *                are issued and the stage's own are done (wgmma_wait<1>), so the tensor core
  *                does not drain between tiles except where a partial sum is promoted.  The
  *                producer warpgroup gives its registers to the consumers (setmaxnreg 40 / 232).
@@ -390,6 +391,11 @@ struct Config {
     static constexpr int kBoxA = BM * kBK, kBoxB = BN * kBK; /* floats of one part's box */
     static constexpr int kStage = stage_floats(BM, BN, SPLIT, A_FEED);
     static constexpr int kConsumerWarps = BM / 64 * 4;
+    /* The arrivals that hand a stage back: every consumer thread's where the consumers read A
+     * from the stage themselves, so that each thread's reads come before its own release
+     * (racecheck finds one lane's arrival for its warp unordered with the other lanes' reads);
+     * else a lane of each warp, the tensor core's reads being done once waited for. */
+    static constexpr int kReleasers = kARegisters ? kConsumerWarps * 32 : kConsumerWarps;
     static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 rows");
     static_assert(kStage == kPartsA * kBoxA + kParts * kBoxB, "A's parts, then B's");
     static_assert(BN == 64 || BN == 128 || BN == 256,
@@ -416,7 +422,7 @@ struct PipelineState {
 
 /* The ring of stages in shared memory and its barriers: full[s] completes when stage s has
  * landed (expect-tx: the TMA's bytes; plus an arrival of each copying thread where the
- * producer copies A), empty[s] when every consumer warp has handed the stage back. */
+ * producer copies A), empty[s] when the consumers have handed the stage back (kReleasers). */
 template <class Cfg>
 struct Ring {
     float *stages;
@@ -435,7 +441,7 @@ struct Ring {
         for (int s = 0; s < Cfg::kStages; ++s) {
             /* the producer's arrive.expect_tx, and the copying threads' arrivals */
             mbarrier_init(&full[s], Cfg::kACopied ? 1 + kWarpgroup : 1);
-            mbarrier_init(&empty[s], Cfg::kConsumerWarps); /* a lane of every consumer warp */
+            mbarrier_init(&empty[s], Cfg::kReleasers);
         }
         fence_mbarrier_init();
     }
@@ -507,11 +513,11 @@ struct Consumer {
 
     const Ring<Cfg> &ring;
     const int half;
-    const bool releaser; /* arrives on the empty barriers for its warp */
+    const bool releaser; /* arrives on the empty barriers (Cfg::kReleasers) */
     const int w, g, lane_t;
 
     __device__ __forceinline__ Consumer(const Ring<Cfg> &ring_, int tid)
-        : ring(ring_), half((tid - kWarpgroup) / kWarpgroup), releaser(tid % 32 == 0),
+        : ring(ring_), half((tid - kWarpgroup) / kWarpgroup), releaser(Cfg::kARegisters || tid % 32 == 0),
           w(tid / 32 % 4), g(tid % 32 / 4), lane_t(tid % 4)
     {
     }
