@@ -3,12 +3,13 @@
  *
  * On one GPU: shapes of several tiles (m or n past TG_TILE_MAX), of several k-cuts (k past
  * TG_K_CUT_MAX, the last cut shorter), odd shapes, both layouts, all transposes, padded leading
- * dimensions, beta = 0 over a C of NaN and beta != 0, from pageable and from pinned memory: C exact (small integers) on sampled elements and against a float64
- * product, its padding untouched.  On two GPUs, where there are two: every case bit-identical
- * to one GPU, with the devices in either order and with TG_ALL_DEVICES; explain shows the
- * split; a CUDA failure injected in the middle of a call returns one error saying whether C is
- * partly written, every tile either written whole and right or untouched; the handle then
- * works again.  tg_set_devices refuses bad lists naming the entry.
+ * dimensions, beta = 0 over a C of NaN and beta != 0, from pageable and from pinned memory: C
+ * exact (small integers) on sampled elements and against a float64 product, its padding
+ * untouched.  On two GPUs, where there are two: every case bit-identical to one GPU (one shape
+ * gives each GPU a row of tiles, which go cut by cut), with the devices in either order and with
+ * TG_ALL_DEVICES; explain shows the split; a CUDA failure injected in the middle of a call returns
+ * one error saying whether C is partly written, every tile either written whole and right or
+ * untouched; the handle then works again.  tg_set_devices refuses bad lists naming the entry.
  *
  * Skipped (77) without a GPU; with one GPU the one-GPU part runs and the test then reports
  * skipped (a failure still fails).
@@ -288,8 +289,11 @@ int main(void)
 #endif
     check_arguments();
     const tg_op ops[] = {TG_NO_TRANS, TG_TRANS};
+    /* 4500x8200x9000 row-major: on two GPUs a row of three tiles each, three k-cuts: the first
+     * tiles' cut-by-cut path (column-major products are tiled as their transposes) */
     const int64_t shapes[][3] = {{5000, 4500, 300}, {4097, 9001, 77}, {300, 200, 33},
-                                 {1, 8200, 64}, {8200, 3, 129}, {4500, 300, 9000}};
+                                 {1, 8200, 64},     {8200, 3, 129},   {4500, 300, 9000},
+                                 {4500, 8200, 9000}};
     for (size_t si = 0; si < sizeof shapes / sizeof *shapes; ++si)
         for (int l = 0; l < 2; ++l)
             for (int ta = 0; ta < 2; ++ta)

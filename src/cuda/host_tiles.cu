@@ -753,7 +753,10 @@ tg_status lane_tiles(lane_run *r)
      * tile's panels before its second product.  At 16384^3 on four H200s (a row of four tiles
      * a GPU) a call took 30.2 ms against 34.3.  Not on shares of several rows, where the first
      * tiles span two rows: on one and two GPUs the same calls took 99.1 and 56.5 ms against
-     * 96.6 and 52.5 (bench/results/multi-gpu/first-cuts).  B must be resident. */
+     * 96.6 and 52.5 (bench/results/multi-gpu/first-cuts).  B must be resident.  In the last
+     * round each ends as soon as its last product is queued, so that its C goes back while the
+     * others multiply: 34.8 ms against 36.9 for a row of four tiles a GPU on two H200s
+     * (bench/results/multi-gpu/last-round). */
     const int64_t group =
         g->k_cuts > 1 && plan.b_resident && tg_share_rows(g, plan.lo, plan.hi) == 1
             ? plan.c_slots /* at most the share's tiles */
@@ -766,19 +769,25 @@ tg_status lane_tiles(lane_run *r)
          * peer's cut has published that cut of every column it is loading), and tiles of one
          * column in order (the first loads the cut, the later ones follow it on `comp`); the
          * cuts of A first, as a tile of a peer's column may be the one loading its row */
+        int64_t ending = 0; /* the next of them to end, in their order */
+        bool last_cut_in[TG_C_SLOTS_MAX] = {};
         for (int64_t q = 0; q < g->k_cuts && s == TG_SUCCESS; ++q) {
             for (int64_t i = 0; i < group && s == TG_SUCCESS; ++i)
                 s = cut_of_a(first[i], q);
             for (int peers = 0; peers < 2; ++peers)
                 for (int64_t i = 0; i < group && s == TG_SUCCESS; ++i)
                     if (first[i].b_peer == (peers == 1) &&
-                        !c->stop.load(std::memory_order_relaxed))
+                        !c->stop.load(std::memory_order_relaxed)) {
                         s = cut(first[i], q);
+                        /* in their order: end() takes C slots in turn */
+                        last_cut_in[i] = q == g->k_cuts - 1;
+                        while (s == TG_SUCCESS && ending < group && last_cut_in[ending] &&
+                               !c->stop.load(std::memory_order_relaxed)) {
+                            s = end(ending, first[ending]);
+                            ++ending;
+                        }
+                    }
         }
-        for (int64_t i = 0; i < group && s == TG_SUCCESS &&
-                            !c->stop.load(std::memory_order_relaxed);
-             ++i)
-            s = end(i, first[i]);
     }
     for (; seq < count && s == TG_SUCCESS; ++seq) {
         if (c->stop.load(std::memory_order_relaxed))
