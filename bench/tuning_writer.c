@@ -1,6 +1,7 @@
 /*
  * --tune: for each case and each math mode, the fastest rung whose arithmetic that mode allows
- * (tg_math_allows) among the results that passed the float64 check, keyed by compute
+ * (tg_math_allows) and that `auto` may run (in_auto: a row naming another is never followed)
+ * among the results that passed the float64 check, keyed by compute
  * capability and the normalized shape the planner sees (src/problem.h), written to a tuning
  * table.  The build embeds the tuning/sm_<cc>.tsv files (cmake/tuning.cmake) and `auto` looks its calls up
  * there by the handle's math mode (src/plan/tuning.c).
@@ -62,8 +63,8 @@ static const result *fastest(const bench_case *c, tg_math mode)
         const int passed = strcmp(r->status, "OK") == 0 ||
                            (mode == TG_MATH_TF32 && strcmp(r->status, "LOWPREC") == 0);
         if (!same_case(&r->c, c) || !passed || rung < 0 ||
-            tg_algo_info_get(rung, &a) != TG_SUCCESS || !tg_math_allows(mode, a.arith) ||
-            !isfinite(r->flops_per_s))
+            tg_algo_info_get(rung, &a) != TG_SUCCESS || !a.in_auto ||
+            !tg_math_allows(mode, a.arith) || !isfinite(r->flops_per_s))
             continue;
         if (!best || ranked_rate(r) > ranked_rate(best))
             best = r;

@@ -216,6 +216,10 @@ int main(int argc, char **argv)
                               .C = (float *)1024};
         tg_choice c;
         const int rung = tg_find_rung(t->algo);
+        /* a row auto cannot follow is a stale or wrong row, not one to skip */
+        EXPECT(rung >= 0 && tg_rungs[rung]->in_auto, "tuned row %d (%lldx%lldx%lld %s) names a "
+               "rung auto may not run", i, (long long)t->m, (long long)t->n, (long long)t->k,
+               t->algo);
         if (rung < 0 || !tg_rungs[rung]->in_auto)
             continue;
         EXPECT(tg_choose(&kH100, (tg_math)t->math, -1, 0, &p, &c) && c.tuned == t &&
