@@ -16,6 +16,9 @@
  *   sgemm_ffma_256x64x8_w64x64_t16x8_s3_g8   ("ffma256x64")       ffma128x128's 4 warps
  *   sgemm_ffma_64x256x8_w64x64_t16x8_s3_g8   ("ffma64x256")       stacked along the long side:
  *                                                                  thin and medium outputs
+ *   sgemm_ffma_256x32x8_w128x32_t16x8_s3_g8  ("ffma256x32")       2 warps of 128x32 (32x128),
+ *   sgemm_ffma_32x256x8_w32x128_t16x8_s3_g8  ("ffma32x256")       4 blocks an SM: outputs 17
+ *                                                                  to 32 wide, long k
  * All are one template (sgemm_ffma below), instantiated per configuration for the sweep.
  *
  * What it adds over rung 3 (warptile128, and its grouped order, warptile128_l2):
@@ -107,6 +110,15 @@
  *              k > 256; bench/results/ffma/corpus-rows-83398ee-thin.tgz).  At about 23 TFLOP/s
  *              on 47-wide outputs they stay far from the FFMA peak: a tile of 64 columns of which
  *              47 count, and 17 tiles of 256 rows split 7 ways.
+ *              ffma256x32 and ffma32x256 (H200, strict, same run as cuBLAS, bytes of the long
+ *              operand a second, bench/results/thin-h200/): 32x65536x4096 and 20x65536x4096
+ *              row-major NN 2.58-2.60 TB/s (1.80x cuBLAS; the best other FFMA rung, skinny32x128,
+ *              2.40), 65536x17..32x4096 2.03 (1.41x; skinny64x32 1.67-1.75), 16384x32x16384 at 4
+ *              slices 1.97 (0.94x; 1.77), column-major TN 2.01-2.02 (0.95x and 1.33x; 1.55-1.57).
+ *              Where the long operand is along k (its 4-byte copies, 36 a phase) the form is at
+ *              about 49% of the FFMA peak, where it is copied by vectors 62%.  Slower where m' is
+ *              short (4000x30x20000: 1.14 against skinny64x32's 1.45 TB/s).  No model row yet:
+ *              the planner passes them over, autotuning times them.
  * Benchmark:   tilegemm bench --algo ffma256x128,ffma128x256,ffma256x128_k16,ffma256x128_s4,
  *              ffma128x128,warptile128_l2 4096x4096x4096 8192x8192x8192 16384x16384x16384
  *              4097x4097x4097
@@ -129,12 +141,12 @@ using FfmaLoader = std::conditional_t<SPREAD, ChainedTileLoader<ROWS, BK, THREAD
                                       AsyncTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC>>;
 
 /* Blocks of THREADS an SM holds: at the 240-255 registers a thread ptxas gives the
- * configurations (above), two of 128 threads fit its 64K registers, one of 256.  The cost
- * model counts a launch's rounds by it (tg_rung.blocks_per_sm).  Not in the launch bounds:
- * held to 2 there, ptxas schedules the spread forms' loops differently (ffma64x256's code is
- * the same). */
+ * configurations (above), four of 64 threads fit its 64K registers, two of 128, one of 256.
+ * The cost model counts a launch's rounds by it (tg_rung.blocks_per_sm).  Not in the launch
+ * bounds: held to 2 there, ptxas schedules the spread forms' loops differently (ffma64x256's
+ * code is the same). */
 template <int THREADS>
-constexpr int kFfmaBlocksPerSm = THREADS <= 128 ? 2 : 1;
+constexpr int kFfmaBlocksPerSm = THREADS <= 64 ? 4 : THREADS <= 128 ? 2 : 1;
 
 /*
  * A_K_CONTIG: op(A) is contiguous along k (a_cs == 1), else along m (a_rs == 1, or general
@@ -154,10 +166,10 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(cons
                   "the thread tile is read as runs of 4 floats (LDS.128) along m and n");
     static_assert(WM % TM == 0 && WN % TN == 0 && kLanesM * kLanesN == 32,
                   "a warp's 32 lanes must tile the warp tile with thread tiles");
-    static_assert(kLanesN == 8,
-                  "8 lanes along n (lane_n = lane % 8): each quarter-warp of an LDS.128 then "
-                  "reads one chunk of As (a broadcast) and 128 consecutive bytes of Bs, one "
-                  "wavefront each");
+    static_assert(kLanesN == 4 || kLanesN == 8 || kLanesN == 16,
+                  "4, 8 or 16 lanes along n (lane_n = lane % kLanesN): each quarter-warp of an "
+                  "LDS.128 then reads 2 or 1 consecutive chunks of As (broadcasts) and 64 or "
+                  "128 consecutive bytes of Bs, one wavefront each");
     static_assert(kThreads <= 1024, "at most 1024 threads a block");
     static_assert(BK % 2 == 0,
                   "the fragments alternate between two register buffers per k step, so a phase "
@@ -279,24 +291,25 @@ struct FfmaLaunch {
  * phase spread over its k steps (the _spread entries). */
 constexpr int kFfmaGroupM = 8; /* tile rows a group of the grouped block order sweeps */
 
-template <int BM, int BN, int BK, int STAGES, bool PAIRED, bool SPREAD = false>
+template <int BM, int BN, int BK, int STAGES, bool PAIRED, bool SPREAD, int WM, int WN>
 int launch_ffma(const tg_problem *p, void *stream)
 {
     return launch_for_copies<
-        FfmaLaunch<BM, BN, BK, 64, 64, 16, 8, STAGES, kFfmaGroupM, PAIRED, SPREAD>>(
+        FfmaLaunch<BM, BN, BK, WM, WN, 16, 8, STAGES, kFfmaGroupM, PAIRED, SPREAD>>(
         p, (cudaStream_t)stream);
 }
 
-/* A registry entry of this file: its block (BM x BN x BK), stages and FFMA order, from which
- * its tile, launch and limits follow. */
-template <int BM, int BN, int BK, int STAGES, bool PAIRED, bool SPREAD = false>
+/* A registry entry of this file: its block (BM x BN x BK), stages, FFMA order and warp tile
+ * (WM x WN of 16x8 thread tiles), from which its tile, launch and limits follow. */
+template <int BM, int BN, int BK, int STAGES, bool PAIRED, bool SPREAD = false, int WM = 64,
+          int WN = 64>
 constexpr tg_rung ffma_rung(const char *name, const char *summary)
 {
     return tg_rung{.name = name, .level = 4, .summary = summary, .block_rows = BM,
                    .block_cols = BN, .in_auto = 1, .arith = TG_ARITH_FFMA,
-                   .launch = launch_ffma<BM, BN, BK, STAGES, PAIRED, SPREAD>,
+                   .launch = launch_ffma<BM, BN, BK, STAGES, PAIRED, SPREAD, WM, WN>,
                    .unsupported = grouped_order_unsupported<BM, BN, kFfmaGroupM>,
-                   .blocks_per_sm = kFfmaBlocksPerSm<kWarpTiledThreads<BM, BN, 64, 64>>};
+                   .blocks_per_sm = kFfmaBlocksPerSm<kWarpTiledThreads<BM, BN, WM, WN>>};
 }
 
 } // namespace
@@ -348,6 +361,24 @@ extern "C" const tg_rung tg_rung_ffma256x64 = ffma_rung<256, 64, 8, 3, false>("f
 extern "C" const tg_rung tg_rung_ffma64x256 = ffma_rung<64, 256, 8, 3, false>("ffma64x256",
     "ffma128x128's warps side by side along n: a 64x256x8 block of 4 warps, two "
     "blocks an SM, for products with m of 64 or less");
+#endif
+
+/* Outputs 17 to 32 wide: the same 16x8 thread tiles in warp tiles of 128x32 (lanes 8 along m
+ * by 4 along n) or 32x128 (2 by 16), two warps a block and four blocks an SM, where the skinny
+ * and stream rungs' 4x4 to 8x8 thread tiles stay near a third of the FFMA peak (H200: 1.67-1.77
+ * TB/s of the long operand, bench/results/thin-h200/). */
+#if TG_IN_UNIT(ffma256x32)
+extern "C" const tg_rung tg_rung_ffma256x32 =
+    ffma_rung<256, 32, 8, 3, false, false, 128, 32>("ffma256x32",
+    "16x8 thread tiles in two 128x32 warp tiles: a 256x32x8 block of 2 warps, four blocks an "
+    "SM, for products with n of 32 or less and long k");
+#endif
+
+#if TG_IN_UNIT(ffma32x256)
+extern "C" const tg_rung tg_rung_ffma32x256 =
+    ffma_rung<32, 256, 8, 3, false, false, 32, 128>("ffma32x256",
+    "16x8 thread tiles in two 32x128 warp tiles: a 32x256x8 block of 2 warps, four blocks an "
+    "SM, for products with m of 32 or less and long k");
 #endif
 
 /* ffma128x128 and ffma128x256 with each operand's copies spread over a phase's k steps through
