@@ -517,8 +517,9 @@ struct Consumer {
     const int w, g, lane_t;
 
     __device__ __forceinline__ Consumer(const Ring<Cfg> &ring_, int tid)
-        : ring(ring_), half((tid - kWarpgroup) / kWarpgroup), releaser(Cfg::kARegisters || tid % 32 == 0),
-          w(tid / 32 % 4), g(tid % 32 / 4), lane_t(tid % 4)
+        : ring(ring_), half((tid - kWarpgroup) / kWarpgroup),
+          releaser(Cfg::kARegisters || tid % 32 == 0), w(tid / 32 % 4), g(tid % 32 / 4),
+          lane_t(tid % 4)
     {
     }
 
