@@ -117,8 +117,9 @@
  *              slices 1.97 (0.94x; 1.77), column-major TN 2.01-2.02 (0.95x and 1.33x; 1.55-1.57).
  *              Where the long operand is along k (its 4-byte copies, 36 a phase) the form is at
  *              about 49% of the FFMA peak, where it is copied by vectors 62%.  Slower where m' is
- *              short (4000x30x20000: 1.14 against skinny64x32's 1.45 TB/s).  No model row yet:
- *              the planner passes them over, autotuning times them.
+ *              short (4000x30x20000: 1.14 against skinny64x32's 1.45 TB/s).  No corpus or model
+ *              rows yet: the planner passes them over (nor do they reach autotuning's first 8
+ *              candidates on these calls); they run when named.
  * Benchmark:   tilegemm bench --algo ffma256x128,ffma128x256,ffma256x128_k16,ffma256x128_s4,
  *              ffma128x128,warptile128_l2 4096x4096x4096 8192x8192x8192 16384x16384x16384
  *              4097x4097x4097
