@@ -3,10 +3,16 @@
 
 #include <stdio.h>
 
+/* The m x n partial products of p's cut l: one a full slice, one more for a tail run as a
+ * launch of its own (a folded tail adds its terms in the reduction). */
+static int64_t partials_of(const tg_problem *p, tg_split_k_lengths l)
+{
+    return l.full + (l.tail > 0 && !tg_split_k_tail_folds(p, l));
+}
+
 int64_t tg_split_k_workspace(const tg_problem *p, int slices)
 {
-    const tg_split_k_lengths l = tg_split_k_lengths_of(p->k, slices);
-    return (l.full + (l.tail > 0 && !tg_split_k_tail_folds(p, l))) * p->m * p->n;
+    return partials_of(p, tg_split_k_lengths_of(p->k, slices)) * p->m * p->n;
 }
 
 void tg_split_k_make(const tg_problem *p, int slices, float *workspace, tg_split_k *out)
@@ -37,7 +43,7 @@ void tg_split_k_make(const tg_problem *p, int slices, float *workspace, tg_split
     t.stride_a = t.stride_b = t.stride_c = 0;
     out->tail = t;
     out->tail_folded = tg_split_k_tail_folds(p, l);
-    out->partials = full + (t.k > 0 && !out->tail_folded);
+    out->partials = partials_of(p, l);
 }
 
 void tg_split_k_describe(const tg_problem *p, int slices, char *buf, size_t size)
