@@ -13,10 +13,11 @@
  * squares where the GPU holds every panel of its share, else row-major),
  *   1. with beta != 0, uploads the C tile;
  *   2. for each k-cut (tg_k_cut_range), uploads that cut of the tile's A panel and B panel where
- *      they are new (resident panels load once; streamed ones through two slots), then queues
- *      the cut's product after them, adding into the C tile after the first (the rung and
- *      split-K tg_tile_choice gives: a function of the tile's and cut's shape, so any GPU
- *      computes a tile the same way).  Pinned memory goes by one DMA copy, pageable through the
+ *      they are new (resident panels load once, from pinned memory with the tile four before,
+ *      each cut with an event of its own; streamed ones through two slots), then queues the
+ *      cut's product after them, adding into the C tile after the first (the rung and split-K
+ *      tg_tile_choice gives: a function of the tile's and cut's shape, so any GPU computes a
+ *      tile the same way).  Pinned memory goes by one DMA copy, pageable through the
  *      bounce buffers, a chunk at a time, host threads filling one while the DMA engine drains
  *      another;
  *   3. queues the C tile's copy back after the last cut (three C slots; a slot's earlier tile
@@ -343,11 +344,20 @@ tg_status finish_tile(lane_run *r, int64_t t, int slot, const tg_lane_plan &plan
     return TG_SUCCESS;
 }
 
-/* TILEGEMM_HOST_TIMELINE set: each tile's copies in, product and copy back, timed by events and
- * written to stderr when the lane ends, to see where a call's time goes (the start, waits). */
-struct timeline {
-    std::vector<cudaEvent_t> events; /* the lane's start, then three a tile */
-    ~timeline()
+/* Events made for one call and destroyed with it: the timeline's (TILEGEMM_HOST_TIMELINE set:
+ * each tile's copies in, product and copy back, written to stderr when the lane ends, to see
+ * where a call's time goes) and the resident panels' (each cut of each panel loaded from the
+ * host, so that a product waits for its own panels and not for those loaded ahead of it). */
+struct call_events {
+    std::vector<cudaEvent_t> events;
+    tg_status make(lane_run *r, size_t count, unsigned flags)
+    {
+        events.assign(count, nullptr);
+        for (cudaEvent_t &e : events)
+            LANE_CHECK(r, cudaEventCreateWithFlags(&e, flags));
+        return TG_SUCCESS;
+    }
+    ~call_events()
     {
         for (cudaEvent_t e : events)
             if (e)
@@ -406,6 +416,9 @@ tg_status load_own_b_rest(lane_run *r, float *B_slots, int64_t b_slot, int64_t *
  * panel's copy in (256 MB, about 8 ms), and the lane's GPU is busy with the tiles it has queued
  * meanwhile. */
 constexpr long kPeerPatienceMs = 5;
+
+/* How many tiles ahead a lane loads resident panels from pinned memory (lane_tiles). */
+constexpr int64_t kLoadAheadTiles = 4;
 
 /* With c->lock held: until cut q of column col is published or stop is raised, or until
  * `deadline` (CLOCK_MONOTONIC) where one is given. */
@@ -556,24 +569,42 @@ tg_status lane_tiles(lane_run *r)
      * at the latest just before a later tile's copy back reuses its C slot: the host waits only
      * then, so that its waiting holds back the next tiles' copies in as little as it can. */
     int64_t seq = 0, finished = 0, ended = 0; /* begun, finished, and with C's copy back queued */
-    timeline times;
+    call_events times; /* the lane's start, then three a tile (resident panels: "in" is when
+                        * its last cut's product may start, the panels loaded ahead of it) */
     if (getenv("TILEGEMM_HOST_TIMELINE")) {
-        times.events.assign((size_t)(1 + 3 * count), nullptr);
-        for (cudaEvent_t &e : times.events)
-            LANE_CHECK(r, cudaEventCreate(&e));
+        if ((s = times.make(r, (size_t)(1 + 3 * count), cudaEventDefault)) != TG_SUCCESS)
+            return s;
         LANE_CHECK(r, cudaEventRecord(times.events[0], l->in));
     }
+    /* Resident panels: an event for each cut of each A and B slot a lane loads, then one for
+     * each C slot's copy in (beta != 0), so that a product waits for exactly what it reads. */
+    call_events loaded;
+    if (plan.a_resident &&
+        (s = loaded.make(r, (size_t)((plan.a_slots + plan.b_slots) * g->k_cuts + plan.c_slots),
+                         cudaEventDisableTiming)) != TG_SUCCESS)
+        return s;
+    auto a_loaded_ev = [&](int64_t index, int64_t q) {
+        return loaded.events[(size_t)(index * g->k_cuts + q)];
+    };
+    auto b_loaded_ev = [&](int64_t index, int64_t q) {
+        return loaded.events[(size_t)((plan.a_slots + index) * g->k_cuts + q)];
+    };
+    auto c_loaded_ev = [&](int cs) {
+        return loaded.events[(size_t)((plan.a_slots + plan.b_slots) * g->k_cuts + cs)];
+    };
     /* A tile's panels and C slot, fixed when it begins. */
     struct tile_run {
-        int64_t t;
+        int64_t seq, t;
         tg_tile tile;
         float *a_dst, *b_dst, *c_dst;
+        int64_t a_index, b_index; /* resident: the panels' slots */
         bool a_new, b_new, b_peer;
         int a_cur, b_cur, cs;
     };
     /* Begins tile seq: its slots, whether its panels are to be loaded, and with beta != 0 its
      * C tile's copy in. */
     auto begin = [&](int64_t at_seq, tile_run &tr) -> tg_status {
+        tr.seq = at_seq;
         tr.t = order[at_seq];
         tr.tile = tg_tile_at(g, tr.t);
         tr.a_new = tr.b_new = false;
@@ -582,6 +613,7 @@ tg_status lane_tiles(lane_run *r)
             tr.a_new = at < 0;
             if (tr.a_new)
                 at = a_loaded++;
+            tr.a_index = at;
             tr.a_dst = A_slots + at * a_slot;
         } else {
             tr.a_new = tr.tile.row != row;
@@ -601,6 +633,7 @@ tg_status lane_tiles(lane_run *r)
             tr.b_new = at < 0;
             if (tr.b_new)
                 at = c->share_b ? tr.tile.col : b_loaded++;
+            tr.b_index = at;
             tr.b_dst = B_slots + at * b_slot;
         } else {
             tr.b_new = true;
@@ -614,20 +647,32 @@ tg_status lane_tiles(lane_run *r)
             const tg_tile &tile = tr.tile;
             if (tg_status e = wait_for(r, l->in, l->c_free[tr.cs]))
                 return e;
-            return upload(r, tr.c_dst, p->C + tile.i0 * p->ldc + tile.j0, tile.m, tile.n, p->ldc,
-                          1, c->pinned_c);
+            const tg_status e = upload(r, tr.c_dst, p->C + tile.i0 * p->ldc + tile.j0, tile.m,
+                                       tile.n, p->ldc, 1, c->pinned_c);
+            return e == TG_SUCCESS && plan.a_resident ? record(r, c_loaded_ev(tr.cs), l->in) : e;
         }
         return TG_SUCCESS;
     };
-    /* Cut q of a begun tile's A panel, where the tile loads it. */
-    auto cut_of_a = [&](const tile_run &tr, int64_t q) -> tg_status {
-        const tg_tile &tile = tr.tile;
+    /* Cut q of the A panel of tile row `tile.row` into `dst`; resident, into slot `index`, with
+     * that cut's event. */
+    auto load_a_cut = [&](const tg_tile &tile, float *dst, int64_t index, int64_t q) {
         int64_t k0, k1;
         tg_k_cut_range(g, q, &k0, &k1);
-        return tr.a_new ? upload(r, tr.a_dst + tile.m * k0,
-                                 p->A + tile.i0 * p->a_rs + k0 * p->a_cs, tile.m, k1 - k0,
-                                 p->a_rs, p->a_cs, c->pinned_a)
-                        : TG_SUCCESS;
+        const tg_status e = upload(r, dst + tile.m * k0, p->A + tile.i0 * p->a_rs + k0 * p->a_cs,
+                                   tile.m, k1 - k0, p->a_rs, p->a_cs, c->pinned_a);
+        return e == TG_SUCCESS && plan.a_resident ? record(r, a_loaded_ev(index, q), l->in) : e;
+    };
+    /* Cut q of the B panel of tile column `col` into `dst` from the host (shared B: this lane
+     * owns it, and publishes the cut); resident, into slot `index`, with that cut's event. */
+    auto load_b_cut = [&](int64_t col, float *dst, int64_t index, int64_t q) {
+        if (c->share_b)
+            return load_own_b_cut(r, dst, col, q);
+        const tg_status e = upload_b_cut(r, dst, col, q);
+        return e == TG_SUCCESS && plan.a_resident ? record(r, b_loaded_ev(index, q), l->in) : e;
+    };
+    /* Cut q of a begun tile's A panel, where the tile loads it. */
+    auto cut_of_a = [&](const tile_run &tr, int64_t q) -> tg_status {
+        return tr.a_new ? load_a_cut(tr.tile, tr.a_dst, tr.a_index, q) : TG_SUCCESS;
     };
     /* Cut q of a begun tile once its A cut is queued: that cut of its new B panel, then the
      * cut's product after both. */
@@ -636,23 +681,36 @@ tg_status lane_tiles(lane_run *r)
         int64_t k0, k1;
         tg_k_cut_range(g, q, &k0, &k1);
         tg_status e = TG_SUCCESS;
-        /* A peer's column: the cut's product waits for what `in` holds now (A's cut) and for
-         * the peer copy, not for the lane's own columns that copy_peer_b_cut may queue on `in`
-         * before it waits for the owner: waiting for those had held the product back by a
-         * whole panel's copy (8 ms of a 52 ms call on two H100s, timeline). */
+        /* A peer's column: the cut's product waits for A's cut (streamed A: what `in` holds
+         * now) and for the peer copy, not for the lane's own columns that copy_peer_b_cut may
+         * queue on `in` before it waits for the owner: waiting for those had held the product
+         * back by a whole panel's copy (8 ms of a 52 ms call on two H100s, timeline). */
         const bool peer_cut = tr.b_new && tr.b_peer;
-        if (peer_cut && (e = record(r, l->ev_in, l->in)) != TG_SUCCESS)
+        if (peer_cut && !plan.a_resident && (e = record(r, l->ev_in, l->in)) != TG_SUCCESS)
             return e;
         if (peer_cut)
             e = copy_peer_b_cut(r, B_slots, b_slot, b_at, tile.col, q);
         else if (tr.b_new)
-            e = c->share_b ? load_own_b_cut(r, tr.b_dst, tile.col, q)
-                           : upload_b_cut(r, tr.b_dst, tile.col, q);
+            e = load_b_cut(tile.col, tr.b_dst, tr.b_index, q);
         if (e != TG_SUCCESS || c->stop.load(std::memory_order_relaxed))
             return e;
-        if (!peer_cut)
-            LANE_CHECK(r, cudaEventRecord(l->ev_in, l->in));
-        LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->ev_in, 0));
+        if (plan.a_resident) { /* the cut's own panels (and C's copy in), whenever they loaded */
+            LANE_CHECK(r, cudaStreamWaitEvent(l->comp, a_loaded_ev(tr.a_index, q), 0));
+            if (!tr.b_peer)
+                LANE_CHECK(r, cudaStreamWaitEvent(
+                                  l->comp,
+                                  c->share_b ? c->b_ready[tile.col * g->k_cuts + q]
+                                             : b_loaded_ev(tr.b_index, q),
+                                  0));
+            if (q == 0 && p->beta != 0.0f)
+                LANE_CHECK(r, cudaStreamWaitEvent(l->comp, c_loaded_ev(tr.cs), 0));
+            if (!times.events.empty() && q == g->k_cuts - 1) /* its panels in (and the GPU free) */
+                LANE_CHECK(r, cudaEventRecord(times.events[(size_t)(1 + 3 * tr.seq)], l->comp));
+        } else {
+            if (!peer_cut)
+                LANE_CHECK(r, cudaEventRecord(l->ev_in, l->in));
+            LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->ev_in, 0));
+        }
         if (peer_cut) {
             LANE_CHECK(r, cudaEventRecord(l->ev_peer, l->peer));
             LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->ev_peer, 0));
@@ -711,7 +769,7 @@ tg_status lane_tiles(lane_run *r)
         const tg_tile &tile = tr.tile;
         if (tg_status e = finish_done(at_seq - plan.c_slots + 1))
             return e;
-        if (!times.events.empty())
+        if (!times.events.empty() && !plan.a_resident)
             LANE_CHECK(r, cudaEventRecord(times.events[(size_t)(1 + 3 * at_seq)], l->in));
         if (!plan.a_resident)
             LANE_CHECK(r, cudaEventRecord(l->a_free[tr.a_cur], l->comp));
@@ -745,6 +803,36 @@ tg_status lane_tiles(lane_run *r)
             LANE_CHECK(r, cudaEventRecord(times.events[(size_t)(3 + 3 * at_seq)], l->out));
         ++ended;
         return finish_done(0);
+    };
+
+    /* Resident panels from pinned memory load ahead: with each tile, the panels the next
+     * kLoadAheadTiles tiles read from the host that are not loaded yet, in the order they are
+     * first read (their products wait for their own events, not for these).  Loaded only when a
+     * tile begins, a panel crossed while the GPU sat idle: on four H200s at 32768x32768x8192
+     * (two rows of eight tiles a GPU), a new A row and a column of its own left the products
+     * idle for 3.9 and 4.7 ms of a 51 ms call (timeline).  Pageable operands are not loaded
+     * ahead: the lane's own thread stages them, and would hold back the next tile's products. */
+    const bool load_ahead = plan.a_resident && c->pinned_a && c->pinned_b;
+    int64_t ahead = 0; /* tiles whose panels are loaded or queued */
+    auto load_through = [&](int64_t last) -> tg_status {
+        for (; ahead <= last && ahead < count; ++ahead) {
+            const tg_tile tile = tg_tile_at(g, order[ahead]);
+            int64_t &at = a_at[tile.row];
+            if (at < 0) {
+                at = a_loaded++;
+                for (int64_t q = 0; q < g->k_cuts; ++q)
+                    if (tg_status e = load_a_cut(tile, A_slots + at * a_slot, at, q))
+                        return e;
+            }
+            int64_t &bt = b_at[tile.col];
+            if (bt < 0 && !(c->share_b && tg_b_owner(g, c->gpus, tile.col) != r->index)) {
+                bt = c->share_b ? tile.col : b_loaded++;
+                for (int64_t q = 0; q < g->k_cuts; ++q)
+                    if (tg_status e = load_b_cut(tile.col, B_slots + bt * b_slot, bt, q))
+                        return e;
+            }
+        }
+        return TG_SUCCESS;
     };
 
     /* Where the lane's share is one row of tiles, its first tiles, up to one a C slot, go cut
@@ -788,6 +876,8 @@ tg_status lane_tiles(lane_run *r)
                         }
                     }
         }
+        if (s == TG_SUCCESS && load_ahead && !c->stop.load(std::memory_order_relaxed))
+            s = load_through(group - 1 + kLoadAheadTiles);
     }
     for (; seq < count && s == TG_SUCCESS; ++seq) {
         if (c->stop.load(std::memory_order_relaxed))
@@ -797,6 +887,8 @@ tg_status lane_tiles(lane_run *r)
         for (int64_t q = 0; q < g->k_cuts && s == TG_SUCCESS; ++q)
             if (!c->stop.load(std::memory_order_relaxed) && (s = cut_of_a(tr, q)) == TG_SUCCESS)
                 s = cut(tr, q);
+        if (s == TG_SUCCESS && load_ahead && !c->stop.load(std::memory_order_relaxed))
+            s = load_through(seq + kLoadAheadTiles);
         if (s == TG_SUCCESS && !c->stop.load(std::memory_order_relaxed))
             s = end(seq, tr);
     }
