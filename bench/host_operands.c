@@ -12,7 +12,9 @@
  *   - the pinned host-to-device bandwidth of each GPU alone, and of the first N GPUs at once
  *     for each count N (cudaMemcpyAsync of 1 GiB to each, median of 5), and the bound each
  *     sets: the rate at which A and B would cross once at that bandwidth (the GPUs' products
- *     taken as free);
+ *     taken as free); then the same GPUs copying both ways at once (1 GiB in and 1 GiB back
+ *     each, on two streams), and the bound of A and B crossing in and C back once at that
+ *     rate (the host's links carry both directions of every GPU);
  *   - for each shape, column-major NN as sgemm_ callers pass it (alpha 1, beta 0), operands of
  *     small integers (so every product is exact and a sampled check is exact too): tilegemm
  *     from pinned and from pageable memory at each count (tg_set_devices with GPUs 0 .. N-1),
@@ -84,40 +86,58 @@ static double median(double *v, int n)
 
 /* --- Bandwidth ------------------------------------------------------------------------------ */
 
-/* Pinned host -> device: GB/s of GPUs first .. first+count-1 copying at once (their sum). */
-static double h2d_bandwidth(int first, int count)
+/* Pinned memory: GB/s of GPUs first .. first+count-1 copying at once (their sum), host to
+ * device, or with both_ways each also copying as much back on a stream of its own. */
+static double copy_bandwidth(int first, int count, int both_ways)
 {
     const size_t bytes = (size_t)1 << 30;
-    void *host = NULL, *dev[MAX_GPUS] = {0};
-    cudaStream_t stream[MAX_GPUS] = {0};
+    void *host = NULL, *back[MAX_GPUS] = {0}, *dev[MAX_GPUS] = {0}, *dev_back[MAX_GPUS] = {0};
+    cudaStream_t in[MAX_GPUS] = {0}, out[MAX_GPUS] = {0};
     cuda_ok(cudaHostAlloc(&host, bytes, cudaHostAllocPortable), "cudaHostAlloc 1 GiB");
     memset(host, 1, bytes);
     const int lo = first, hi = first + count;
     for (int g = lo; g < hi; ++g) {
         cuda_ok(cudaSetDevice(g), "cudaSetDevice");
         cuda_ok(cudaMalloc(&dev[g], bytes), "cudaMalloc 1 GiB");
-        cuda_ok(cudaStreamCreate(&stream[g]), "cudaStreamCreate");
+        cuda_ok(cudaStreamCreate(&in[g]), "cudaStreamCreate");
+        if (both_ways) {
+            cuda_ok(cudaHostAlloc(&back[g], bytes, cudaHostAllocPortable), "cudaHostAlloc 1 GiB");
+            cuda_ok(cudaMalloc(&dev_back[g], bytes), "cudaMalloc 1 GiB");
+            cuda_ok(cudaStreamCreate(&out[g]), "cudaStreamCreate");
+        }
     }
     double t[6];
     for (int rep = 0; rep < 6; ++rep) {
         const double start = now();
         for (int g = lo; g < hi; ++g) {
             cuda_ok(cudaSetDevice(g), "cudaSetDevice");
-            cuda_ok(cudaMemcpyAsync(dev[g], host, bytes, cudaMemcpyHostToDevice, stream[g]),
+            cuda_ok(cudaMemcpyAsync(dev[g], host, bytes, cudaMemcpyHostToDevice, in[g]),
                     "cudaMemcpyAsync");
+            if (both_ways)
+                cuda_ok(cudaMemcpyAsync(back[g], dev_back[g], bytes, cudaMemcpyDeviceToHost,
+                                        out[g]),
+                        "cudaMemcpyAsync");
         }
-        for (int g = lo; g < hi; ++g)
-            cuda_ok(cudaStreamSynchronize(stream[g]), "cudaStreamSynchronize");
+        for (int g = lo; g < hi; ++g) {
+            cuda_ok(cudaStreamSynchronize(in[g]), "cudaStreamSynchronize");
+            if (both_ways)
+                cuda_ok(cudaStreamSynchronize(out[g]), "cudaStreamSynchronize");
+        }
         t[rep] = now() - start;
     }
     for (int g = lo; g < hi; ++g) {
         cudaSetDevice(g);
         cudaFree(dev[g]);
-        cudaStreamDestroy(stream[g]);
+        cudaStreamDestroy(in[g]);
+        if (both_ways) {
+            cudaFreeHost(back[g]);
+            cudaFree(dev_back[g]);
+            cudaStreamDestroy(out[g]);
+        }
     }
     cudaFreeHost(host);
     cudaSetDevice(0);
-    return (double)bytes * count / median(t + 1, 5) / 1e9;
+    return (double)bytes * count * (both_ways ? 2 : 1) / median(t + 1, 5) / 1e9;
 }
 
 /* --- Products ------------------------------------------------------------------------------- */
@@ -147,6 +167,7 @@ static struct {
     double alone_gbps[MAX_GPUS];     /* each GPU alone */
     int counts[MAX_COUNTS], ncounts; /* the GPU counts measured, ascending, 1 first */
     double at_once_gbps[MAX_COUNTS]; /* GPUs 0 .. counts[i]-1 at once */
+    double both_ways_gbps[MAX_COUNTS]; /* the same, copying in and back at once (the sum) */
     shape shapes[MAX_SHAPES];
     int nshapes, done;     /* shapes asked for, shapes finished */
     int exact[MAX_SHAPES]; /* C of 1 GPU exact on sampled elements */
@@ -160,6 +181,14 @@ static double flops_of(const shape *s) { return 2.0 * (double)s->m * (double)s->
 static double h2d_bound(const shape *s, double gbps)
 {
     const double bytes = 4.0 * (double)(s->m * s->k + s->k * s->n);
+    return flops_of(s) / (bytes / (gbps * 1e9)) / 1e12;
+}
+
+/* TFLOP/s if A and B crossed in and C back once at `gbps` (both ways at once, their sum) and
+ * the products took no time: what the host's links allow where they bound the call. */
+static double link_bound(const shape *s, double gbps)
+{
+    const double bytes = 4.0 * (double)(s->m * s->k + s->k * s->n + s->m * s->n);
     return flops_of(s) / (bytes / (gbps * 1e9)) / 1e12;
 }
 
@@ -390,6 +419,10 @@ static void write_json(const char *json, const char *include)
     for (int ci = 0; ci < run.ncounts; ++ci)
         fprintf(f, "%s{\"gpus\": %d, \"gbps\": %.2f}", ci ? ", " : "", run.counts[ci],
                 run.at_once_gbps[ci]);
+    fprintf(f, "],\n  \"pinned_both_ways_at_once\": [");
+    for (int ci = 0; ci < run.ncounts; ++ci)
+        fprintf(f, "%s{\"gpus\": %d, \"gbps\": %.2f}", ci ? ", " : "", run.counts[ci],
+                run.both_ways_gbps[ci]);
     fprintf(f, "],\n  \"shapes\": [\n");
     for (int si = 0; si < run.done; ++si) {
         const shape *s = &run.shapes[si];
@@ -407,6 +440,8 @@ static void write_json(const char *json, const char *include)
             fprintf(f, "%s\n       {\"gpus\": %d, \"h2d_bound_tflops\": ", ci ? "," : "",
                     run.counts[ci]);
             json_number(f, h2d_bound(s, run.at_once_gbps[ci]));
+            fprintf(f, ", \"link_bound_tflops\": ");
+            json_number(f, link_bound(s, run.both_ways_gbps[ci]));
             fprintf(f, ", \"bits_identical_to_1_gpu\": %s, \"over_one\": ",
                     run.identical[si][ci] ? "true" : "false");
             json_number(f, at.over_one);
@@ -574,15 +609,18 @@ int main(int argc, char **argv)
         snprintf(run.names[g], sizeof run.names[g], "%s", prop.name);
     }
     for (int g = 0; g < run.present; ++g) {
-        run.alone_gbps[g] = h2d_bandwidth(g, 1);
+        run.alone_gbps[g] = copy_bandwidth(g, 1, 0);
         printf("pinned host -> GPU %d: %.1f GB/s\n", g, run.alone_gbps[g]);
     }
     for (int ci = 0; ci < run.ncounts; ++ci) {
         const int n = run.counts[ci];
-        run.at_once_gbps[ci] = n == 1 ? run.alone_gbps[0] : h2d_bandwidth(0, n);
+        run.at_once_gbps[ci] = n == 1 ? run.alone_gbps[0] : copy_bandwidth(0, n, 0);
         if (n > 1)
             printf("pinned host -> GPUs 0 .. %d at once: %.1f GB/s\n", n - 1,
                    run.at_once_gbps[ci]);
+        run.both_ways_gbps[ci] = copy_bandwidth(0, n, 1);
+        printf("pinned host <-> GPUs 0 .. %d, both ways at once: %.1f GB/s\n", n - 1,
+               run.both_ways_gbps[ci]);
     }
     if (json)
         write_json(json, include);
@@ -640,16 +678,17 @@ int main(int argc, char **argv)
 
     /* The targets, per shape and count: over 1 GPU, over cublasXt on the same GPUs, pageable
      * over pinned, the bound of the copies, and the bits against 1 GPU. */
-    printf("\n%-22s %5s %10s %10s %10s %12s %8s\n", "shape", "GPUs", "N/1 GPU", "vs Xt",
-           "page/pin", "bound TF/s", "bits");
+    printf("\n%-22s %5s %10s %10s %10s %12s %12s %8s\n", "shape", "GPUs", "N/1 GPU", "vs Xt",
+           "page/pin", "bound TF/s", "links TF/s", "bits");
     for (int si = 0; si < run.nshapes; ++si) {
         char name[64];
         shape_name(&run.shapes[si], name, sizeof name);
         for (int ci = 0; ci < run.ncounts; ++ci) {
             const ratios at = ratios_at(name, run.counts[ci]);
-            printf("%-22s %5d %10.2f %10.2f %10.2f %12.1f %8s\n", name, run.counts[ci],
+            printf("%-22s %5d %10.2f %10.2f %10.2f %12.1f %12.1f %8s\n", name, run.counts[ci],
                    at.over_one, at.over_xt, at.page_over_pin,
                    h2d_bound(&run.shapes[si], run.at_once_gbps[ci]),
+                   link_bound(&run.shapes[si], run.both_ways_gbps[ci]),
                    run.identical[si][ci] ? "same" : "DIFFER");
         }
     }
