@@ -19,6 +19,9 @@
  *   sgemm_ffma_256x32x8_w128x32_t16x8_s3_g8  ("ffma256x32")       2 warps of 128x32 (32x128),
  *   sgemm_ffma_32x256x8_w32x128_t16x8_s3_g8  ("ffma32x256")       4 blocks an SM: outputs 17
  *                                                                  to 32 wide, long k
+ *   sgemm_ffma_256x32x8_w128x32_t16x8_s3_g8_spread  the same two with spread copies, for a
+ *   sgemm_ffma_32x256x8_w32x128_t16x8_s3_g8_spread  long operand along k
+ *     ("ffma256x32_spread", "ffma32x256_spread")
  * All are one template (sgemm_ffma below), instantiated per configuration for the sweep.
  *
  * What it adds over rung 3 (warptile128, and its grouped order, warptile128_l2):
@@ -117,9 +120,11 @@
  *              slices 1.97 (0.94x; 1.77), column-major TN 2.01-2.02 (0.95x and 1.33x; 1.55-1.57).
  *              Where the long operand is along k (its 4-byte copies, 36 a phase) the form is at
  *              about 49% of the FFMA peak, where it is copied by vectors 62%.  Slower where m' is
- *              short (4000x30x20000: 1.14 against skinny64x32's 1.45 TB/s).  No corpus or model
- *              rows yet: the planner passes them over (nor do they reach autotuning's first 8
- *              candidates on these calls); they run when named.
+ *              short (4000x30x20000: 1.14 against skinny64x32's 1.45 TB/s).  Their _spread
+ *              forms took 0.944-0.987 of the time on the same calls (32x65536x4096 row-major NN
+ *              2.75 TB/s, 1.92x cuBLAS; along k still 2.06; bench/results/thin-h200/).  No
+ *              corpus or model rows yet: the planner passes all four over (nor do they reach
+ *              autotuning's first 8 candidates on these calls); they run when named.
  * Benchmark:   tilegemm bench --algo ffma256x128,ffma128x256,ffma256x128_k16,ffma256x128_s4,
  *              ffma128x128,warptile128_l2 4096x4096x4096 8192x8192x8192 16384x16384x16384
  *              4097x4097x4097
@@ -271,7 +276,12 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(cons
     store_thread_tile<TM, TN, kPieceM, kPieceN>(acc, p, i0 + a_off, j0 + b_off);
 }
 
-/* The launch of each layout's instantiation, for launch_for_copies (tile_loader.cuh). */
+/* The launch of each layout's instantiation, for launch_for_copies (tile_loader.cuh).  A
+ * _spread entry spreads its copies only where each operand's are one a depth (kSpan 1): where a
+ * shared row is wider than a round of threads (4-byte copies along outer, as ffma256x32's op(A)
+ * where vectors are not allowed) it runs its base form, since there a phase's 32 copies held
+ * at the start or spread took ffma256x32_spread and ffma32x256_spread to 36-144 bytes of spills
+ * (ptxas, CUDA 13.0) where the base forms have none. */
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int GROUP_M,
           bool PAIRED, bool SPREAD>
 struct FfmaLaunch {
@@ -279,11 +289,14 @@ struct FfmaLaunch {
     static int run(const tg_problem *p, cudaStream_t stream)
     {
         constexpr int kThreads = kWarpTiledThreads<BM, BN, WM, WN>;
+        constexpr bool kSpread =
+            SPREAD && AsyncTileLoader<BM, BK, kThreads, A_K_CONTIG, A_VEC>::kSpan == 1 &&
+            AsyncTileLoader<BN, BK, kThreads, !B_N_CONTIG, B_VEC>::kSpan == 1;
         return launch_tiled<sgemm_ffma<BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP_M, PAIRED,
-                                       SPREAD, A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>,
+                                       kSpread, A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>,
                             BM, BN, STAGES, GROUP_M, kThreads,
-                            FfmaLoader<SPREAD, BM, BK, kThreads, A_K_CONTIG, A_VEC>,
-                            FfmaLoader<SPREAD, BN, BK, kThreads, !B_N_CONTIG, B_VEC>>(p, stream);
+                            FfmaLoader<kSpread, BM, BK, kThreads, A_K_CONTIG, A_VEC>,
+                            FfmaLoader<kSpread, BN, BK, kThreads, !B_N_CONTIG, B_VEC>>(p, stream);
     }
 };
 
@@ -380,6 +393,22 @@ extern "C" const tg_rung tg_rung_ffma32x256 =
     ffma_rung<32, 256, 8, 3, false, false, 32, 128>("ffma32x256",
     "16x8 thread tiles in two 32x128 warp tiles: a 32x256x8 block of 2 warps, four blocks an "
     "SM, for products with m of 32 or less and long k");
+#endif
+
+/* ffma256x32 and ffma32x256 with each operand's copies spread over a phase's k steps (as the
+ * two below): where the long operand runs along k, its 32 four-byte copies a thread a phase. */
+#if TG_IN_UNIT(ffma256x32_spread)
+extern "C" const tg_rung tg_rung_ffma256x32_spread =
+    ffma_rung<256, 32, 8, 3, false, true, 128, 32>("ffma256x32_spread",
+    "ffma256x32 with a phase's copies spread over its k steps, each operand's addresses "
+    "chained in one register pair");
+#endif
+
+#if TG_IN_UNIT(ffma32x256_spread)
+extern "C" const tg_rung tg_rung_ffma32x256_spread =
+    ffma_rung<32, 256, 8, 3, false, true, 32, 128>("ffma32x256_spread",
+    "ffma32x256 with a phase's copies spread over its k steps, each operand's addresses "
+    "chained in one register pair");
 #endif
 
 /* ffma128x128 and ffma128x256 with each operand's copies spread over a phase's k steps through
