@@ -704,8 +704,6 @@ tg_status lane_tiles(lane_run *r)
                                   0));
             if (q == 0 && p->beta != 0.0f)
                 LANE_CHECK(r, cudaStreamWaitEvent(l->comp, c_loaded_ev(tr.cs), 0));
-            if (!times.events.empty() && q == g->k_cuts - 1) /* its panels in (and the GPU free) */
-                LANE_CHECK(r, cudaEventRecord(times.events[(size_t)(1 + 3 * tr.seq)], l->comp));
         } else {
             if (!peer_cut)
                 LANE_CHECK(r, cudaEventRecord(l->ev_in, l->in));
@@ -717,6 +715,8 @@ tg_status lane_tiles(lane_run *r)
         }
         if (q == 0)
             LANE_CHECK(r, cudaStreamWaitEvent(l->comp, l->c_free[tr.cs], 0));
+        if (plan.a_resident && !times.events.empty() && q == g->k_cuts - 1) /* after every wait */
+            LANE_CHECK(r, cudaEventRecord(times.events[(size_t)(1 + 3 * tr.seq)], l->comp));
         /* the cut's product on packed panels, as tg_tile_choice planned it */
         const int shape = shape_of(g, tr.t), last = q == g->k_cuts - 1 && q > 0;
         const tg_lines a = tg_lines_of(tile.m, k1 - k0, p->a_rs, p->a_cs);
