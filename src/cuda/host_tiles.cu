@@ -696,6 +696,7 @@ tg_status lane_tiles(lane_run *r)
             return e;
         if (plan.a_resident) { /* the cut's own panels (and C's copy in), whenever they loaded */
             LANE_CHECK(r, cudaStreamWaitEvent(l->comp, a_loaded_ev(tr.a_index, q), 0));
+            /* a peer's column: its copy's event below, or the earlier product that waited for it */
             if (!tr.b_peer)
                 LANE_CHECK(r, cudaStreamWaitEvent(
                                   l->comp,
