@@ -576,11 +576,13 @@ tg_status lane_tiles(lane_run *r)
             return s;
         LANE_CHECK(r, cudaEventRecord(times.events[0], l->in));
     }
-    /* Resident panels: an event for each cut of each A and B slot a lane loads, then one for
-     * each C slot's copy in (beta != 0), so that a product waits for exactly what it reads. */
+    /* Resident panels: an event for each cut of each A and B slot a lane loads (shared B: its
+     * own columns have the call's, c->b_ready), then one for each C slot's copy in (beta != 0),
+     * so that a product waits for exactly what it reads. */
     call_events loaded;
+    const int64_t b_evented = c->share_b ? 0 : plan.b_slots;
     if (plan.a_resident &&
-        (s = loaded.make(r, (size_t)((plan.a_slots + plan.b_slots) * g->k_cuts + plan.c_slots),
+        (s = loaded.make(r, (size_t)((plan.a_slots + b_evented) * g->k_cuts + plan.c_slots),
                          cudaEventDisableTiming)) != TG_SUCCESS)
         return s;
     auto a_loaded_ev = [&](int64_t index, int64_t q) {
@@ -590,7 +592,7 @@ tg_status lane_tiles(lane_run *r)
         return loaded.events[(size_t)((plan.a_slots + index) * g->k_cuts + q)];
     };
     auto c_loaded_ev = [&](int cs) {
-        return loaded.events[(size_t)((plan.a_slots + plan.b_slots) * g->k_cuts + cs)];
+        return loaded.events[(size_t)((plan.a_slots + b_evented) * g->k_cuts + cs)];
     };
     /* A tile's panels and C slot, fixed when it begins. */
     struct tile_run {
@@ -601,6 +603,26 @@ tg_status lane_tiles(lane_run *r)
         bool a_new, b_new, b_peer;
         int a_cur, b_cur, cs;
     };
+    /* Resident panels: the slot of tile row `row`'s A panel, of tile column `col`'s B panel,
+     * taken the first time it is asked for (*fresh: now, so the panel is still to load). */
+    auto a_slot_of = [&](int64_t row, bool *fresh) {
+        int64_t &at = a_at[row];
+        *fresh = at < 0;
+        if (*fresh)
+            at = a_loaded++;
+        return at;
+    };
+    auto b_slot_of = [&](int64_t col, bool *fresh) {
+        int64_t &at = b_at[col];
+        *fresh = at < 0;
+        if (*fresh)
+            at = c->share_b ? col : b_loaded++;
+        return at;
+    };
+    /* Shared B: tile column col is another lane's, copied from its owner's GPU. */
+    auto peer_column = [&](int64_t col) {
+        return c->share_b && tg_b_owner(g, c->gpus, col) != r->index;
+    };
     /* Begins tile seq: its slots, whether its panels are to be loaded, and with beta != 0 its
      * C tile's copy in. */
     auto begin = [&](int64_t at_seq, tile_run &tr) -> tg_status {
@@ -609,12 +631,8 @@ tg_status lane_tiles(lane_run *r)
         tr.tile = tg_tile_at(g, tr.t);
         tr.a_new = tr.b_new = false;
         if (plan.a_resident) {
-            int64_t &at = a_at[tr.tile.row];
-            tr.a_new = at < 0;
-            if (tr.a_new)
-                at = a_loaded++;
-            tr.a_index = at;
-            tr.a_dst = A_slots + at * a_slot;
+            tr.a_index = a_slot_of(tr.tile.row, &tr.a_new);
+            tr.a_dst = A_slots + tr.a_index * a_slot;
         } else {
             tr.a_new = tr.tile.row != row;
             if (tr.a_new) {
@@ -627,14 +645,10 @@ tg_status lane_tiles(lane_run *r)
         }
         tr.a_cur = a_cur;
         tr.b_cur = (int)(at_seq & 1);
-        tr.b_peer = c->share_b && tg_b_owner(g, c->gpus, tr.tile.col) != r->index;
+        tr.b_peer = peer_column(tr.tile.col);
         if (plan.b_resident) {
-            int64_t &at = b_at[tr.tile.col];
-            tr.b_new = at < 0;
-            if (tr.b_new)
-                at = c->share_b ? tr.tile.col : b_loaded++;
-            tr.b_index = at;
-            tr.b_dst = B_slots + at * b_slot;
+            tr.b_index = b_slot_of(tr.tile.col, &tr.b_new);
+            tr.b_dst = B_slots + tr.b_index * b_slot;
         } else {
             tr.b_new = true;
             tr.b_dst = B_slots + tr.b_cur * b_slot;
@@ -818,20 +832,17 @@ tg_status lane_tiles(lane_run *r)
     auto load_through = [&](int64_t last) -> tg_status {
         for (; ahead <= last && ahead < count; ++ahead) {
             const tg_tile tile = tg_tile_at(g, order[ahead]);
-            int64_t &at = a_at[tile.row];
-            if (at < 0) {
-                at = a_loaded++;
-                for (int64_t q = 0; q < g->k_cuts; ++q)
-                    if (tg_status e = load_a_cut(tile, A_slots + at * a_slot, at, q))
-                        return e;
-            }
-            int64_t &bt = b_at[tile.col];
-            if (bt < 0 && !(c->share_b && tg_b_owner(g, c->gpus, tile.col) != r->index)) {
-                bt = c->share_b ? tile.col : b_loaded++;
-                for (int64_t q = 0; q < g->k_cuts; ++q)
-                    if (tg_status e = load_b_cut(tile.col, B_slots + bt * b_slot, bt, q))
-                        return e;
-            }
+            bool fresh;
+            const int64_t at = a_slot_of(tile.row, &fresh);
+            for (int64_t q = 0; fresh && q < g->k_cuts; ++q)
+                if (tg_status e = load_a_cut(tile, A_slots + at * a_slot, at, q))
+                    return e;
+            if (peer_column(tile.col)) /* copied when its first tile begins */
+                continue;
+            const int64_t bt = b_slot_of(tile.col, &fresh);
+            for (int64_t q = 0; fresh && q < g->k_cuts; ++q)
+                if (tg_status e = load_b_cut(tile.col, B_slots + bt * b_slot, bt, q))
+                    return e;
         }
         return TG_SUCCESS;
     };
