@@ -177,18 +177,12 @@ static struct {
 
 static double flops_of(const shape *s) { return 2.0 * (double)s->m * (double)s->n * (double)s->k; }
 
-/* TFLOP/s if A and B crossed once at `gbps` and the products took no time. */
-static double h2d_bound(const shape *s, double gbps)
+/* TFLOP/s if A and B crossed once at `gbps` and the products took no time; with_c: C crossed
+ * back too, `gbps` being both ways at once (their sum), i.e. what the host's links allow where
+ * they bound the call. */
+static double copy_bound(const shape *s, double gbps, int with_c)
 {
-    const double bytes = 4.0 * (double)(s->m * s->k + s->k * s->n);
-    return flops_of(s) / (bytes / (gbps * 1e9)) / 1e12;
-}
-
-/* TFLOP/s if A and B crossed in and C back once at `gbps` (both ways at once, their sum) and
- * the products took no time: what the host's links allow where they bound the call. */
-static double link_bound(const shape *s, double gbps)
-{
-    const double bytes = 4.0 * (double)(s->m * s->k + s->k * s->n + s->m * s->n);
+    const double bytes = 4.0 * (double)(s->m * s->k + s->k * s->n + (with_c ? s->m * s->n : 0));
     return flops_of(s) / (bytes / (gbps * 1e9)) / 1e12;
 }
 
@@ -390,6 +384,14 @@ static void commit_of(char *out, size_t size)
 }
 
 /* Everything measured so far, as JSON (see the top of this file). */
+/* A bandwidth at each GPU count measured, as JSON objects {"gpus", "gbps"} (the list's body). */
+static void write_by_count(FILE *f, const double *gbps)
+{
+    for (int ci = 0; ci < run.ncounts; ++ci)
+        fprintf(f, "%s{\"gpus\": %d, \"gbps\": %.2f}", ci ? ", " : "", run.counts[ci],
+                gbps[ci]);
+}
+
 static void write_json(const char *json, const char *include)
 {
     FILE *f = fopen(json, "w");
@@ -416,22 +418,18 @@ static void write_json(const char *json, const char *include)
         fprintf(f, "%s%.2f", g ? ", " : "", run.alone_gbps[g]);
     fprintf(f, "],\n  \"h2d_pinned_all_gbps\": %.2f,\n  \"h2d_pinned_at_once\": [",
             run.at_once_gbps[largest]);
-    for (int ci = 0; ci < run.ncounts; ++ci)
-        fprintf(f, "%s{\"gpus\": %d, \"gbps\": %.2f}", ci ? ", " : "", run.counts[ci],
-                run.at_once_gbps[ci]);
+    write_by_count(f, run.at_once_gbps);
     fprintf(f, "],\n  \"pinned_both_ways_at_once\": [");
-    for (int ci = 0; ci < run.ncounts; ++ci)
-        fprintf(f, "%s{\"gpus\": %d, \"gbps\": %.2f}", ci ? ", " : "", run.counts[ci],
-                run.both_ways_gbps[ci]);
+    write_by_count(f, run.both_ways_gbps);
     fprintf(f, "],\n  \"shapes\": [\n");
     for (int si = 0; si < run.done; ++si) {
         const shape *s = &run.shapes[si];
         char name[64];
         shape_name(s, name, sizeof name);
         fprintf(f, "    {\"shape\": \"%s\", \"h2d_bound_tflops_1_gpu\": ", name);
-        json_number(f, h2d_bound(s, run.at_once_gbps[0]));
+        json_number(f, copy_bound(s, run.at_once_gbps[0], 0));
         fprintf(f, ", \"h2d_bound_tflops_all\": ");
-        json_number(f, h2d_bound(s, run.at_once_gbps[largest]));
+        json_number(f, copy_bound(s, run.at_once_gbps[largest], 0));
         fprintf(f, ", \"exact_on_samples\": %s, \"bits_identical_1_vs_all\": %s,\n"
                    "     \"by_gpus\": [",
                 run.exact[si] ? "true" : "false", identical_at_every_count(si) ? "true" : "false");
@@ -439,9 +437,9 @@ static void write_json(const char *json, const char *include)
             const ratios at = ratios_at(name, run.counts[ci]);
             fprintf(f, "%s\n       {\"gpus\": %d, \"h2d_bound_tflops\": ", ci ? "," : "",
                     run.counts[ci]);
-            json_number(f, h2d_bound(s, run.at_once_gbps[ci]));
+            json_number(f, copy_bound(s, run.at_once_gbps[ci], 0));
             fprintf(f, ", \"link_bound_tflops\": ");
-            json_number(f, link_bound(s, run.both_ways_gbps[ci]));
+            json_number(f, copy_bound(s, run.both_ways_gbps[ci], 1));
             fprintf(f, ", \"bits_identical_to_1_gpu\": %s, \"over_one\": ",
                     run.identical[si][ci] ? "true" : "false");
             json_number(f, at.over_one);
@@ -687,8 +685,8 @@ int main(int argc, char **argv)
             const ratios at = ratios_at(name, run.counts[ci]);
             printf("%-22s %5d %10.2f %10.2f %10.2f %12.1f %12.1f %8s\n", name, run.counts[ci],
                    at.over_one, at.over_xt, at.page_over_pin,
-                   h2d_bound(&run.shapes[si], run.at_once_gbps[ci]),
-                   link_bound(&run.shapes[si], run.both_ways_gbps[ci]),
+                   copy_bound(&run.shapes[si], run.at_once_gbps[ci], 0),
+                   copy_bound(&run.shapes[si], run.both_ways_gbps[ci], 1),
                    run.identical[si][ci] ? "same" : "DIFFER");
         }
     }
