@@ -12,9 +12,10 @@
  *   - the pinned host-to-device bandwidth of each GPU alone, and of the first N GPUs at once
  *     for each count N (cudaMemcpyAsync of 1 GiB to each, median of 5), and the bound each
  *     sets: the rate at which A and B would cross once at that bandwidth (the GPUs' products
- *     taken as free); then the same GPUs copying both ways at once (1 GiB in and 1 GiB back
- *     each, on two streams), and the bound of A and B crossing in and C back once at that
- *     rate (the host's links carry both directions of every GPU);
+ *     taken as free); then the same GPUs copying 1 GiB each back to the host at once, and both
+ *     ways at once (1 GiB in and 1 GiB back each, on two streams), and the links' bound: A and
+ *     B crossing in and C back once, each way no faster than it goes alone and both together
+ *     no faster than both ways at once (the host's links carry both directions of every GPU);
  *   - for each shape, column-major NN as sgemm_ callers pass it (alpha 1, beta 0), operands of
  *     small integers (so every product is exact and a sampled check is exact too): tilegemm
  *     from pinned and from pageable memory at each count (tg_set_devices with GPUs 0 .. N-1),
@@ -86,10 +87,14 @@ static double median(double *v, int n)
 
 /* --- Bandwidth ------------------------------------------------------------------------------ */
 
+/* Which way copy_bandwidth copies. */
+enum { TO_GPUS = 1, TO_HOST = 2, BOTH_WAYS = TO_GPUS | TO_HOST };
+
 /* Pinned memory: GB/s of GPUs first .. first+count-1 copying at once (their sum), host to
- * device, or with both_ways each also copying as much back on a stream of its own. */
-static double copy_bandwidth(int first, int count, int both_ways)
+ * device, device to host, or both ways (each way on a stream of its own). */
+static double copy_bandwidth(int first, int count, int ways)
 {
+    const int to_gpus = ways & TO_GPUS, to_host = ways & TO_HOST;
     const size_t bytes = (size_t)1 << 30;
     void *host = NULL, *back[MAX_GPUS] = {0}, *dev[MAX_GPUS] = {0}, *dev_back[MAX_GPUS] = {0};
     cudaStream_t in[MAX_GPUS] = {0}, out[MAX_GPUS] = {0};
@@ -100,7 +105,7 @@ static double copy_bandwidth(int first, int count, int both_ways)
         cuda_ok(cudaSetDevice(g), "cudaSetDevice");
         cuda_ok(cudaMalloc(&dev[g], bytes), "cudaMalloc 1 GiB");
         cuda_ok(cudaStreamCreate(&in[g]), "cudaStreamCreate");
-        if (both_ways) {
+        if (to_host) {
             cuda_ok(cudaHostAlloc(&back[g], bytes, cudaHostAllocPortable), "cudaHostAlloc 1 GiB");
             cuda_ok(cudaMalloc(&dev_back[g], bytes), "cudaMalloc 1 GiB");
             cuda_ok(cudaStreamCreate(&out[g]), "cudaStreamCreate");
@@ -111,16 +116,17 @@ static double copy_bandwidth(int first, int count, int both_ways)
         const double start = now();
         for (int g = lo; g < hi; ++g) {
             cuda_ok(cudaSetDevice(g), "cudaSetDevice");
-            cuda_ok(cudaMemcpyAsync(dev[g], host, bytes, cudaMemcpyHostToDevice, in[g]),
-                    "cudaMemcpyAsync");
-            if (both_ways)
+            if (to_gpus)
+                cuda_ok(cudaMemcpyAsync(dev[g], host, bytes, cudaMemcpyHostToDevice, in[g]),
+                        "cudaMemcpyAsync");
+            if (to_host)
                 cuda_ok(cudaMemcpyAsync(back[g], dev_back[g], bytes, cudaMemcpyDeviceToHost,
                                         out[g]),
                         "cudaMemcpyAsync");
         }
         for (int g = lo; g < hi; ++g) {
             cuda_ok(cudaStreamSynchronize(in[g]), "cudaStreamSynchronize");
-            if (both_ways)
+            if (to_host)
                 cuda_ok(cudaStreamSynchronize(out[g]), "cudaStreamSynchronize");
         }
         t[rep] = now() - start;
@@ -129,7 +135,7 @@ static double copy_bandwidth(int first, int count, int both_ways)
         cudaSetDevice(g);
         cudaFree(dev[g]);
         cudaStreamDestroy(in[g]);
-        if (both_ways) {
+        if (to_host) {
             cudaFreeHost(back[g]);
             cudaFree(dev_back[g]);
             cudaStreamDestroy(out[g]);
@@ -137,7 +143,7 @@ static double copy_bandwidth(int first, int count, int both_ways)
     }
     cudaFreeHost(host);
     cudaSetDevice(0);
-    return (double)bytes * count * (both_ways ? 2 : 1) / median(t + 1, 5) / 1e9;
+    return (double)bytes * count * (to_gpus && to_host ? 2 : 1) / median(t + 1, 5) / 1e9;
 }
 
 /* --- Products ------------------------------------------------------------------------------- */
@@ -167,6 +173,7 @@ static struct {
     double alone_gbps[MAX_GPUS];     /* each GPU alone */
     int counts[MAX_COUNTS], ncounts; /* the GPU counts measured, ascending, 1 first */
     double at_once_gbps[MAX_COUNTS]; /* GPUs 0 .. counts[i]-1 at once */
+    double back_gbps[MAX_COUNTS];      /* the same GPUs copying to the host at once */
     double both_ways_gbps[MAX_COUNTS]; /* the same, copying in and back at once (the sum) */
     shape shapes[MAX_SHAPES];
     int nshapes, done;     /* shapes asked for, shapes finished */
@@ -177,13 +184,26 @@ static struct {
 
 static double flops_of(const shape *s) { return 2.0 * (double)s->m * (double)s->n * (double)s->k; }
 
-/* TFLOP/s if A and B crossed once at `gbps` and the products took no time; with_c: C crossed
- * back too, `gbps` being both ways at once (their sum), i.e. what the host's links allow where
- * they bound the call. */
-static double copy_bound(const shape *s, double gbps, int with_c)
+/* TFLOP/s if A and B crossed once at `gbps` and the products took no time. */
+static double copy_bound(const shape *s, double gbps)
 {
-    const double bytes = 4.0 * (double)(s->m * s->k + s->k * s->n + (with_c ? s->m * s->n : 0));
+    const double bytes = 4.0 * (double)(s->m * s->k + s->k * s->n);
     return flops_of(s) / (bytes / (gbps * 1e9)) / 1e12;
+}
+
+/* TFLOP/s if A and B crossed in and C back once and the products took no time, at count
+ * counts[ci]: no faster than A and B alone at the host-to-device rate, C alone at the
+ * device-to-host rate, and all three at the both-ways rate, i.e. what the host's links allow
+ * where they bound the call. */
+static double link_bound(const shape *s, int ci)
+{
+    const double in = 4.0 * (double)(s->m * s->k + s->k * s->n), back = 4.0 * (double)(s->m * s->n);
+    double seconds = (in + back) / (run.both_ways_gbps[ci] * 1e9);
+    if (in / (run.at_once_gbps[ci] * 1e9) > seconds)
+        seconds = in / (run.at_once_gbps[ci] * 1e9);
+    if (back / (run.back_gbps[ci] * 1e9) > seconds)
+        seconds = back / (run.back_gbps[ci] * 1e9);
+    return flops_of(s) / seconds / 1e12;
 }
 
 static void shape_name(const shape *s, char *out, size_t size)
@@ -419,6 +439,8 @@ static void write_json(const char *json, const char *include)
     fprintf(f, "],\n  \"h2d_pinned_all_gbps\": %.2f,\n  \"h2d_pinned_at_once\": [",
             run.at_once_gbps[largest]);
     write_by_count(f, run.at_once_gbps);
+    fprintf(f, "],\n  \"d2h_pinned_at_once\": [");
+    write_by_count(f, run.back_gbps);
     fprintf(f, "],\n  \"pinned_both_ways_at_once\": [");
     write_by_count(f, run.both_ways_gbps);
     fprintf(f, "],\n  \"shapes\": [\n");
@@ -427,9 +449,9 @@ static void write_json(const char *json, const char *include)
         char name[64];
         shape_name(s, name, sizeof name);
         fprintf(f, "    {\"shape\": \"%s\", \"h2d_bound_tflops_1_gpu\": ", name);
-        json_number(f, copy_bound(s, run.at_once_gbps[0], 0));
+        json_number(f, copy_bound(s, run.at_once_gbps[0]));
         fprintf(f, ", \"h2d_bound_tflops_all\": ");
-        json_number(f, copy_bound(s, run.at_once_gbps[largest], 0));
+        json_number(f, copy_bound(s, run.at_once_gbps[largest]));
         fprintf(f, ", \"exact_on_samples\": %s, \"bits_identical_1_vs_all\": %s,\n"
                    "     \"by_gpus\": [",
                 run.exact[si] ? "true" : "false", identical_at_every_count(si) ? "true" : "false");
@@ -437,9 +459,9 @@ static void write_json(const char *json, const char *include)
             const ratios at = ratios_at(name, run.counts[ci]);
             fprintf(f, "%s\n       {\"gpus\": %d, \"h2d_bound_tflops\": ", ci ? "," : "",
                     run.counts[ci]);
-            json_number(f, copy_bound(s, run.at_once_gbps[ci], 0));
+            json_number(f, copy_bound(s, run.at_once_gbps[ci]));
             fprintf(f, ", \"link_bound_tflops\": ");
-            json_number(f, copy_bound(s, run.both_ways_gbps[ci], 1));
+            json_number(f, link_bound(s, ci));
             fprintf(f, ", \"bits_identical_to_1_gpu\": %s, \"over_one\": ",
                     run.identical[si][ci] ? "true" : "false");
             json_number(f, at.over_one);
@@ -607,16 +629,18 @@ int main(int argc, char **argv)
         snprintf(run.names[g], sizeof run.names[g], "%s", prop.name);
     }
     for (int g = 0; g < run.present; ++g) {
-        run.alone_gbps[g] = copy_bandwidth(g, 1, 0);
+        run.alone_gbps[g] = copy_bandwidth(g, 1, TO_GPUS);
         printf("pinned host -> GPU %d: %.1f GB/s\n", g, run.alone_gbps[g]);
     }
     for (int ci = 0; ci < run.ncounts; ++ci) {
         const int n = run.counts[ci];
-        run.at_once_gbps[ci] = n == 1 ? run.alone_gbps[0] : copy_bandwidth(0, n, 0);
+        run.at_once_gbps[ci] = n == 1 ? run.alone_gbps[0] : copy_bandwidth(0, n, TO_GPUS);
         if (n > 1)
             printf("pinned host -> GPUs 0 .. %d at once: %.1f GB/s\n", n - 1,
                    run.at_once_gbps[ci]);
-        run.both_ways_gbps[ci] = copy_bandwidth(0, n, 1);
+        run.back_gbps[ci] = copy_bandwidth(0, n, TO_HOST);
+        printf("pinned GPUs 0 .. %d -> host at once: %.1f GB/s\n", n - 1, run.back_gbps[ci]);
+        run.both_ways_gbps[ci] = copy_bandwidth(0, n, BOTH_WAYS);
         printf("pinned host <-> GPUs 0 .. %d, both ways at once: %.1f GB/s\n", n - 1,
                run.both_ways_gbps[ci]);
     }
@@ -685,8 +709,8 @@ int main(int argc, char **argv)
             const ratios at = ratios_at(name, run.counts[ci]);
             printf("%-22s %5d %10.2f %10.2f %10.2f %12.1f %12.1f %8s\n", name, run.counts[ci],
                    at.over_one, at.over_xt, at.page_over_pin,
-                   copy_bound(&run.shapes[si], run.at_once_gbps[ci], 0),
-                   copy_bound(&run.shapes[si], run.both_ways_gbps[ci], 1),
+                   copy_bound(&run.shapes[si], run.at_once_gbps[ci]),
+                   link_bound(&run.shapes[si], ci),
                    run.identical[si][ci] ? "same" : "DIFFER");
         }
     }
