@@ -119,7 +119,7 @@ int tg_lane_plan_make(const tg_tile_grid *g, int gpus, int gpu, int64_t free_byt
     return p.device_bytes <= free_bytes - extra_bytes || p.hi == p.lo;
 }
 
-void tg_share_order(const tg_tile_grid *g, const tg_lane_plan *p, int64_t *order,
+void tg_share_order(const tg_tile_grid *g, const tg_lane_plan *p, int shared_b, int64_t *order,
                     int64_t *columns)
 {
     int64_t n = 0;
@@ -130,6 +130,16 @@ void tg_share_order(const tg_tile_grid *g, const tg_lane_plan *p, int64_t *order
     }
     tg_column_order(g, p->gpus, p->gpu, columns);
     const int64_t r0 = p->first_row, last_row = p->hi > p->lo ? (p->hi - 1) / g->cols : r0;
+    if (shared_b) { /* rows in turn over each round of the column order */
+        for (int64_t c0 = 0; c0 < g->cols; c0 += p->gpus)
+            for (int64_t r = r0; r <= last_row; ++r)
+                for (int64_t c = c0; c < c0 + p->gpus && c < g->cols; ++c) {
+                    const int64_t t = r * g->cols + columns[c];
+                    if (t >= p->lo && t < p->hi)
+                        order[n++] = t;
+                }
+        return;
+    }
     const int64_t shells = max64(last_row - r0 + 1, g->cols);
     for (int64_t s = 0; s < shells; ++s) {
         if (s < g->cols) /* column s above row r0 + s */

@@ -16,8 +16,9 @@
  *                     panels; the cuts are a function of k alone, like the grid
  *   the order         a GPU that holds every panel of its share visits its tiles in growing
  *                     squares (tg_share_order), so that each panel it loads brings work for the
- *                     ones already there and the copies stay ahead of the products; otherwise
- *                     row by row
+ *                     ones already there and the copies stay ahead of the products, or, where
+ *                     the GPUs share B, round by round of its column order, rows in turn
+ *                     within a round; otherwise row by row
  *   panels            the rows of op(A) and the columns of op(B) a tile reads, and its tile of
  *                     C, each packed on the device as its lines (tg_lines_of) laid end to end
  *   pageable chunks   a panel from pageable memory travels in chunks of TG_BOUNCE_BYTES through
@@ -104,7 +105,8 @@ typedef struct tg_lane_plan {
     int64_t a_slots;                  /* A panels held: every row's (a_resident), else 1 (one
                                        * tile row) or 2 (the next loads while the last is read) */
     int a_resident;                   /* 1: every A panel it reads is loaded once and kept; then
-                                       * B is kept too, and the tiles go in growing squares */
+                                       * B is kept too, and tg_share_order visits the tiles
+                                       * in squares or rows */
     int64_t b_slots;                  /* B panels held */
     int b_resident;                   /* 1: every B panel it reads is loaded once and kept
                                        * (b_slots of them); 0: streamed through 2 slots */
@@ -122,11 +124,16 @@ int tg_lane_plan_make(const tg_tile_grid *g, int gpus, int gpu, int64_t free_byt
                       int64_t extra_bytes, tg_lane_plan *out);
 
 /* The order in which the lane visits its tiles: order[0 .. hi - lo) gets tile numbers.  With A
- * and B resident, growing squares from the share's first row over the columns in the order
- * tg_column_order gives: with c a column's place in it, shell s holds the tiles whose
- * max(row - first_row, c) is s, column c = s's first (they need only B's new panel), then row
- * first_row + s's; else row-major.  columns: scratch of g->cols entries. */
-void tg_share_order(const tg_tile_grid *g, const tg_lane_plan *p, int64_t *order,
+ * and B resident, over the columns in the order tg_column_order gives: where the GPUs share B
+ * (shared_b), round by round of that order (its places [gpus r, gpus (r + 1)): each owner's r-th
+ * column), and in a round row by row: a peer's column costs the host's links nothing, so the
+ * first tiles need only the first row's A panel and the GPU's own first column from the host,
+ * the next rows only their A panels, and the GPUs' second columns are not wanted until every
+ * row has had the first ones; else growing squares from the share's first row: with c a
+ * column's place in that order, shell s holds the tiles whose max(row - first_row, c) is s,
+ * column c = s's first (they need only B's new panel), then row first_row + s's.  Otherwise
+ * row-major.  columns: scratch of g->cols entries. */
+void tg_share_order(const tg_tile_grid *g, const tg_lane_plan *p, int shared_b, int64_t *order,
                     int64_t *columns);
 
 /* GPU gpu's order of the tile columns, into columns[0 .. g->cols): where GPUs share B, each

@@ -111,13 +111,16 @@ static void check_owners(const tg_tile_grid *g, int gpus)
            (long long)g->cols, gpus, bad);
 }
 
-/* The visiting order of GPU gpu's share, resident (growing squares) and streamed (row-major):
- * every tile of the share once; squares: a tile comes after every tile of the share that reads
- * only panels it reads too or ones loaded earlier, i.e. each tile needs at most the panels of
- * its own row and column besides those already in, and row-major where streamed. */
+/* The visiting order of GPU gpu's share, resident (growing squares, or rows over the column
+ * order where B is shared) and streamed (row-major): every tile of the share once; squares: a
+ * tile comes after every tile of the share that reads only panels it reads too or ones loaded
+ * earlier, i.e. each tile needs at most the panels of its own row and column besides those
+ * already in; shared B: rounds of tg_column_order's order (gpus places each) in turn, rows in
+ * turn within a round, columns in that order within a row; row-major where streamed. */
 static void check_order(const tg_tile_grid *g, int gpus, int gpu)
 {
-    for (int resident = 0; resident < 2; ++resident) {
+    for (int mode = 0; mode < 3; ++mode) { /* streamed, squares, rounds over shared B */
+        const int resident = mode > 0, shared_b = mode == 2;
         tg_lane_plan plan;
         tg_lane_plan_make(g, gpus, gpu, resident ? (int64_t)1 << 50 : 0, 0, &plan);
         EXPECT(plan.a_resident == resident && (!resident || plan.b_resident),
@@ -128,11 +131,11 @@ static void check_order(const tg_tile_grid *g, int gpus, int gpu)
         unsigned char *seen = calloc((size_t)(count + 1), 1);
         int64_t *columns = malloc((size_t)g->cols * sizeof(int64_t));
         int64_t *place = malloc((size_t)g->cols * sizeof(int64_t));
-        tg_share_order(g, &plan, order, columns);
+        tg_share_order(g, &plan, shared_b, order, columns);
         tg_column_order(g, gpus, gpu, columns);
         for (int64_t i = 0; i < g->cols; ++i)
             place[columns[i]] = i;
-        int64_t wrong = 0, shell = 0, worse = 0;
+        int64_t wrong = 0, shell = 0, worse = 0, last = -1;
         for (int64_t i = 0; i < count; ++i) {
             const int64_t t = order[i];
             if (t < plan.lo || t >= plan.hi || seen[t - plan.lo]) {
@@ -144,16 +147,22 @@ static void check_order(const tg_tile_grid *g, int gpus, int gpu)
             const int64_t rel = tile.row - plan.first_row;
             const int64_t col = place[tile.col];
             const int64_t s = rel > col ? rel : col;
-            if (resident)
+            /* shared B: the round of the column order, the row, the column's place */
+            const int64_t at = (col / gpus * g->rows + tile.row) * g->cols + col;
+            if (shared_b)
+                worse += at <= last;
+            else if (resident)
                 worse += s < shell; /* shells never go back */
             else
                 worse += t != plan.lo + i;
             shell = s;
+            last = at;
         }
         EXPECT(wrong == 0 && worse == 0,
                "%lldx%lld tiles, GPU %d of %d (%s): %lld tiles out of the share or twice, %lld "
                "out of order", (long long)g->rows, (long long)g->cols, gpu, gpus,
-               resident ? "resident" : "streamed", (long long)wrong, (long long)worse);
+               shared_b ? "resident, shared B" : resident ? "resident" : "streamed",
+               (long long)wrong, (long long)worse);
         free(order), free(seen), free(columns), free(place);
     }
 }
@@ -402,7 +411,7 @@ static void emulate(const tg_problem *p, const tg_tile_grid *g, int gpus, float 
     for (int gpu = 0; gpu < gpus; ++gpu) {
         tg_lane_plan plan;
         tg_lane_plan_make(g, gpus, gpu, resident ? (int64_t)1 << 50 : 0, 0, &plan);
-        tg_share_order(g, &plan, order, columns);
+        tg_share_order(g, &plan, resident && gpus > 1, order, columns); /* B shared over GPUs */
         for (int64_t i = 0; i < plan.hi - plan.lo; ++i) {
             const int64_t t = order[i];
             const tg_tile tile = tg_tile_at(g, t);

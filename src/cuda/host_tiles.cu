@@ -9,8 +9,9 @@
  * A lane is made on first use and kept on the handle until tg_destroy.
  *
  * One call: every GPU's share of the tiles (tg_tile_share) runs on a driving thread of its own
- * (the first on the caller's), which for each tile, in the order tg_share_order gives (growing
- * squares where the GPU holds every panel of its share, else row-major),
+ * (the first on the caller's), which for each tile, in the order tg_share_order gives (where the
+ * GPU holds every panel of its share, rounds of its column order, rows in turn within a round,
+ * where the GPUs share B, else growing squares; else row-major),
  *   1. with beta != 0, uploads the C tile;
  *   2. for each k-cut (tg_k_cut_range), uploads that cut of the tile's A panel and B panel where
  *      they are new (resident panels load once, from pinned memory with the tile four before,
@@ -561,7 +562,7 @@ tg_status lane_tiles(lane_run *r)
     int64_t *const columns = b_at + g->cols;
     for (int64_t i = 0; i < g->rows + g->cols; ++i)
         a_at[i] = -1;
-    tg_share_order(g, &plan, order, columns);
+    tg_share_order(g, &plan, c->share_b, order, columns);
 
     int64_t row = -1, a_loaded = 0, b_loaded = 0;
     int a_cur = 1;
@@ -853,10 +854,12 @@ tg_status lane_tiles(lane_run *r)
      * tile's panels before its second product.  At 16384^3 on four H200s (a row of four tiles
      * a GPU) a call took 30.2 ms against 34.3.  Not on shares of several rows, where the first
      * tiles span two rows: on one and two GPUs the same calls took 99.1 and 56.5 ms against
-     * 96.6 and 52.5 (bench/results/multi-gpu/first-cuts).  B must be resident.  In the last
-     * round each ends as soon as its last product is queued, so that its C goes back while the
-     * others multiply: 34.8 ms against 36.9 for a row of four tiles a GPU on two H200s
-     * (bench/results/multi-gpu/last-round). */
+     * 96.6 and 52.5 (bench/results/multi-gpu/first-cuts), nor over shared B, whose rounds put
+     * the first tiles of a share of several rows in one row: on four H200s 32768x32768x8192
+     * took 45.4-46.8 ms cut by cut against 44.9-45.6 (bench/results/multi-gpu/rounds).  B must
+     * be resident.  In the last round each ends as soon as its last product is queued, so that
+     * its C goes back while the others multiply: 34.8 ms against 36.9 for a row of four tiles a
+     * GPU on two H200s (bench/results/multi-gpu/last-round). */
     const int64_t group =
         g->k_cuts > 1 && plan.b_resident && tg_share_rows(g, plan.lo, plan.hi) == 1
             ? plan.c_slots /* at most the share's tiles */
