@@ -47,6 +47,10 @@
  *              k <= 40 where C's rows are off 16 bytes, 0.98x to 1.00x past k = 64;
  *              27182x26882x25 1.38 ms (1.39x cuBLAS), 16384x16384x16 1.25x, 4253x11166x11
  *              1.39x, past k = 64 0.84x to 0.91x.
+ *              op(A) read in pairs at k <= 64 (FfmaProducts below; H200,
+ *              bench/results/shortk/pair-loads/): 0.90x to 0.97x the time on 11 calls;
+ *              27182x26882x25 1.253 ms (C at 2.33 TB/s, 1.52x cuBLAS), 16384x16384x16 1.35x,
+ *              4253x11166x11 1.50x, 8192x8192x64 1.10x.
  * Not kept:    C stored by the TMA engine (cp.async.bulk, a row of the stage a thread; the block
  *              leaves once its rows are read out of shared memory, before the writes land), so
  *              that one block's products would overlap another's stores: against this form in
@@ -184,13 +188,33 @@ __device__ __forceinline__ void store_stage_rows(const float *stage, const tg_pr
     }
 }
 
+/* Two floats of shared memory (8-byte aligned) by one 8-byte load that the compiler neither
+ * hoists nor merges with others: at 80 registers a fragment read ahead spills. */
+__device__ __forceinline__ float2 load_pair_in_place(const float *s)
+{
+#ifdef __CUDA_ARCH__
+    float2 v;
+    asm volatile("ld.volatile.shared.v2.f32 {%0, %1}, [%2];"
+                 : "=f"(v.x), "=f"(v.y)
+                 : "r"((unsigned)__cvta_generic_to_shared(s)));
+    return v;
+#else
+    const volatile float *const p = s;
+    return make_float2(p[0], p[1]);
+#endif
+}
+
 /*
  * FP32 FMA products ("shortk128"): warp tile 64 x 32 (8 warps as 2 (m) x 4 (n)), lanes as
  * 8 x 4, thread tile 8 x 8 as 2 x 2 runs of 4 (as rung 3).  `steps` k steps from the shared
  * tiles, with no fragment of a later step read ahead (the loop is not unrolled), to stay within
- * 80 registers: op(A)'s 8 floats are read one at a time (volatile, so that the compiler neither
- * merges them into vectors nor hoists them), leaving 64 accumulators + 8 of op(B) + 1 of op(A)
- * + the loop live.
+ * 80 registers: op(A)'s 8 floats are read two at a time (PAIRS, load_pair_in_place) or one at
+ * a time (volatile, so that the compiler neither merges nor hoists them), leaving 64
+ * accumulators + 8 of op(B) + 2 or 1 of op(A) + the loop live.  Per k step 4 LDS.64 + 2 LDS.128
+ * for 64 FFMA (75 instructions in the loop), against 8 LDS + 2 LDS.128 (79) a float at a time;
+ * by 16-byte vectors ptxas spilled 32 bytes.  Pairs only in the one-chunk forms (k <= 64): in
+ * two layouts of the chunked ones, whose loaders stay live, ptxas put a spill and its reload in
+ * the loop.
  */
 struct FfmaProducts {
     static constexpr int kPad = -1; /* the loaders' own pitch */
@@ -212,7 +236,7 @@ struct FfmaProducts {
         return tid / 32 % kWarpsN * kWN + tid % 32 % kLanesN * 4;
     }
 
-    template <int PITCH_A, int PITCH_B>
+    template <int PITCH_A, int PITCH_B, bool PAIRS>
     static __device__ __forceinline__ void run(Acc &acc, const float *As, const float *Bs,
                                                int steps)
     {
@@ -222,13 +246,25 @@ struct FfmaProducts {
         for (; steps > 0; --steps, a += PITCH_A, b += PITCH_B) {
             float bf[kTN];
             load_fragment<kTN, kPieceN>(bf, b);
-            const volatile float *const av = a;
+            if constexpr (PAIRS) {
 #pragma unroll
-            for (int i = 0; i < kTM; ++i) {
-                const float x = av[i / 4 * kPieceM + i % 4];
+                for (int i = 0; i < kTM; i += 2) {
+                    const float2 x = load_pair_in_place(a + i / 4 * kPieceM + i % 4);
 #pragma unroll
-                for (int j = 0; j < kTN; ++j)
-                    acc[i][j] += x * bf[j];
+                    for (int j = 0; j < kTN; ++j) {
+                        acc[i][j] += x.x * bf[j];
+                        acc[i + 1][j] += x.y * bf[j];
+                    }
+                }
+            } else {
+                const volatile float *const av = a;
+#pragma unroll
+                for (int i = 0; i < kTM; ++i) {
+                    const float x = av[i / 4 * kPieceM + i % 4];
+#pragma unroll
+                    for (int j = 0; j < kTN; ++j)
+                        acc[i][j] += x * bf[j];
+                }
             }
         }
     }
@@ -282,7 +318,7 @@ struct Tf32Products {
     static __device__ __forceinline__ int warp_m0() { return threadIdx.x / 32 / kWarpsN * kWM; }
     static __device__ __forceinline__ int warp_n0() { return threadIdx.x / 32 % kWarpsN * kWN; }
 
-    template <int PITCH_A, int PITCH_B>
+    template <int PITCH_A, int PITCH_B, bool PAIRS /* FfmaProducts' only */>
     static __device__ __forceinline__ void run(Acc &acc, const float *As, const float *Bs,
                                                int steps)
     {
@@ -396,7 +432,7 @@ __global__ void __launch_bounds__(kThreads, PRODUCTS::kBlocksPerSm) sgemm_shortk
             async_commit();
             async_wait<0>();
             __syncthreads();
-            PRODUCTS::template run<LoadA::kPitch, LoadB::kPitch>(
+            PRODUCTS::template run<LoadA::kPitch, LoadB::kPitch, false>(
                 acc, As, Bs, (int)(p.k - k0 < BK ? p.k - k0 : BK));
         }
     } else {
@@ -410,7 +446,7 @@ __global__ void __launch_bounds__(kThreads, PRODUCTS::kBlocksPerSm) sgemm_shortk
         }
         async_wait<0>();
         __syncthreads();
-        PRODUCTS::template run<LoadA::kPitch, LoadB::kPitch>(acc, As, Bs, (int)p.k);
+        PRODUCTS::template run<LoadA::kPitch, LoadB::kPitch, true>(acc, As, Bs, (int)p.k);
     }
     PRODUCTS::stage(acc, smem, p, i0, j0);
     store_stage_rows(smem, p, i0, j0);
