@@ -47,10 +47,11 @@
  *              k <= 40 where C's rows are off 16 bytes, 0.98x to 1.00x past k = 64;
  *              27182x26882x25 1.38 ms (1.39x cuBLAS), 16384x16384x16 1.25x, 4253x11166x11
  *              1.39x, past k = 64 0.84x to 0.91x.
- *              op(A) read in pairs at k <= 64 (FfmaProducts below; H200,
- *              bench/results/shortk/pair-loads/): 0.90x to 0.97x the time on 11 calls;
- *              27182x26882x25 1.253 ms (C at 2.33 TB/s, 1.52x cuBLAS), 16384x16384x16 1.35x,
- *              4253x11166x11 1.50x, 8192x8192x64 1.10x.
+ *              op(A) read in pairs (FfmaProducts below; H200, bench/results/shortk/
+ *              pair-loads/): at k <= 64 0.90x to 0.97x the time on 11 calls, 27182x26882x25
+ *              1.253 ms (C at 2.33 TB/s, 1.52x cuBLAS), 16384x16384x16 1.35x, 4253x11166x11
+ *              1.50x, 8192x8192x64 1.10x; past 64, where a layout takes them, 0.91x to 0.93x,
+ *              8192x8192 at k 128 and 256 1.00x and 0.97x cuBLAS.
  * Not kept:    C stored by the TMA engine (cp.async.bulk, a row of the stage a thread; the block
  *              leaves once its rows are read out of shared memory, before the writes land), so
  *              that one block's products would overlap another's stores: against this form in
@@ -212,9 +213,10 @@ __device__ __forceinline__ float2 load_pair_in_place(const float *s)
  * a time (volatile, so that the compiler neither merges nor hoists them), leaving 64
  * accumulators + 8 of op(B) + 2 or 1 of op(A) + the loop live.  Per k step 4 LDS.64 + 2 LDS.128
  * for 64 FFMA (75 instructions in the loop), against 8 LDS + 2 LDS.128 (79) a float at a time;
- * by 16-byte vectors ptxas spilled 32 bytes.  Pairs only in the one-chunk forms (k <= 64): in
- * two layouts of the chunked ones, whose loaders stay live, ptxas put a spill and its reload in
- * the loop.
+ * by 16-byte vectors ptxas spilled 32 bytes.  Pairs in the one-chunk forms (k <= 64), and in
+ * the chunked ones (whose loaders stay live across the products) where one operand at least
+ * is copied by vectors: with both copied 4 bytes at a time, ptxas put a spill and its reload
+ * in the loop of two of those four layouts.
  */
 struct FfmaProducts {
     static constexpr int kPad = -1; /* the loaders' own pitch */
@@ -432,7 +434,7 @@ __global__ void __launch_bounds__(kThreads, PRODUCTS::kBlocksPerSm) sgemm_shortk
             async_commit();
             async_wait<0>();
             __syncthreads();
-            PRODUCTS::template run<LoadA::kPitch, LoadB::kPitch, false>(
+            PRODUCTS::template run<LoadA::kPitch, LoadB::kPitch, A_VEC || B_VEC>(
                 acc, As, Bs, (int)(p.k - k0 < BK ? p.k - k0 : BK));
         }
     } else {
