@@ -10,8 +10,8 @@
  *
  * One call: every GPU's share of the tiles (tg_tile_share) runs on a driving thread of its own
  * (the first on the caller's), which for each tile, in the order tg_share_order gives (where the
- * GPU holds every panel of its share, rounds of its column order, rows in turn within a round,
- * where the GPUs share B, else growing squares; else row-major),
+ * GPU holds every panel of its share: round by round of its column order, rows in turn within
+ * a round, where the GPUs share B, else growing squares; otherwise row-major),
  *   1. with beta != 0, uploads the C tile;
  *   2. for each k-cut (tg_k_cut_range), uploads that cut of the tile's A panel and B panel where
  *      they are new (resident panels load once, from pinned memory with the tile four before,
