@@ -200,8 +200,7 @@ __device__ __forceinline__ float2 load_pair_in_place(const float *s)
                  : "r"((unsigned)__cvta_generic_to_shared(s)));
     return v;
 #else
-    const volatile float *const p = s;
-    return make_float2(p[0], p[1]);
+    return *reinterpret_cast<const float2 *>(s); /* the CPU emulation checks the alignment */
 #endif
 }
 
