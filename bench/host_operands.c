@@ -184,11 +184,14 @@ static struct {
 
 static double flops_of(const shape *s) { return 2.0 * (double)s->m * (double)s->n * (double)s->k; }
 
+/* The bytes of A and B, which cross to the GPUs, and of C, which crosses back. */
+static double in_bytes(const shape *s) { return 4.0 * (double)(s->m * s->k + s->k * s->n); }
+static double back_bytes(const shape *s) { return 4.0 * (double)(s->m * s->n); }
+
 /* TFLOP/s if A and B crossed once at `gbps` and the products took no time. */
 static double copy_bound(const shape *s, double gbps)
 {
-    const double bytes = 4.0 * (double)(s->m * s->k + s->k * s->n);
-    return flops_of(s) / (bytes / (gbps * 1e9)) / 1e12;
+    return flops_of(s) / (in_bytes(s) / (gbps * 1e9)) / 1e12;
 }
 
 /* TFLOP/s if A and B crossed in and C back once and the products took no time, at count
@@ -197,7 +200,7 @@ static double copy_bound(const shape *s, double gbps)
  * where they bound the call. */
 static double link_bound(const shape *s, int ci)
 {
-    const double in = 4.0 * (double)(s->m * s->k + s->k * s->n), back = 4.0 * (double)(s->m * s->n);
+    const double in = in_bytes(s), back = back_bytes(s);
     double seconds = (in + back) / (run.both_ways_gbps[ci] * 1e9);
     if (in / (run.at_once_gbps[ci] * 1e9) > seconds)
         seconds = in / (run.at_once_gbps[ci] * 1e9);
@@ -403,7 +406,6 @@ static void commit_of(char *out, size_t size)
     pclose(p);
 }
 
-/* Everything measured so far, as JSON (see the top of this file). */
 /* A bandwidth at each GPU count measured, as JSON objects {"gpus", "gbps"} (the list's body). */
 static void write_by_count(FILE *f, const double *gbps)
 {
@@ -412,6 +414,7 @@ static void write_by_count(FILE *f, const double *gbps)
                 gbps[ci]);
 }
 
+/* Everything measured so far, as JSON (see the top of this file). */
 static void write_json(const char *json, const char *include)
 {
     FILE *f = fopen(json, "w");

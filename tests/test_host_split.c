@@ -111,7 +111,7 @@ static void check_owners(const tg_tile_grid *g, int gpus)
            (long long)g->cols, gpus, bad);
 }
 
-/* The visiting order of GPU gpu's share, resident (growing squares, or rows over the column
+/* The visiting order of GPU gpu's share, resident (growing squares, or rounds of the column
  * order where B is shared) and streamed (row-major): every tile of the share once; squares: a
  * tile comes after every tile of the share that reads only panels it reads too or ones loaded
  * earlier, i.e. each tile needs at most the panels of its own row and column besides those
