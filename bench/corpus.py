@@ -297,8 +297,9 @@ def main():
         print_cases(sys.argv[3], lambda m, n, k, c: min(m, n) > side)
         return
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-side-between":
-        low, high = (int(x) for x in sys.argv[2].split(","))
-        print_cases(sys.argv[3], lambda m, n, k, c: low < min(m, n) <= high)
+        low, high, *least_k = (int(x) for x in sys.argv[2].split(","))
+        least_k = least_k[0] if least_k else 1
+        print_cases(sys.argv[3], lambda m, n, k, c: low < min(m, n) <= high and k >= least_k)
         return
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-lacking":
         rung = sys.argv[2]

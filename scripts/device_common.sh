@@ -20,9 +20,15 @@ device_setup() {
 }
 left() { echo $((deadline - SECONDS)); }
 # Configures and builds the CLI and the CTest programs named ($@) for the H100 (sm_90a) into
-# $build, writes a status line (return code, seconds) and sets cli to the CLI's path.
+# $build, writes a status line (return code, seconds) and sets cli to the CLI's path; with
+# PREBUILT_CLI, that CLI instead, built elsewhere (nothing is built).
 device_build() {
   local start=$SECONDS
+  if [ -n "${PREBUILT_CLI:-}" ]; then # a CLI built elsewhere for sm_90a, carried in
+    cli=$PREBUILT_CLI
+    status build "prebuilt: $cli"
+    return
+  fi
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTG_CUDA_ARCH=90a >"$out/build.log" 2>&1 &&
     cmake --build "$build" -j"$(nproc)" --target tilegemm_cli "$@" >>"$out/build.log" 2>&1
   status build "rc $? in $((SECONDS - start)) s"
