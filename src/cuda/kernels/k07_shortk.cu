@@ -15,11 +15,11 @@
  * shared       max(As[BK][128 + pad] + Bs[BK][128 + pad], C's 128 x 132 stage): 66 KiB at
  *              either depth; 3 blocks an SM (sm_90: 3 x 67 KiB of 228)
  * registers    __launch_bounds__(256, 3): 80 hold the 64 accumulators, so the products read
- *              no fragment ahead: op(A)'s 8 floats one at a time (8 LDS.32 + 2 LDS.128 a k
+ *              no fragment ahead: op(A)'s 8 floats two at a time (4 LDS.64 + 2 LDS.128 a k
  *              step, the loop not unrolled), and the whole tile is staged at once so that no
- *              warp keeps its accumulators while others store.  ptxas (CUDA 13.0): no
- *              spill in the one-chunk forms; the chunked ones (k > 64), whose loaders live
- *              across the products, spill 56 to 68 bytes.
+ *              warp keeps its accumulators while others store.  ptxas (CUDA 13.0): 80
+ *              registers; 4 bytes of spills in the one-chunk forms, 4 to 12 in the chunked
+ *              ones (k > 64), none inside the product loop.
  * How each operand layout is copied: as rung 3, tile_loader.cuh.
  * Edges: every load carries its bounds test and zero-fills outside the matrix; C is stored by
  * 16-byte vectors where C's pointer and ldc allow and all 4 columns are inside, else element by
@@ -52,6 +52,11 @@
  *              1.253 ms (C at 2.33 TB/s, 1.52x cuBLAS), 16384x16384x16 1.35x, 4253x11166x11
  *              1.50x, 8192x8192x64 1.10x; past 64, where a layout takes them, 0.91x to 0.93x,
  *              8192x8192 at k 128 and 256 1.00x and 0.97x cuBLAS.
+ *              Past 64, the loaders made anew each chunk and pairs in every layout (H200,
+ *              bench/results/shortk/chunk-loaders/): 0.86x to 0.99x the time on all 17
+ *              calls, 0.88x to 0.92x where both operands are copied 4 bytes at a time (row
+ *              NT, column TN, rows off 16 bytes); 31687x15626x91 2.49 ms (1.02x cuBLAS, was
+ *              0.89x), 8192x8192x128 row NT 1.04x (0.94x), 4785x9530x200 col TN 0.88x (0.81x).
  * Not kept:    C stored by the TMA engine (cp.async.bulk, a row of the stage a thread; the block
  *              leaves once its rows are read out of shared memory, before the writes land), so
  *              that one block's products would overlap another's stores: against this form in
@@ -111,6 +116,18 @@ constexpr int kTile = 128;      /* a block's tile of C is kTile x kTile */
 constexpr int kThreads = 256;   /* 8 warps */
 constexpr int kWarps = kThreads / 32;
 constexpr int kStagePitch = kTile + 4; /* C's stage: kTile rows of kStagePitch floats */
+
+/* threadIdx.x, read where it is used: a value the compiler cannot move out of a loop */
+__device__ __forceinline__ int unhoisted_thread_index()
+{
+#ifdef __CUDA_ARCH__
+    int t;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
+    return t;
+#else
+    return (int)threadIdx.x;
+#endif
+}
 
 /* Whether C's rows of one batch item may be stored by 16-byte vectors. */
 __device__ __forceinline__ bool c_vectors(const float *C, int64_t ldc)
@@ -208,14 +225,10 @@ __device__ __forceinline__ float2 load_pair_in_place(const float *s)
  * FP32 FMA products ("shortk128"): warp tile 64 x 32 (8 warps as 2 (m) x 4 (n)), lanes as
  * 8 x 4, thread tile 8 x 8 as 2 x 2 runs of 4 (as rung 3).  `steps` k steps from the shared
  * tiles, with no fragment of a later step read ahead (the loop is not unrolled), to stay within
- * 80 registers: op(A)'s 8 floats are read two at a time (PAIRS, load_pair_in_place) or one at
- * a time (volatile, so that the compiler neither merges nor hoists them), leaving 64
- * accumulators + 8 of op(B) + 2 or 1 of op(A) + the loop live.  Per k step 4 LDS.64 + 2 LDS.128
- * for 64 FFMA (75 instructions in the loop), against 8 LDS + 2 LDS.128 (79) a float at a time;
- * by 16-byte vectors ptxas spilled 32 bytes.  Pairs in the one-chunk forms (k <= 64), and in
- * the chunked ones (whose loaders stay live across the products) where one operand at least
- * is copied by vectors: with both copied 4 bytes at a time, ptxas put a spill and its reload
- * in the loop of two of those four layouts.
+ * 80 registers: op(A)'s 8 floats are read two at a time (load_pair_in_place), leaving 64
+ * accumulators + 8 of op(B) + 2 of op(A) + the loop live.  Per k step 4 LDS.64 + 2 LDS.128 for
+ * 64 FFMA (75-76 instructions in the loop), against 8 LDS + 2 LDS.128 (79) a float at a time;
+ * by 16-byte vectors ptxas spilled 32 bytes.
  */
 struct FfmaProducts {
     static constexpr int kPad = -1; /* the loaders' own pitch */
@@ -237,7 +250,7 @@ struct FfmaProducts {
         return tid / 32 % kWarpsN * kWN + tid % 32 % kLanesN * 4;
     }
 
-    template <int PITCH_A, int PITCH_B, bool PAIRS>
+    template <int PITCH_A, int PITCH_B>
     static __device__ __forceinline__ void run(Acc &acc, const float *As, const float *Bs,
                                                int steps)
     {
@@ -247,24 +260,13 @@ struct FfmaProducts {
         for (; steps > 0; --steps, a += PITCH_A, b += PITCH_B) {
             float bf[kTN];
             load_fragment<kTN, kPieceN>(bf, b);
-            if constexpr (PAIRS) {
 #pragma unroll
-                for (int i = 0; i < kTM; i += 2) {
-                    const float2 x = load_pair_in_place(a + i / 4 * kPieceM + i % 4);
+            for (int i = 0; i < kTM; i += 2) {
+                const float2 x = load_pair_in_place(a + i / 4 * kPieceM + i % 4);
 #pragma unroll
-                    for (int j = 0; j < kTN; ++j) {
-                        acc[i][j] += x.x * bf[j];
-                        acc[i + 1][j] += x.y * bf[j];
-                    }
-                }
-            } else {
-                const volatile float *const av = a;
-#pragma unroll
-                for (int i = 0; i < kTM; ++i) {
-                    const float x = av[i / 4 * kPieceM + i % 4];
-#pragma unroll
-                    for (int j = 0; j < kTN; ++j)
-                        acc[i][j] += x * bf[j];
+                for (int j = 0; j < kTN; ++j) {
+                    acc[i][j] += x.x * bf[j];
+                    acc[i + 1][j] += x.y * bf[j];
                 }
             }
         }
@@ -319,7 +321,7 @@ struct Tf32Products {
     static __device__ __forceinline__ int warp_m0() { return threadIdx.x / 32 / kWarpsN * kWM; }
     static __device__ __forceinline__ int warp_n0() { return threadIdx.x / 32 % kWarpsN * kWN; }
 
-    template <int PITCH_A, int PITCH_B, bool PAIRS /* FfmaProducts' only */>
+    template <int PITCH_A, int PITCH_B>
     static __device__ __forceinline__ void run(Acc &acc, const float *As, const float *Bs,
                                                int steps)
     {
@@ -403,10 +405,12 @@ struct ShortkShape {
 
 /* A block a tile: k in BK-deep chunks, each loaded whole in one cp.async group (zero-filled past
  * k), waited for, and multiplied; then C through shared memory by whole rows.  The stage reuses
- * the operands' space.  CHUNKED (k > 64): more than one chunk, so the loaders live across the
- * products; else one, with the loaders gone before them: at 80 registers, keeping them cost
- * 40 to 64 bytes of stack and 5% to 20% of the speed at k <= 64 (H100, 27182x26882x25 and
- * 16384x16384x16). */
+ * the operands' space.  CHUNKED (k > 64): more than one chunk, the loaders made anew for each
+ * from the chunk's first k, so that none of their registers lives across the products; else
+ * one.  At 80 registers, loaders kept across the products cost 40 to 64 bytes of stack and 5%
+ * to 20% of the speed at k <= 64 (H100, 27182x26882x25 and 16384x16384x16), and past 64, kept
+ * across the chunks, 56 to 72 bytes of spills and 0.88-0.99 of the speed (H200,
+ * bench/results/shortk/chunk-loaders/). */
 template <class PRODUCTS, int BK, bool CHUNKED, bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG,
           bool B_VEC>
 __global__ void __launch_bounds__(kThreads, PRODUCTS::kBlocksPerSm) sgemm_shortk(const tg_problem p)
@@ -421,19 +425,24 @@ __global__ void __launch_bounds__(kThreads, PRODUCTS::kBlocksPerSm) sgemm_shortk
     const int64_t i0 = blockIdx.y * (int64_t)kTile, j0 = blockIdx.x * (int64_t)kTile;
     typename PRODUCTS::Acc acc = {};
     if constexpr (CHUNKED) {
-        const batch_item item(p);
-        LoadA load_a(item.A + i0 * p.a_rs, p.a_rs, p.a_cs, p.m - i0, tid);
-        LoadB load_b(item.B + j0 * p.b_cs, p.b_cs, p.b_rs, p.n - j0, tid);
 #pragma unroll 1
         for (int64_t k0 = 0; k0 < p.k; k0 += BK) {
             if (k0 > 0)
                 __syncthreads(); /* the previous chunk's products are done with the tiles */
-            load_a.load(As, p.a_rs, p.a_cs, p.k - k0); /* the chunk, zeros past k */
-            load_b.load(Bs, p.b_cs, p.b_rs, p.k - k0);
-            async_commit();
+            {
+                /* the loaders made anew each chunk from an index the compiler cannot hoist, so
+                 * that none of their registers lives across the products */
+                const int t = unhoisted_thread_index();
+                const batch_item item(p);
+                LoadA load_a(item.A + i0 * p.a_rs + k0 * p.a_cs, p.a_rs, p.a_cs, p.m - i0, t);
+                LoadB load_b(item.B + j0 * p.b_cs + k0 * p.b_rs, p.b_cs, p.b_rs, p.n - j0, t);
+                load_a.load(As, p.a_rs, p.a_cs, p.k - k0); /* the chunk, zeros past k */
+                load_b.load(Bs, p.b_cs, p.b_rs, p.k - k0);
+                async_commit();
+            }
             async_wait<0>();
             __syncthreads();
-            PRODUCTS::template run<LoadA::kPitch, LoadB::kPitch, A_VEC || B_VEC>(
+            PRODUCTS::template run<LoadA::kPitch, LoadB::kPitch>(
                 acc, As, Bs, (int)(p.k - k0 < BK ? p.k - k0 : BK));
         }
     } else {
@@ -447,7 +456,7 @@ __global__ void __launch_bounds__(kThreads, PRODUCTS::kBlocksPerSm) sgemm_shortk
         }
         async_wait<0>();
         __syncthreads();
-        PRODUCTS::template run<LoadA::kPitch, LoadB::kPitch, true>(acc, As, Bs, (int)p.k);
+        PRODUCTS::template run<LoadA::kPitch, LoadB::kPitch>(acc, As, Bs, (int)p.k);
     }
     PRODUCTS::stage(acc, smem, p, i0, j0);
     store_stage_rows(smem, p, i0, j0);
