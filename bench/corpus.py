@@ -164,7 +164,11 @@ def shorten_provenance(line):
 
 
 def format_ms(ms):
-    return f"{ms:.4g}"
+    """4 significant digits, without the leading zero of a time under 1 ms (".01491"), which
+    every reader parses (strtod, float(), CMake's number match) and which keeps the corpus
+    under 2 MB."""
+    text = f"{ms:.4g}"
+    return text[1:] if text.startswith("0.") else text
 
 
 def format_entries(entries):
@@ -297,9 +301,10 @@ def main():
         print_cases(sys.argv[3], lambda m, n, k, c: min(m, n) > side)
         return
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-side-between":
-        low, high, *least_k = (int(x) for x in sys.argv[2].split(","))
-        least_k = least_k[0] if least_k else 1
-        print_cases(sys.argv[3], lambda m, n, k, c: low < min(m, n) <= high and k >= least_k)
+        low, high, *k_range = (int(x) for x in sys.argv[2].split(","))
+        least_k, most_k = (k_range + [1, 1 << 62][len(k_range):])[:2]
+        print_cases(sys.argv[3], lambda m, n, k, c: low < min(m, n) <= high and
+                    least_k <= k <= most_k)
         return
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-lacking":
         rung = sys.argv[2]

@@ -32,10 +32,10 @@
 #   RETIME_SIDE_ABOVE=S ALGOS=rung scripts/device_corpus.sh
 #                                               the same for the cases with min(m, n) > S: a
 #                                               new rung for medium and large outputs
-#   RETIME_SIDE_BETWEEN=LO,HI[,K] ALGOS=rung scripts/device_corpus.sh
+#   RETIME_SIDE_BETWEEN=LO,HI[,KMIN[,KMAX]] ALGOS=rung scripts/device_corpus.sh
 #                                               the same for the cases with LO < min(m, n) <= HI
-#                                               (and k >= K): a new rung, or new split counts,
-#                                               for thin and medium outputs
+#                                               (and KMIN <= k <= KMAX): a new rung, or new split
+#                                               counts, for thin and medium outputs
 #   RETIME_C_UNALIGNED=K ALGOS=rung scripts/device_corpus.sh
 #                                               the same for the cases with k >= K whose C's
 #                                               leading dimension is off 32 bytes: a change to
