@@ -54,7 +54,7 @@
  *              8192x8192 at k 128 and 256 1.00x and 0.97x cuBLAS.
  *              Past 64, the loaders made anew each chunk and pairs in every layout (H200,
  *              bench/results/shortk/chunk-loaders/): 0.86x to 0.99x the time on all 17
- *              calls, 0.88x to 0.92x where both operands are copied 4 bytes at a time (row
+ *              calls, 0.87x to 0.92x where both operands are copied 4 bytes at a time (row
  *              NT, column TN, rows off 16 bytes); 31687x15626x91 2.49 ms (1.02x cuBLAS, was
  *              0.89x), 8192x8192x128 row NT 1.04x (0.94x), 4785x9530x200 col TN 0.88x (0.81x).
  * Not kept:    C stored by the TMA engine (cp.async.bulk, a row of the stage a thread; the block
@@ -430,8 +430,6 @@ __global__ void __launch_bounds__(kThreads, PRODUCTS::kBlocksPerSm) sgemm_shortk
             if (k0 > 0)
                 __syncthreads(); /* the previous chunk's products are done with the tiles */
             {
-                /* the loaders made anew each chunk from an index the compiler cannot hoist, so
-                 * that none of their registers lives across the products */
                 const int t = unhoisted_thread_index();
                 const batch_item item(p);
                 LoadA load_a(item.A + i0 * p.a_rs + k0 * p.a_cs, p.a_rs, p.a_cs, p.m - i0, t);
