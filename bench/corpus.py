@@ -302,7 +302,8 @@ def main():
         return
     if len(sys.argv) == 4 and sys.argv[1] == "--shapes-side-between":
         low, high, *k_range = (int(x) for x in sys.argv[2].split(","))
-        least_k, most_k = (k_range + [1, 1 << 62][len(k_range):])[:2]
+        least_k = k_range[0] if len(k_range) > 0 else 1
+        most_k = k_range[1] if len(k_range) > 1 else 1 << 62
         print_cases(sys.argv[3], lambda m, n, k, c: low < min(m, n) <= high and
                     least_k <= k <= most_k)
         return

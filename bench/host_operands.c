@@ -201,11 +201,8 @@ static double copy_bound(const shape *s, double gbps)
 static double link_bound(const shape *s, int ci)
 {
     const double in = in_bytes(s), back = back_bytes(s);
-    double seconds = (in + back) / (run.both_ways_gbps[ci] * 1e9);
-    if (in / (run.at_once_gbps[ci] * 1e9) > seconds)
-        seconds = in / (run.at_once_gbps[ci] * 1e9);
-    if (back / (run.back_gbps[ci] * 1e9) > seconds)
-        seconds = back / (run.back_gbps[ci] * 1e9);
+    const double seconds = fmax(fmax(in / run.at_once_gbps[ci], back / run.back_gbps[ci]),
+                                (in + back) / run.both_ways_gbps[ci]) / 1e9;
     return flops_of(s) / seconds / 1e12;
 }
 
