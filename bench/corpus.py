@@ -5,6 +5,7 @@ that the CTest plan_regret replays on the CPU (tuning/regret_corpus_sm_90.tsv).
     python3 bench/corpus.py --held-out SEED[,SEED...] OUT.tsv RUN.json [RUN.json ...]
     python3 bench/corpus.py --refresh OLD.tsv OUT.tsv RUN.json [...]
     python3 bench/corpus.py --add OLD.tsv OUT.tsv RUN.json [...]
+    python3 bench/corpus.py --card BASE.tsv OUT.tsv RUN.json [...]
     python3 bench/corpus.py --shapes-below MS CORPUS.tsv
     python3 bench/corpus.py --shapes-k-at-most K CORPUS.tsv
     python3 bench/corpus.py --shapes-k-at-least K CORPUS.tsv
@@ -39,6 +40,12 @@ so a re-timing at `--split-k planner` does not grow the corpus past 2 MB with co
 would pick.  cuBLAS's times are replaced too where the runs have
 them.  Cases the corpus lacks (runs of new seeds) are added, to the train set unless their seed
 is named by --held-out.
+
+--card BASE.tsv OUT.tsv writes the runs' cases that BASE has, re-timed whole on one card, into
+that card's own file (OUT, tuning/regret_corpus_sm_90_<card>.tsv; its rows refreshed as
+--refresh does where it exists): each case keeps BASE's set and suite, and the header names the
+card, whose planner then reads these rows in place of BASE's (src/plan/measured.h).  Every run
+must come from a GPU of the one name; cases BASE lacks are left out.
 
 --add adds entries to the cases the corpus has, each (rung, slices) replacing only its own
 older time: the counts between the powers of two (`tilegemm bench --split-k fine`) timed on
@@ -82,6 +89,7 @@ and large outputs fitted where it runs.
 """
 import argparse
 import json
+import os
 import sys
 
 COLUMNS = ["set", "suite", "layout", "trans", "m", "n", "k", "cublas_ms", "cublas_tf32_ms",
@@ -200,6 +208,27 @@ def parse_entries(text):
             if value:
                 entries[f"{rung}/{1 << i}"] = (float(value.rstrip("~")), value.endswith("~"))
     return entries
+
+
+def retime(case, c):
+    """Case `case` with the entries of its re-timing c: a rung re-timed takes all its old
+    entries there with it (slice counts pruned this time must not keep times from before the
+    change); its counts between the powers of two kept within FINE_KEPT_WITHIN of its fastest;
+    cuBLAS's times replaced where c has them."""
+    rungs = {name.split("/")[0] for name in c["entries"]}
+    case["entries"] = {name: v for name, v in case["entries"].items()
+                       if name.split("/")[0] not in rungs}
+    fastest = {}  # each re-timed rung's fastest count here
+    for name, (ms, pruned) in c["entries"].items():
+        rung = name.split("/")[0]
+        fastest[rung] = min(fastest.get(rung, ms), ms)
+    case["entries"].update(
+        (name, v) for name, v in c["entries"].items()
+        if is_pow2(int(name.split("/")[1])) or
+        v[0] <= FINE_KEPT_WITHIN * fastest[name.split("/")[0]])
+    for field in ("cublas_ms", "cublas_tf32_ms"):
+        if c[field] is not None:
+            case[field] = c[field]
 
 
 def write(path, cases, header_lines):
@@ -356,6 +385,8 @@ def main():
     ap.add_argument("--refresh", help="an existing corpus whose entries the runs replace")
     ap.add_argument("--add", help="an existing corpus the runs' entries are added to, each "
                                   "(rung, slices) replacing only itself")
+    ap.add_argument("--card", help="the corpus whose cases the runs re-timed on one card, "
+                                   "written to that card's own file (out)")
     ap.add_argument("out")
     ap.add_argument("runs", nargs="+")
     args = ap.parse_args()
@@ -376,24 +407,37 @@ def main():
                 cases[key] = c
                 added += 1
                 continue
-            # a rung re-timed on a case takes all its old entries there with it: slice counts
-            # pruned this time must not keep times from before the change
-            rungs = {name.split("/")[0] for name in c["entries"]}
-            old = cases[key]["entries"]
-            cases[key]["entries"] = {name: v for name, v in old.items()
-                                     if name.split("/")[0] not in rungs}
-            fastest = {}  # each re-timed rung's fastest count here
-            for name, (ms, pruned) in c["entries"].items():
-                rung = name.split("/")[0]
-                fastest[rung] = min(fastest.get(rung, ms), ms)
-            cases[key]["entries"].update(
-                (name, v) for name, v in c["entries"].items()
-                if is_pow2(int(name.split("/")[1])) or
-                v[0] <= FINE_KEPT_WITHIN * fastest[name.split("/")[0]])
-            for field in ("cublas_ms", "cublas_tf32_ms"):
-                if c[field] is not None:
-                    cases[key][field] = c[field]
+            retime(cases[key], c)
         header += [("added: " if added else "re-timed: ") + p for p in provenance]
+    elif args.card:
+        _, base = read_tsv(args.card)
+        names = {p.split(" (sm_")[0] for p in provenance}
+        if len(names) != 1:
+            sys.exit(f"--card: runs from {len(names)} GPUs ({', '.join(sorted(names))}), not one")
+        if os.path.exists(args.out):
+            header, cases = read_tsv(args.out)
+            header = [shorten_provenance(line) for line in header]
+            name = next(iter(names))
+            if not any(line.startswith(f"  {name} (sm_") for line in header):
+                sys.exit(f"--card: {args.out} holds another card's rows")
+        else:
+            header = [
+                f"tilegemm regret corpus of one card: cases of {os.path.basename(args.card)} "
+                "re-timed whole on the GPU named below, which plans from these rows in place of "
+                "that file's (src/plan/measured.h); each case keeps that file's set.  Written "
+                "by bench/corpus.py --card.  Generated: do not edit.",
+                ENTRIES_HEADER]
+            cases = {}
+        for key, c in new.items():
+            if key not in base:
+                continue
+            c["set"], c["suite"] = base[key]["set"], base[key]["suite"]
+            if key in cases:
+                retime(cases[key], c)
+            else:
+                cases[key] = {**c, "entries": {}}
+                retime(cases[key], c)
+        header[1:1] = ["  " + p for p in provenance]
     else:
         cases = new
         header = [

@@ -3,22 +3,38 @@
 # tg_measured_entries (src/plan/measured.h): the planner ranks rungs by how they fared on the
 # timed calls nearest a new one.  Held-out rows are never embedded: plan_regret judges the
 # planner on them.  A malformed row stops the configuration, naming the file and line.
+# A card's own file, tuning/regret_corpus_sm_<cc>_<card>.tsv (bench/corpus.py --card), holds
+# cases of the first re-timed on the one card its header names: that card plans from them in
+# place of the first file's rows of the same cases (tg_measured_cards: the names a GPU's must
+# equal); any other GPU never reads them.
 file(GLOB TG_CORPUS_FILES ${tg_glob_follow} ${PROJECT_SOURCE_DIR}/tuning/regret_corpus_sm_*.tsv)
 set(TG_MEASURED_CALLS "")
 set(TG_MEASURED_ENTRIES "")
+set(TG_MEASURED_CARDS "")
 set(TG_MEASURED_CALL_COUNT 0)
 set(TG_MEASURED_ENTRY_COUNT 0)
+set(TG_MEASURED_CARD_COUNT 1) # 0: the cc's own file, whatever the card
 foreach(corpus_file IN LISTS TG_CORPUS_FILES)
-  string(REGEX REPLACE ".*regret_corpus_sm_([0-9]+)\\.tsv$" "\\1" cc "${corpus_file}")
   get_filename_component(name ${corpus_file} NAME)
   set(where tuning/${name})
-  # The SMs of the GPU its calls were timed on, from the first header line naming them
-  # ("(sm_90, 132 SMs)"): the planner predicts each call as that GPU would run it.
-  file(STRINGS ${corpus_file} header REGEX "^#.*\\(sm_[0-9]+, [0-9]+ SMs\\)" LIMIT_COUNT 1)
-  if(NOT header MATCHES "\\(sm_[0-9]+, ([0-9]+) SMs\\)")
-    message(FATAL_ERROR "${where}: no header line names the GPU's SMs (\"(sm_90, 132 SMs)\")")
+  if(NOT name MATCHES "^regret_corpus_sm_([0-9]+)(_[a-z0-9]+)?\\.tsv$")
+    message(FATAL_ERROR "${where}: not regret_corpus_sm_<cc>.tsv or regret_corpus_sm_<cc>_<card>.tsv")
   endif()
-  set(sms ${CMAKE_MATCH_1})
+  set(cc ${CMAKE_MATCH_1})
+  set(card 0)
+  # The SMs of the GPU its calls were timed on, from the first header line naming them
+  # ("NVIDIA H200 (sm_90, 132 SMs)"): the planner predicts each call as that GPU would run it.
+  file(STRINGS ${corpus_file} header REGEX "^#.*\\(sm_[0-9]+, [0-9]+ SMs\\)" LIMIT_COUNT 1)
+  if(NOT header MATCHES "^#[ ]+([^(]*[^ (]) \\(sm_[0-9]+, ([0-9]+) SMs\\)")
+    message(FATAL_ERROR "${where}: no header line names the GPU's SMs (\"NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)\")")
+  endif()
+  set(card_name "${CMAKE_MATCH_1}")
+  set(sms ${CMAKE_MATCH_2})
+  if(name MATCHES "_sm_[0-9]+_[a-z0-9]+\\.tsv$")
+    set(card ${TG_MEASURED_CARD_COUNT})
+    string(APPEND TG_MEASURED_CARDS "    \"${card_name}\",\n")
+    math(EXPR TG_MEASURED_CARD_COUNT "${TG_MEASURED_CARD_COUNT} + 1")
+  endif()
   tg_read_tsv(${corpus_file} row) # cmake/tuning.cmake
   foreach(r RANGE 1 ${row_COUNT})
     if(row_COUNT EQUAL 0)
@@ -87,7 +103,7 @@ foreach(corpus_file IN LISTS TG_CORPUS_FILES)
       endwhile()
     endforeach()
     math(EXPR count "${TG_MEASURED_ENTRY_COUNT} - ${first}")
-    string(APPEND TG_MEASURED_CALLS "    {${cc}, ${sms}, ${layout}, ${ta}, ${tb}, ${shape}, ${first}, ${count}},\n")
+    string(APPEND TG_MEASURED_CALLS "    {${cc}, ${sms}, ${card}, ${layout}, ${ta}, ${tb}, ${shape}, ${first}, ${count}},\n")
     math(EXPR TG_MEASURED_CALL_COUNT "${TG_MEASURED_CALL_COUNT} + 1")
   endforeach()
 endforeach()
@@ -98,9 +114,13 @@ file(CONFIGURE OUTPUT ${TG_MEASURED_SOURCE} CONTENT [[
 #include "plan/measured.h"
 
 const tg_measured_call tg_measured_calls[] = {
-@TG_MEASURED_CALLS@    {0, 0, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 0, 0, 0, 0, 0} /* end */
+@TG_MEASURED_CALLS@    {0, 0, 0, TG_ROW_MAJOR, TG_NO_TRANS, TG_NO_TRANS, 0, 0, 0, 0, 0} /* end */
 };
 const int tg_measured_call_count = @TG_MEASURED_CALL_COUNT@;
+const char *const tg_measured_cards[] = {
+    "", /* the cc's own file */
+@TG_MEASURED_CARDS@};
+const int tg_measured_card_count = @TG_MEASURED_CARD_COUNT@;
 const tg_measured_entry tg_measured_entries[] = {
 @TG_MEASURED_ENTRIES@    {"", 0, 0.0f} /* end */
 };

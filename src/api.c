@@ -629,7 +629,7 @@ tg_status tg_explain_gpu(tg_handle *h, int compute_capability, int sm_count, tg_
             return tg_fail(h, TG_ERROR_NOT_SUPPORTED, 0,
                            "there is no GPU to plan for: name a compute capability");
         dev = (tg_device_props){.compute_capability = h->compute_capability,
-                                .sm_count = h->sm_count};
+                                .sm_count = h->sm_count, .card = h->card};
     }
     tg_problem p;
     tg_normalize(&call, &p);
@@ -641,7 +641,7 @@ tg_status tg_explain_gpu(tg_handle *h, int compute_capability, int sm_count, tg_
                        dev.compute_capability);
     *algo = tg_rungs[c.rung]->name;
     *split_k = c.split_k;
-    tg_append_choice_reasons(&c, h->algo >= 0, dev.compute_capability, &p, buf, buf_size);
+    tg_append_choice_reasons(&c, h->algo >= 0, &dev, &p, buf, buf_size);
     return TG_SUCCESS;
 }
 

@@ -33,7 +33,7 @@ int tg_tile_choice(const tg_handle *h, const tg_problem *p, const tg_tile_grid *
     tg_packed_strides(&a, &tile->a_rs, &tile->a_cs);
     tg_packed_strides(&b, &tile->b_rs, &tile->b_cs);
     const tg_device_props dev = {.compute_capability = h->compute_capability,
-                                 .sm_count = h->sm_count};
+                                 .sm_count = h->sm_count, .card = h->card};
     return tg_choose(&dev, h->math, h->algo, h->split_k, tile, c);
 }
 

@@ -53,6 +53,8 @@ struct tg_handle {
     int device;           /* the GPU current at tg_create: the handle's device */
     int sm_count;         /* its streaming multiprocessors (0 without a GPU) */
     int compute_capability; /* major * 10 + minor (0 without a GPU) */
+    int card;             /* its index among the cards with corpus rows of their own
+                           * (tg_measured_card), 0 for none */
     tg_workspace workspace;
     tg_error error;
     int last_rung;        /* what the last successful call ran (tg_last_algo): a registry
@@ -137,6 +139,8 @@ tg_status tg_plan_device_rung(tg_handle *h, const tg_problem *p, tg_plan *plan);
 typedef struct tg_device_props {
     int compute_capability; /* major * 10 + minor */
     int sm_count;
+    int card; /* tg_measured_card of its name: whose measured rows the planner reads (0: the
+               * compute capability's own) */
 } tg_device_props;
 
 /* A rung choice and the evidence for it. */
@@ -214,9 +218,10 @@ int tg_autotune_cached(tg_handle *h, const tg_problem *p, tg_plan *plan, int *sl
 
 /* Appends to buf (size bytes, NUL-terminated) why c was chosen for p, as explain gives it:
  * forced, a tuned row, the ranking (with the model's prediction and the runner-up) or the
- * highest rung, on a GPU of compute capability cc; then its split-K (tg_split_k_describe). */
-void tg_append_choice_reasons(const tg_choice *c, int forced, int cc, const tg_problem *p,
-                              char *buf, size_t size);
+ * highest rung, on the GPU dev (its compute capability, and the card whose own timed calls
+ * ranked it); then its split-K (tg_split_k_describe). */
+void tg_append_choice_reasons(const tg_choice *c, int forced, const tg_device_props *dev,
+                              const tg_problem *p, char *buf, size_t size);
 
 /* Host products cut into tiles of C (host_split.h, host_tiles.cu).  1 when the plan runs p
  * that way: a product (not a batch) with A, B and C all staged from host memory. */

@@ -306,6 +306,40 @@ int main(int argc, char **argv)
         EXPECT(tg_choose(&kH100, (tg_math)mode, -1, 0, &pair, &c) && c.split_k == 1,
                "a batch of two 32x32x100000 products split into %d slices (math %s)", c.split_k,
                tg_math_name((tg_math)mode));
+    /* A card with rows of its own reads them in place of the H100's for the same calls, and
+     * only it: each such call's own row is its nearest neighbour there (distance 0), the H100's
+     * row of it never one; on an H100 the reverse. */
+    int card_calls = 0;
+    for (int i = 0; i < tg_measured_call_count; ++i) {
+        const tg_measured_call *own = &tg_measured_calls[i];
+        if (own->card == 0)
+            continue;
+        EXPECT(tg_measured_card(tg_measured_cards[own->card]) == own->card,
+               "card %d (\"%s\") not found by its name", own->card, tg_measured_cards[own->card]);
+        const tg_problem *p = tg_measured_problem(i);
+        for (int card = 0; card <= own->card; card += own->card) {
+            tg_neighbours nb;
+            tg_measured_neighbours(own->cc, card, p, &nb);
+            for (int j = 0; j < nb.count; ++j) {
+                const tg_measured_call *x = &tg_measured_calls[nb.call[j]];
+                const int same = x->layout == own->layout && x->transa == own->transa &&
+                                 x->transb == own->transb && x->m == own->m && x->n == own->n &&
+                                 x->k == own->k;
+                EXPECT(x->card == card || x->card == 0, "card %d read card %d's row", card,
+                       x->card);
+                EXPECT(!same || x->card == card,
+                       "%lldx%lldx%lld: card %d read the %s row of a call its file re-timed",
+                       (long long)own->m, (long long)own->n, (long long)own->k, card,
+                       x->card ? "card's" : "H100's");
+                EXPECT(j > 0 || same, "%lldx%lldx%lld on card %d: its own row is not the nearest",
+                       (long long)own->m, (long long)own->n, (long long)own->k, card);
+            }
+        }
+        card_calls++;
+    }
+    EXPECT(tg_measured_card("no such GPU") == 0 && tg_measured_card(NULL) == 0,
+           "an unknown GPU name matched a card");
+    printf("test_plan: %d calls of cards' own files read in place of the H100's\n", card_calls);
     if (tg_test_failures)
         fprintf(stderr, "reproduce: %s --seed %#llx\n", argv[0], (unsigned long long)first_seed);
     return tg_test_result("test_plan");

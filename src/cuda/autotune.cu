@@ -185,7 +185,7 @@ tg_status tg_cuda_autotune_measure(tg_handle *h, const tg_problem *p, int copy_o
     tg_at_device dev;
     if ((st = tg_cuda_device_identity(h, &dev)) != TG_SUCCESS)
         return st;
-    const tg_device_props props = {h->compute_capability, h->sm_count};
+    const tg_device_props props = {h->compute_capability, h->sm_count, h->card};
     tg_candidate candidates[TG_AT_CANDIDATES];
     const int count = tg_autotune_candidates(&props, h->math, p, candidates, TG_AT_CANDIDATES);
     if (count == 0)

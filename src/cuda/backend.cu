@@ -13,6 +13,7 @@
 #include <atomic>
 
 #include "../plan/autotune.h" /* tg_at_device */
+#include "../plan/measured.h" /* tg_measured_card */
 #include "../plan/split_k.h"
 #include "../staging.h"
 #include "backend.h"
@@ -389,6 +390,12 @@ tg_status tg_cuda_attach(tg_handle *h)
     TG_CUDA_CHECK(h, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
                                             h->device));
     h->compute_capability = major * 10 + minor;
+    /* the card whose own corpus rows the planner reads, by the GPU's name */
+    tg_at_device identity;
+    const tg_status named = tg_cuda_device_identity(h, &identity);
+    if (named != TG_SUCCESS)
+        return named;
+    h->card = tg_measured_card(identity.name);
     /* A handle forced onto the CPU makes no CUDA context; execute checks before any launch. */
     return h->backend == TG_BACKEND_CPU ? TG_SUCCESS : require_gpu_code(h);
 }

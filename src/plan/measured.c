@@ -4,6 +4,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../cuda/registry.h"
 #include "../internal.h"
@@ -25,6 +26,7 @@ typedef struct measured {
     tg_problem problem;
     double ln_m, ln_n, ln_k;
     float *ms; /* [rung * TG_MEASURED_SLOTS + log2(slices)], NAN where not timed */
+    unsigned retimed_on; /* a cc's own call: bit c set where card c has it in its file */
 } measured;
 
 static measured *calls;
@@ -67,9 +69,40 @@ static void load_calls(void)
                 m->ms[rung * TG_MEASURED_SLOTS + slot] = x->ms;
         }
     }
+    for (int i = 0; i < n; ++i) { /* which cards' files re-timed each of the cc's own calls */
+        const tg_measured_call *c = &tg_measured_calls[i];
+        if (c->card == 0 || c->card >= 32)
+            continue;
+        for (int j = 0; j < n; ++j) {
+            const tg_measured_call *o = &tg_measured_calls[j];
+            if (o->card == 0 && o->cc == c->cc && o->layout == c->layout &&
+                o->transa == c->transa && o->transb == c->transb && o->m == c->m &&
+                o->n == c->n && o->k == c->k)
+                calls[j].retimed_on |= 1u << c->card;
+        }
+    }
 }
 
-void tg_measured_neighbours(int cc, const tg_problem *p, tg_neighbours *out)
+int tg_measured_card(const char *device_name)
+{
+    for (int c = 1; device_name && c < tg_measured_card_count; ++c)
+        if (strcmp(device_name, tg_measured_cards[c]) == 0)
+            return c;
+    return 0;
+}
+
+/* Whether call i is one the planner reads on a GPU of cc and card. */
+static int read_on(int i, int cc, int card)
+{
+    const tg_measured_call *c = &tg_measured_calls[i];
+    if (c->cc != cc || (excluded_calls && excluded_calls[i]))
+        return 0;
+    if (c->card != 0) /* a card's own row: that card's alone */
+        return c->card == card;
+    return card == 0 || card >= 32 || !(calls[i].retimed_on & (1u << card));
+}
+
+void tg_measured_neighbours(int cc, int card, const tg_problem *p, tg_neighbours *out)
 {
     pthread_once(&calls_once, load_calls);
     out->count = 0;
@@ -79,7 +112,7 @@ void tg_measured_neighbours(int cc, const tg_problem *p, tg_neighbours *out)
     double distance[TG_NEIGHBOURS];
     for (int i = 0; i < tg_measured_call_count; ++i) {
         const measured *c = &calls[i];
-        if (tg_measured_calls[i].cc != cc || (excluded_calls && excluded_calls[i]))
+        if (!read_on(i, cc, card))
             continue;
         const double dm = ln_m - c->ln_m, dn = ln_n - c->ln_n, dk = ln_k - c->ln_k;
         const int same = (c->problem.a_cs == 1) == (p->a_cs == 1) &&

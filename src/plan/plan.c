@@ -512,7 +512,7 @@ static void score(const tg_device_props *dev, tg_math math, const tg_problem *p,
                   int count, int forced_split)
 {
     tg_neighbours nb;
-    tg_measured_neighbours(dev->compute_capability, p, &nb);
+    tg_measured_neighbours(dev->compute_capability, dev->card, p, &nb);
     double fastest = INFINITY;
     for (int j = 0; j < count; ++j) { /* the measured term first: it says who is weighed */
         c[j].score = measured_log_regret(&nb, math, c[j].rung, c[j].slices, forced_split != 0,
@@ -582,7 +582,7 @@ int tg_autotune_candidates(const tg_device_props *dev, tg_math math, const tg_pr
  * but the pointers, of which only the alignment within 256 bytes (the rungs' limits ask no
  * more).  Zeroed first, so memcmp sees no stray padding. */
 typedef struct choice_key {
-    int cc, sms, math, forced_rung, forced_split, beta_zero, alpha_zero;
+    int cc, sms, card, math, forced_rung, forced_split, beta_zero, alpha_zero;
     unsigned align_a, align_b, align_c;
     int64_t m, n, k, a_rs, a_cs, stride_a, b_rs, b_cs, stride_b, ldc, stride_c, batch;
 } choice_key;
@@ -605,7 +605,8 @@ int tg_choose(const tg_device_props *dev, tg_math math, int forced_rung, int for
 {
     choice_key key;
     memset(&key, 0, sizeof key);
-    key.cc = dev->compute_capability, key.sms = dev->sm_count, key.math = (int)math;
+    key.cc = dev->compute_capability, key.sms = dev->sm_count, key.card = dev->card;
+    key.math = (int)math;
     key.forced_rung = forced_rung, key.forced_split = forced_split;
     key.beta_zero = p->beta == 0.0f, key.alpha_zero = p->alpha == 0.0f;
     key.align_a = (unsigned)((uintptr_t)p->A & 255u);
@@ -691,7 +692,7 @@ static int choose_uncached(const tg_device_props *dev, tg_math math, int forced_
 static tg_device_props device_of(const tg_handle *h)
 {
     return (tg_device_props){.compute_capability = h->compute_capability,
-                             .sm_count = h->sm_count};
+                             .sm_count = h->sm_count, .card = h->card};
 }
 
 static void note_split(tg_plan *plan, const tg_problem *p, int slices)
@@ -701,9 +702,10 @@ static void note_split(tg_plan *plan, const tg_problem *p, int slices)
     note(plan, "%s", cut);
 }
 
-void tg_append_choice_reasons(const tg_choice *c, int forced, int cc, const tg_problem *p,
-                              char *buf, size_t size)
+void tg_append_choice_reasons(const tg_choice *c, int forced, const tg_device_props *dev,
+                              const tg_problem *p, char *buf, size_t size)
 {
+    const int cc = dev->compute_capability;
     const double flops = 2.0 * (double)p->m * (double)p->n * (double)p->k * (double)p->batch;
     const tg_rung *rung = tg_rungs[c->rung];
     if (forced)
@@ -716,11 +718,14 @@ void tg_append_choice_reasons(const tg_choice *c, int forced, int cc, const tg_p
                rung->name, rung->level, cc, c->tuned->tflops, rung->summary);
     else if (c->seconds > 0.0) {
         append(buf, size,
-               "rung: %s (level %d), ranked first by the timed calls nearest this one and the "
-               "cost model (score %.3f, 0 being the fastest timed there; the model predicts "
+               "rung: %s (level %d), ranked first by the timed calls nearest this one%s%s%s and "
+               "the cost model (score %.3f, 0 being the fastest timed there; the model predicts "
                "%.1f us, %.1f TFLOP/s%s); no tuned row for exactly this call on sm_%d: %s\n",
-               rung->name, rung->level, c->score, c->seconds * 1e6, flops / c->seconds / 1e12,
-               c->split_k > 1 ? " with split-K" : "", cc, rung->summary);
+               rung->name, rung->level, dev->card ? " (this card's own, " : "",
+               dev->card ? tg_measured_cards[dev->card] : "",
+               dev->card ? ", where it re-timed them)" : "", c->score, c->seconds * 1e6,
+               flops / c->seconds / 1e12, c->split_k > 1 ? " with split-K" : "", cc,
+               rung->summary);
         if (c->runner_up >= 0)
             append(buf, size, "runner-up: %s%s, the model predicts %.1f us (%.1f TFLOP/s)\n",
                    tg_rungs[c->runner_up]->name, c->runner_up_split > 1 ? " with split-K" : "",
@@ -736,11 +741,11 @@ void tg_append_choice_reasons(const tg_choice *c, int forced, int cc, const tg_p
 }
 
 /* The reasons for choice c in the plan's explanation (tg_append_choice_reasons). */
-static void note_choice(tg_plan *plan, const tg_choice *c, int forced, int cc,
-                        const tg_problem *p)
+static void note_choice(tg_plan *plan, const tg_choice *c, int forced,
+                        const tg_device_props *dev, const tg_problem *p)
 {
     if (plan->explaining)
-        tg_append_choice_reasons(c, forced, cc, p, plan->why, sizeof plan->why);
+        tg_append_choice_reasons(c, forced, dev, p, plan->why, sizeof plan->why);
 }
 
 static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
@@ -763,7 +768,7 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
                            rung->name);
         plan->rung = c.rung;
         plan->split_k = c.split_k;
-        note_choice(plan, &c, 1, h->compute_capability, p);
+        note_choice(plan, &c, 1, &dev, p);
         return TG_SUCCESS;
     }
     note(plan, "math mode: %s\n", tg_math_name(h->math));
@@ -804,7 +809,7 @@ static tg_status choose_rung(tg_handle *h, const tg_problem *p, tg_plan *plan)
     /* --- End of autotuning. --- */
     plan->rung = c.rung;
     plan->split_k = c.split_k;
-    note_choice(plan, &c, 0, h->compute_capability, p);
+    note_choice(plan, &c, 0, &dev, p);
     return TG_SUCCESS;
 }
 
