@@ -432,11 +432,7 @@ def main():
             if key not in base:
                 continue
             c["set"], c["suite"] = base[key]["set"], base[key]["suite"]
-            if key in cases:
-                retime(cases[key], c)
-            else:
-                cases[key] = {**c, "entries": {}}
-                retime(cases[key], c)
+            retime(cases.setdefault(key, {**c, "entries": {}}), c)
         header[1:1] = ["  " + p for p in provenance]
     else:
         cases = new

@@ -390,12 +390,15 @@ tg_status tg_cuda_attach(tg_handle *h)
     TG_CUDA_CHECK(h, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
                                             h->device));
     h->compute_capability = major * 10 + minor;
-    /* the card whose own corpus rows the planner reads, by the GPU's name */
-    tg_at_device identity;
-    const tg_status named = tg_cuda_device_identity(h, &identity);
-    if (named != TG_SUCCESS)
-        return named;
-    h->card = tg_measured_card(identity.name);
+    /* the card whose own corpus rows the planner reads, by the GPU's name (asked only where
+     * some card has rows: cudaGetDeviceProperties is slow) */
+    if (tg_measured_card_count > 1) {
+        tg_at_device identity;
+        const tg_status named = tg_cuda_device_identity(h, &identity);
+        if (named != TG_SUCCESS)
+            return named;
+        h->card = tg_measured_card(identity.name);
+    }
     /* A handle forced onto the CPU makes no CUDA context; execute checks before any launch. */
     return h->backend == TG_BACKEND_CPU ? TG_SUCCESS : require_gpu_code(h);
 }

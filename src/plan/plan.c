@@ -717,13 +717,15 @@ void tg_append_choice_reasons(const tg_choice *c, int forced, const tg_device_pr
                "orientation (tuned table: %.1f TFLOP/s there): %s\n",
                rung->name, rung->level, cc, c->tuned->tflops, rung->summary);
     else if (c->seconds > 0.0) {
+        char own[160] = ""; /* whose timed calls: the card's own where it has a file */
+        if (dev->card)
+            snprintf(own, sizeof own, " (this card's own, %s, where it re-timed them)",
+                     tg_measured_cards[dev->card]);
         append(buf, size,
-               "rung: %s (level %d), ranked first by the timed calls nearest this one%s%s%s and "
-               "the cost model (score %.3f, 0 being the fastest timed there; the model predicts "
+               "rung: %s (level %d), ranked first by the timed calls nearest this one%s and the "
+               "cost model (score %.3f, 0 being the fastest timed there; the model predicts "
                "%.1f us, %.1f TFLOP/s%s); no tuned row for exactly this call on sm_%d: %s\n",
-               rung->name, rung->level, dev->card ? " (this card's own, " : "",
-               dev->card ? tg_measured_cards[dev->card] : "",
-               dev->card ? ", where it re-timed them)" : "", c->score, c->seconds * 1e6,
+               rung->name, rung->level, own, c->score, c->seconds * 1e6,
                flops / c->seconds / 1e12, c->split_k > 1 ? " with split-K" : "", cc,
                rung->summary);
         if (c->runner_up >= 0)
