@@ -14,6 +14,8 @@ set(TG_MEASURED_CARDS "")
 set(TG_MEASURED_CALL_COUNT 0)
 set(TG_MEASURED_ENTRY_COUNT 0)
 set(TG_MEASURED_CARD_COUNT 1) # 0: the cc's own file, whatever the card
+set(TG_CARD_CORPORA "") # the cards' own files and, in the same order, their GPUs' names
+set(TG_CARD_NAMES "")    # (tests/CMakeLists.txt's plan_regret_<card>)
 foreach(corpus_file IN LISTS TG_CORPUS_FILES)
   get_filename_component(name ${corpus_file} NAME)
   set(where tuning/${name})
@@ -33,6 +35,8 @@ foreach(corpus_file IN LISTS TG_CORPUS_FILES)
   if(name MATCHES "_sm_[0-9]+_[a-z0-9]+\\.tsv$")
     set(card ${TG_MEASURED_CARD_COUNT})
     string(APPEND TG_MEASURED_CARDS "    \"${card_name}\",\n")
+    list(APPEND TG_CARD_CORPORA ${corpus_file})
+    list(APPEND TG_CARD_NAMES "${card_name}")
     math(EXPR TG_MEASURED_CARD_COUNT "${TG_MEASURED_CARD_COUNT} + 1")
   endif()
   tg_read_tsv(${corpus_file} row) # cmake/tuning.cmake
