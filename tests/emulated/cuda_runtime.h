@@ -99,6 +99,7 @@ constexpr int warpSize = 32;
 /* ---- device intrinsics that have a plain meaning on one thread ---------------------------- */
 
 template <class T> inline T __ldg(const T *p) { return *p; }
+template <class T> inline T __ldcg(const T *p) { return *p; } /* a load through L2 */
 template <class T> inline void __stcs(T *p, T v) { *p = v; } /* a streaming store */
 template <class T> inline void __stwb(T *p, T v) { *p = v; } /* a plain store, one instruction */
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
@@ -168,6 +169,15 @@ inline unsigned long long atomicAdd(unsigned long long *at, unsigned long long v
     *at = old + v;
     return old;
 }
+inline unsigned atomicAdd(unsigned *at, unsigned v)
+{
+    const unsigned old = *at;
+    *at = old + v;
+    return old;
+}
+/* Blocks run one after another, so every write is visible to the next block: a fence only
+ * keeps the compiler from moving memory accesses across it. */
+inline void __threadfence() { __asm__ __volatile__("" ::: "memory"); }
 
 EMU_NO_WARP_INTRINSIC(__shfl_sync)
 EMU_NO_WARP_INTRINSIC(__shfl_up_sync)
@@ -560,11 +570,24 @@ inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cud
     return cudaSuccess;
 }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes, cudaStream_t = nullptr)
+{
+    std::memset(dst, value, bytes);
+    return cudaSuccess;
+}
 
 /* One emulated device. */
 inline cudaError_t cudaGetDevice(int *device)
 {
     *device = 0;
+    return cudaSuccess;
+}
+/* Its SMs: few, so that a stream-K wave of blocks shares tiles even on the sweep's small
+ * shapes. */
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
+inline cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int)
+{
+    *value = attr == cudaDevAttrMultiProcessorCount ? 3 : 0;
     return cudaSuccess;
 }
 

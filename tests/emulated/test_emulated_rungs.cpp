@@ -205,6 +205,15 @@ std::vector<Case> sweep(const tg_rung &r, bool quick)
         cases.push_back({{70, 5, 40}, kTN, kAligned, 1.0f, 0.0f, 2, true});
         cases.push_back({{6, 90, 31}, kGeneral, kMisaligned, 2.0f, 1.0f, 2, false});
     }
+    /* Rung 4's stream-K entries (their workspace): on the emulated GPU's 3 SMs, tiles shared
+     * by 2 to 4 blocks, a block's run crossing 2 or 3 tiles, and (300 x 520) tiles run whole
+     * before the shared ones */
+    if (!quick && r.level == 4 && r.workspace_bytes)
+        for (const Shape &s : {Shape{300, 520, 200}, Shape{200, 300, 330}})
+            for (int l = kNN; l <= kTT; ++l)
+                cases.push_back({s, (Layout)l, l % 2 ? kMisaligned : kAligned,
+                                 l % 2 ? -1.5f : 1.25f, l % 2 ? -0.75f : 0.0f, l == kNT ? 2 : 1,
+                                 false});
     /* vectors legal for the operands but not for C, and for one operand only */
     const Shape mid = quick ? Shape{33, 7, 65} : Shape{129, 130, 17};
     for (int l = kNN; l <= kTT; ++l) {

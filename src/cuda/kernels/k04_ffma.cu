@@ -22,7 +22,12 @@
  *   sgemm_ffma_256x32x8_w128x32_t16x8_s3_g8_spread  the same two with spread copies, for a
  *   sgemm_ffma_32x256x8_w32x128_t16x8_s3_g8_spread  long operand along k
  *     ("ffma256x32_spread", "ffma32x256_spread")
- * All are one template (sgemm_ffma below), instantiated per configuration for the sweep.
+ *   sgemm_ffma_128x128x8_..._spread, stream-K  ffma128x128_spread and ffma128x256_spread run by
+ *   sgemm_ffma_128x256x8_..._spread, stream-K  stream-K ("Stream-K" below): one wave of blocks
+ *     ("ffma128x128_spread_sk",                 shares all the tiles' k steps, for medium
+ *      "ffma128x256_spread_sk")                 outputs whose tiles leave a wave part idle
+ * All are one template (ffma_tile_product below, run by sgemm_ffma a tile a block or by
+ * sgemm_ffma_stream_k), instantiated per configuration for the sweep.
  *
  * What it adds over rung 3 (warptile128, and its grouped order, warptile128_l2):
  *   - a 16 x 8 thread tile (128 accumulators) instead of 8 x 8: per k step a thread reads
@@ -125,6 +130,18 @@
  *              2.75 TB/s, 1.92x cuBLAS; along k still 2.06; bench/results/thin-h200/).  No
  *              corpus or model rows yet: the planner passes all four over (nor do they reach
  *              autotuning's first 8 candidates on these calls); they run when named.
+ * Stream-K:    the _sk entries (stream_k.cuh): SMs x blocks an SM blocks, each running the
+ *              segments of tiles its even share of all k steps crosses; a tile shared by several
+ *              is summed, in the order of its k, by the block that counts itself last.
+ *              Workspace: a counter a tile (zeroed by a memset before the launch) and two tiles
+ *              of floats a block.  Registers (ptxas, CUDA 13.0, sm_90a): 252-255, 8-16 bytes of
+ *              stack in 3 of ffma128x128_spread_sk's 9 layouts, none elsewhere.  H200, strict,
+ *              against cuBLAS in the same run, 17 medium and large calls (bench/results/ffma/
+ *              stream-k-h200/): ffma128x128_spread_sk 0.86x (geomean), the fastest split-K entry
+ *              of five FFMA configurations at the planner's counts 0.74x, auto 0.75x:
+ *              1676x1296x1294 row-major NT 0.91x (0.64x), 1500^3 1.10x (0.72x), 828x2621x1279
+ *              column-major TN 0.94x (0.64x); 512x512x8192 0.82x where 16 slices of
+ *              ffma128x256_spread reach 0.90x.  Forced only until the regret corpus times them.
  * Benchmark:   tilegemm bench --algo ffma256x128,ffma128x256,ffma256x128_k16,ffma256x128_s4,
  *              ffma128x128,warptile128_l2 4096x4096x4096 8192x8192x8192 16384x16384x16384
  *              4097x4097x4097
@@ -136,6 +153,7 @@
 
 #include "async_copy.cuh"
 #include "common.cuh"
+#include "stream_k.cuh"
 #include "tile_loader.cuh"
 
 namespace {
@@ -160,8 +178,10 @@ constexpr int kFfmaBlocksPerSm = THREADS <= 64 ? 4 : THREADS <= 128 ? 2 : 1;
  * the operand is contiguous along m / n and may be copied by 16-byte vectors.
  */
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int GROUP_M,
-          bool PAIRED, bool SPREAD, bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG, bool B_VEC>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(const tg_problem p)
+          bool PAIRED, bool SPREAD, bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG, bool B_VEC,
+          class EPILOGUE>
+__device__ __forceinline__ void ffma_tile_product(const tg_problem &p, const tile_index *tile,
+                                                  EPILOGUE epilogue)
 {
     constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
     constexpr int kThreads = 32 * kWarpsM * kWarpsN;
@@ -191,8 +211,9 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(cons
 
     extern __shared__ __align__(16) float smem[];
     /* This block's tile of C (the grouped order for GROUP_M > 1), its loaders, the prologue */
-    WarpTiledBlock<BM, BN, BK, STAGES, GROUP_M, LoadA, LoadB, WM, WN, kWarpsN, kLanesN> block(
-        smem, p, threadIdx.x);
+    using Block = WarpTiledBlock<BM, BN, BK, STAGES, GROUP_M, LoadA, LoadB, WM, WN, kWarpsN,
+                                 kLanesN>;
+    Block block = tile ? Block(smem, p, threadIdx.x, *tile) : Block(smem, p, threadIdx.x);
     float *const As = block.As, *const Bs = block.Bs; /* [STAGES][BK][pitch] each */
     const int a_off = block.a_off, b_off = block.b_off;
     const int64_t i0 = block.i0, j0 = block.j0;
@@ -269,11 +290,52 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(cons
         }
     }
     /* only groups of phases past the end of k can be left (empty, or SPREAD's zero-fills of a
-     * free buffer); drain them before the block exits */
+     * free buffer); drain them before the shared tiles are left or reused */
     async_wait<0>();
 
-    /* acc[i][j] is C(i0 + a_off + i / 4 * kPieceM + i % 4, j0 + b_off + j / 4 * kPieceN + j % 4) */
-    store_thread_tile<TM, TN, kPieceM, kPieceN>(acc, p, i0 + a_off, j0 + b_off);
+    /* acc[i][j] is C(row0 + i / 4 * kPieceM + i % 4, col0 + j / 4 * kPieceN + j % 4) */
+    epilogue(acc, i0 + a_off, j0 + b_off);
+}
+
+/* One tile of C a block, in the grouped order. */
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int GROUP_M,
+          bool PAIRED, bool SPREAD, bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG, bool B_VEC>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(const tg_problem p)
+{
+    ffma_tile_product<BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP_M, PAIRED, SPREAD, A_K_CONTIG,
+                      A_VEC, B_N_CONTIG, B_VEC>(
+        p, nullptr, [&](float(&acc)[TM][TN], int64_t row0, int64_t col0) {
+            store_thread_tile<TM, TN, WM / (TM / 4), WN / (TN / 4)>(acc, p, row0, col0);
+        });
+}
+
+/* Stream-K (stream_k.cuh): one wave of blocks, each running its segments of tiles in turn. */
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int GROUP_M,
+          bool PAIRED, bool SPREAD, bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG, bool B_VEC>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1)
+    sgemm_ffma_stream_k(const tg_problem p, const StreamK s, float *partials, unsigned *counters)
+{
+    constexpr int kThreads = (BM / WM) * (BN / WN) * 32;
+    for (uint32_t seg = 0;; ++seg) {
+        const StreamKSegment g = s.segment(blockIdx.x, seg);
+        if (g.step0 >= g.step1)
+            break;
+        /* the segment as a product of its own: k steps [step0, step1) of the tile */
+        tg_problem q = p;
+        const int64_t k0 = (int64_t)g.step0 * BK, k1 = (int64_t)g.step1 * BK;
+        q.A = p.A + k0 * p.a_cs;
+        q.B = p.B + k0 * p.b_rs;
+        q.k = (k1 < p.k ? k1 : p.k) - k0;
+        const tile_index tile = grouped_tile<GROUP_M>(g.tile, s.tiles_m, s.tiles_n);
+        ffma_tile_product<BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP_M, PAIRED, SPREAD,
+                          A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>(
+            q, &tile, [&](float(&acc)[TM][TN], int64_t row0, int64_t col0) {
+                if (g.whole || stream_k_share<kThreads>(acc, s, g, partials, counters, BM * BN))
+                    store_thread_tile<TM, TN, WM / (TM / 4), WN / (TN / 4)>(acc, p, row0, col0);
+            });
+        __syncthreads(); /* every thread is done with the shared tiles before the next segment's
+                          * prologue refills them */
+    }
 }
 
 /* The launch of each layout's instantiation, for launch_for_copies (tile_loader.cuh).  A
@@ -300,6 +362,51 @@ struct FfmaLaunch {
     }
 };
 
+/* The same instantiation as FfmaLaunch's, run by stream-K: the counters zeroed, then one wave
+ * of blocks over the schedule, a launch per batch item (the items share the workspace, in the
+ * stream's order). */
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int GROUP_M,
+          bool PAIRED, bool SPREAD>
+struct FfmaStreamKLaunch {
+    template <bool A_K_CONTIG, bool A_VEC, bool B_N_CONTIG, bool B_VEC>
+    static int run(const tg_problem *p, cudaStream_t stream, float *workspace)
+    {
+        constexpr int kThreads = kWarpTiledThreads<BM, BN, WM, WN>;
+        constexpr bool kSpread =
+            SPREAD && AsyncTileLoader<BM, BK, kThreads, A_K_CONTIG, A_VEC>::kSpan == 1 &&
+            AsyncTileLoader<BN, BK, kThreads, !B_N_CONTIG, B_VEC>::kSpan == 1;
+        using LoadA = FfmaLoader<kSpread, BM, BK, kThreads, A_K_CONTIG, A_VEC>;
+        using LoadB = FfmaLoader<kSpread, BN, BK, kThreads, !B_N_CONTIG, B_VEC>;
+        constexpr auto kKernel =
+            sgemm_ffma_stream_k<BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP_M, PAIRED, kSpread,
+                                A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>;
+        const size_t smem = STAGES * (LoadA::kTileFloats + LoadB::kTileFloats) * sizeof(float);
+        cudaError_t e = opt_in_shared_memory<kKernel>(smem);
+        if (e != cudaSuccess)
+            return (int)e;
+        const StreamK s = stream_k_schedule(
+            ceil_div(p->m, BM), ceil_div(p->n, BN), ceil_div(p->k, BK),
+            stream_k_slots(kFfmaBlocksPerSm<kThreads>));
+        const uint64_t tiles = (uint64_t)s.tiles_m * s.tiles_n;
+        unsigned *const counters = reinterpret_cast<unsigned *>(workspace);
+        float *const partials = workspace + stream_k_counter_bytes(tiles) / sizeof(float);
+        for (int64_t b = 0; b < p->batch; ++b) {
+            tg_problem item = *p;
+            item.A = p->A + b * p->stride_a;
+            item.B = p->B + b * p->stride_b;
+            item.C = p->C + b * p->stride_c;
+            item.batch = 1;
+            if ((e = cudaMemsetAsync(counters, 0, tiles * sizeof(unsigned), stream)) !=
+                cudaSuccess)
+                return (int)e;
+            kKernel<<<s.blocks, kThreads, smem, stream>>>(item, s, partials, counters);
+            if ((e = cudaGetLastError()) != cudaSuccess)
+                return (int)e;
+        }
+        return (int)cudaSuccess;
+    }
+};
+
 /* PAIRED: the FFMA of a k step in pairs of columns (ffma_outer_product_paired), else row by row
  * (the header's "FFMA order" says which configurations pair, and why).  SPREAD: the copies of a
  * phase spread over its k steps (the _spread entries). */
@@ -313,6 +420,36 @@ int launch_ffma(const tg_problem *p, void *stream)
         p, (cudaStream_t)stream);
 }
 
+template <int BM, int BN, int BK, int STAGES, bool PAIRED, bool SPREAD, int WM, int WN>
+int launch_ffma_stream_k(const tg_problem *p, void *stream, void *workspace)
+{
+    return launch_for_copies<
+        FfmaStreamKLaunch<BM, BN, BK, WM, WN, 16, 8, STAGES, kFfmaGroupM, PAIRED, SPREAD>>(
+        p, (cudaStream_t)stream, static_cast<float *>(workspace));
+}
+
+/* A stream-K entry's workspace (stream_k.cuh): a counter a tile, two tiles a block. */
+template <int BM, int BN, int THREADS>
+size_t ffma_stream_k_workspace(const tg_problem *p)
+{
+    return stream_k_workspace_bytes((uint64_t)ceil_div(p->m, BM) * ceil_div(p->n, BN),
+                                    stream_k_slots(kFfmaBlocksPerSm<THREADS>), BM * BN);
+}
+
+/* The registry's plain launch is never called for a rung with workspace. */
+[[maybe_unused]] int launch_needs_workspace(const tg_problem *, void *) { return (int)cudaErrorInvalidValue; }
+
+/* Why a stream-K entry cannot run p (NULL: it can): it counts tiles and k steps in 32 bits. */
+template <int BM, int BN, int BK>
+const char *stream_k_unsupported(const tg_problem *p)
+{
+    if ((p->m + BM - 1) / BM * ((p->n + BN - 1) / BN) > UINT32_MAX ||
+        (p->k + BK - 1) / BK > UINT32_MAX)
+        return "stream-K counts the tiles of C and the k steps in 32 bits: the product is too "
+               "large for that";
+    return nullptr;
+}
+
 /* A registry entry of this file: its block (BM x BN x BK), stages, FFMA order and warp tile
  * (WM x WN of 16x8 thread tiles), from which its tile, launch and limits follow. */
 template <int BM, int BN, int BK, int STAGES, bool PAIRED, bool SPREAD = false, int WM = 64,
@@ -324,6 +461,24 @@ constexpr tg_rung ffma_rung(const char *name, const char *summary)
                    .launch = launch_ffma<BM, BN, BK, STAGES, PAIRED, SPREAD, WM, WN>,
                    .unsupported = grouped_order_unsupported<BM, BN, kFfmaGroupM>,
                    .blocks_per_sm = kFfmaBlocksPerSm<kWarpTiledThreads<BM, BN, WM, WN>>};
+}
+
+/* The same configuration run by stream-K: one wave of blocks over all the k steps, through
+ * workspace; never split along k on top (it is its own split).  Not in auto until the regret
+ * corpus has timed it. */
+template <int BM, int BN, int BK, int STAGES, bool PAIRED, bool SPREAD = false, int WM = 64,
+          int WN = 64>
+constexpr tg_rung ffma_stream_k_rung(const char *name, const char *summary)
+{
+    constexpr int kThreads = kWarpTiledThreads<BM, BN, WM, WN>;
+    return tg_rung{.name = name, .level = 4, .summary = summary, .block_rows = BM,
+                   .block_cols = BN, .in_auto = 0, .arith = TG_ARITH_FFMA,
+                   .launch = launch_needs_workspace,
+                   .unsupported = stream_k_unsupported<BM, BN, BK>,
+                   .workspace_bytes = ffma_stream_k_workspace<BM, BN, kThreads>,
+                   .launch_with_workspace =
+                       launch_ffma_stream_k<BM, BN, BK, STAGES, PAIRED, SPREAD, WM, WN>,
+                   .blocks_per_sm = kFfmaBlocksPerSm<kThreads>, .unsplit = 1};
 }
 
 } // namespace
@@ -425,4 +580,20 @@ extern "C" const tg_rung tg_rung_ffma128x256_spread = ffma_rung<128, 256, 8, 3, 
     "ffma128x256_spread",
     "ffma128x256 with a phase's copies spread over its k steps, each operand's "
     "addresses chained in one register pair");
+#endif
+
+/* ffma128x128_spread and ffma128x256_spread run by stream-K (stream_k.cuh): medium outputs,
+ * whose few tiles leave most of a wave idle, keep every SM busy to the end. */
+#if TG_IN_UNIT(ffma128x128_spread_sk)
+extern "C" const tg_rung tg_rung_ffma128x128_spread_sk =
+    ffma_stream_k_rung<128, 128, 8, 3, false, true>("ffma128x128_spread_sk",
+    "ffma128x128_spread by stream-K: one wave of blocks shares all the tiles' k steps, shared "
+    "tiles summed in a fixed order");
+#endif
+
+#if TG_IN_UNIT(ffma128x256_spread_sk)
+extern "C" const tg_rung tg_rung_ffma128x256_spread_sk =
+    ffma_stream_k_rung<128, 256, 8, 3, true, true>("ffma128x256_spread_sk",
+    "ffma128x256_spread by stream-K: one wave of blocks shares all the tiles' k steps, shared "
+    "tiles summed in a fixed order");
 #endif

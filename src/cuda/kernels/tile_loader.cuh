@@ -9,9 +9,10 @@
  *   ChainedTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC>
  *       the same copies one at a time (copy(e, ...)), each operand's addresses chained in one
  *       pointer, for a loop that spreads them over a phase (rung 4's _spread entries)
- *   launch_for_copies<LAUNCH>(p, stream)
- *       calls LAUNCH::run<A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>(p, stream) for the problem's
- *       layouts: op(A) along k when a_cs == 1, else along m (a_rs == 1, or general strides);
+ *   launch_for_copies<LAUNCH>(p, stream[, extra...])
+ *       calls LAUNCH::run<A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>(p, stream[, extra...]) for the
+ *       problem's layouts: op(A) along k when a_cs == 1, else along m (a_rs == 1, or general
+ *       strides);
  *       op(B) along n when b_cs == 1, else along k (b_rs == 1, or general strides); 16-byte
  *       copies only along m or n, the direction of the shared rows, and only where
  *       vectors_allowed (common.cuh) says so
@@ -198,17 +199,17 @@ struct ChainedTileLoader : AsyncTileLoader<ROWS, BK, THREADS, K_CONTIG, VEC> {
  * (or general strides) by 4-byte copies. */
 enum class TileCopy { kAlongK, kOuterVec, kOuterScalar };
 
-template <class LAUNCH, TileCopy CA>
-int launch_for_copies_b(const tg_problem *p, cudaStream_t stream, TileCopy cb)
+template <class LAUNCH, TileCopy CA, class... EXTRA>
+int launch_for_copies_b(const tg_problem *p, cudaStream_t stream, TileCopy cb, EXTRA... extra)
 {
     constexpr bool a_k = CA == TileCopy::kAlongK, a_vec = CA == TileCopy::kOuterVec;
     switch (cb) {
     case TileCopy::kAlongK:
-        return LAUNCH::template run<a_k, a_vec, false, false>(p, stream);
+        return LAUNCH::template run<a_k, a_vec, false, false>(p, stream, extra...);
     case TileCopy::kOuterVec:
-        return LAUNCH::template run<a_k, a_vec, true, true>(p, stream);
+        return LAUNCH::template run<a_k, a_vec, true, true>(p, stream, extra...);
     default:
-        return LAUNCH::template run<a_k, a_vec, true, false>(p, stream);
+        return LAUNCH::template run<a_k, a_vec, true, false>(p, stream, extra...);
     }
 }
 
@@ -217,8 +218,8 @@ int launch_for_copies_b(const tg_problem *p, cudaStream_t stream, TileCopy cb)
  * contiguous along k (a_cs == 1), else along m (a_rs == 1, or general strides).  B_N_CONTIG:
  * op(B) contiguous along n (b_cs == 1), else along k.  A_VEC / B_VEC: the operand is contiguous
  * along m / n and may be copied by 16-byte vectors. */
-template <class LAUNCH>
-int launch_for_copies(const tg_problem *p, cudaStream_t stream)
+template <class LAUNCH, class... EXTRA>
+int launch_for_copies(const tg_problem *p, cudaStream_t stream, EXTRA... extra)
 {
     const TileCopy ca = p->a_cs == 1 ? TileCopy::kAlongK
                         : vectors_allowed(p->A, p->a_rs, p->a_cs, p->stride_a)
@@ -230,11 +231,11 @@ int launch_for_copies(const tg_problem *p, cudaStream_t stream)
                             : TileCopy::kOuterScalar;
     switch (ca) {
     case TileCopy::kAlongK:
-        return launch_for_copies_b<LAUNCH, TileCopy::kAlongK>(p, stream, cb);
+        return launch_for_copies_b<LAUNCH, TileCopy::kAlongK>(p, stream, cb, extra...);
     case TileCopy::kOuterVec:
-        return launch_for_copies_b<LAUNCH, TileCopy::kOuterVec>(p, stream, cb);
+        return launch_for_copies_b<LAUNCH, TileCopy::kOuterVec>(p, stream, cb, extra...);
     default:
-        return launch_for_copies_b<LAUNCH, TileCopy::kOuterScalar>(p, stream, cb);
+        return launch_for_copies_b<LAUNCH, TileCopy::kOuterScalar>(p, stream, cb, extra...);
     }
 }
 
@@ -373,6 +374,19 @@ struct WarpTiledBlock {
           b_off(tid / 32 % WARPS_N * WN + tid % 32 % LANES_N * 4),
           i0(block_tile<BM, BN, GROUP_M>(p).m * (int64_t)BM),
           j0(block_tile<BM, BN, GROUP_M>(p).n * (int64_t)BN),
+          load_a(batch_item(p).A + i0 * p.a_rs, p.a_rs, p.a_cs, p.m - i0, tid),
+          load_b(batch_item(p).B + j0 * p.b_cs, p.b_cs, p.b_rs, p.n - j0, tid)
+    {
+        pipeline_prologue<STAGES, BK>(load_a, load_b, As, Bs, p);
+    }
+
+    /* The same for a given tile (rung 4's stream-K blocks run several). */
+    __device__ __forceinline__ WarpTiledBlock(float *smem, const tg_problem &p, int tid,
+                                              tile_index tile)
+        : As(smem), Bs(smem + STAGES * LOAD_A::kTileFloats),
+          a_off(tid / 32 / WARPS_N * WM + tid % 32 / LANES_N * 4),
+          b_off(tid / 32 % WARPS_N * WN + tid % 32 % LANES_N * 4), i0(tile.m * (int64_t)BM),
+          j0(tile.n * (int64_t)BN),
           load_a(batch_item(p).A + i0 * p.a_rs, p.a_rs, p.a_cs, p.m - i0, tid),
           load_b(batch_item(p).B + j0 * p.b_cs, p.b_cs, p.b_rs, p.n - j0, tid)
     {
