@@ -71,7 +71,19 @@ typedef struct tg_rung {
     int64_t auto_min_side;
     double auto_max_workspace;
     int unsplit;
+    /* Runs by stream-K (rung 4's _sk entries, stream_k.cuh): one wave of blocks shares all the
+     * tiles' k steps, which the cost model counts so (tg_model_seconds), with the model row and
+     * correction of model_as, the entry whose kernel it runs a tile at a time. */
+    int stream_k;
+    const char *model_as;
 } tg_rung;
+
+/* The name of the rung whose model row and correction rung r's predictions use: its own, or
+ * model_as. */
+static inline const char *tg_rung_model_name(const tg_rung *r)
+{
+    return r->model_as ? r->model_as : r->name;
+}
 
 /* tg_rung.auto_margin as a factor: 1 when unset. */
 static inline double tg_rung_auto_margin(const tg_rung *r)

@@ -24,6 +24,8 @@
  *               waves of one slice's tiles over the tail's k steps (as the corpus timed it:
  *               a short tail is summed by the reduction since, and costs less)
  *             + with slices > 1: launch_us + (partials + 1 + (beta != 0)) * 4 * m * n / dram_gbs
+ * A stream-K rung (one wave of blocks sharing all the k steps) has a formula of its own,
+ * tg_model_stream_k_seconds.
  * wave_us, kstep_us, c_gbs and c_wide_gbs (the rates at which the rung's stores write C: what
  * sets its time when k is short) are fitted per rung and operand orientation (op(A) along k or not,
  * op(B) along n or not) from a benchmark sweep on random shapes (bench/fit_model.py); the
@@ -205,10 +207,18 @@ static inline double tg_model_tiles(int block_rows, int block_cols, const tg_pro
  * (tg_rung.phases); blocks_per_sm: the rung's (tg_model_waves).  Inline: the
  * planner weighs up to a few hundred (rung, slices) pairs a call, and what does not depend on
  * the slices is hoisted out of its loop. */
+static inline double tg_model_stream_k_seconds(const tg_model_device *dev,
+                                               const tg_model_rung *row, int block_rows,
+                                               int block_cols, int sm_count,
+                                               const tg_problem *p, int blocks_per_sm);
+
 static inline double tg_model_seconds(const tg_model_device *dev, const tg_model_rung *row, int block_rows,
                         int block_cols, int sm_count, const tg_problem *p, int slices,
-                        double staged_bytes, tg_phases phases, int blocks_per_sm)
+                        double staged_bytes, tg_phases phases, int blocks_per_sm, int stream_k)
 {
+    if (stream_k)
+        return tg_model_stream_k_seconds(dev, row, block_rows, block_cols, sm_count, p,
+                                         blocks_per_sm);
     const double m = (double)p->m, n = (double)p->n, k = (double)p->k;
     const double batch = (double)p->batch;
     /* split: `full` slices of slice_k in one launch, then the tail's launch (split_k.h) */
@@ -244,6 +254,45 @@ static inline double tg_model_seconds(const tg_model_device *dev, const tg_model
                                    (row->wave_us + row->kstep_us * tg_model_ksteps((double)cut.tail, row->bk));
     if (slices > 1) /* the reduction reads every partial product and writes C */
         us += dev->launch_us + 4.0 * m * n * (partials + 1.0 + (p->beta != 0.0f)) / per_us;
+    return us * 1e-6;
+}
+
+/* A stream-K rung (tg_rung.stream_k; the schedule: src/cuda/kernels/stream_k.cuh), never split:
+ * SMs x blocks_per_sm blocks share the k steps of all tiles but the whole waves run before
+ * them, so an SM's blocks take the rounds of whole tiles, then their even share of the rest,
+ * each piece of a tile paying the row's wave_us; a tile shared by several blocks costs its
+ * partials written and read back (at the streaming rate: an upper bound, they mostly stay in
+ * L2), and the counters' memset a launch.  Its row's rates are those of the entry it runs a tile
+ * at a time (tg_rung.model_as). */
+static inline double tg_model_stream_k_seconds(const tg_model_device *dev,
+                                               const tg_model_rung *row, int block_rows,
+                                               int block_cols, int sm_count,
+                                               const tg_problem *p, int blocks_per_sm)
+{
+    const double m = (double)p->m, n = (double)p->n, k = (double)p->k;
+    const double batch = (double)p->batch;
+    const double held = blocks_per_sm > 1 ? blocks_per_sm : 1;
+    const double blocks = (double)sm_count * held;
+    const double tiles = tg_model_tiles(block_rows, block_cols, p) / batch; /* an item's */
+    const double ksteps = tg_model_ksteps(k, row->bk);
+    const double whole_rounds = tiles >= 2.0 * blocks ? floor(tiles / blocks) - 1.0 : 0.0;
+    const double shared = tiles - whole_rounds * blocks;
+    const double share = shared * ksteps / blocks; /* k steps a block */
+    const double pieces = share >= ksteps ? ceil(share / ksteps) + 1.0 : 2.0;
+    const double rounds = held / row->occupancy;
+    const double compute_us =
+        batch * rounds * (whole_rounds * (row->wave_us + row->kstep_us * ksteps) +
+                          pieces * row->wave_us + row->kstep_us * share);
+    const double per_us = dev->dram_gbs * 1e3;
+    const double partials_us = share < ksteps * shared /* some tile is cut */
+                                   ? batch * 2.0 * 4.0 * block_rows * block_cols *
+                                         (blocks + shared) / per_us
+                                   : 0.0;
+    const double c_gbs = tg_model_c_wide(p) ? row->c_wide_gbs : row->c_gbs;
+    const double memory_us = 4.0 * batch * (m * k + k * n + (p->beta != 0.0f) * m * n) / per_us +
+                             4.0 * batch * m * n / (c_gbs * 1e3) + partials_us;
+    const double us = 2.0 * dev->launch_us * batch + /* the memset and the kernel */
+                      (compute_us > memory_us ? compute_us : memory_us);
     return us * 1e-6;
 }
 

@@ -31,7 +31,7 @@ double tg_model_eval_us(double launch_us, double dram_gbs, int occupancy, int bk
                                .c_wide_gbs = c_wide_gbs};
     const tg_problem p = swept_problem(m, n, k, ldc, beta_nonzero);
     return 1e6 * tg_model_seconds(&dev, &row, block_rows, block_cols, sm_count, &p, slices,
-                                  staged_bytes, (tg_phases)phases, blocks_per_sm);
+                                  staged_bytes, (tg_phases)phases, blocks_per_sm, 0);
 }
 
 /* The k steps the formula counts for k on a row walking k in steps of bk (tg_model_ksteps): the

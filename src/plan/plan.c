@@ -174,9 +174,11 @@ static void fill_model_rows(void)
             for (int cls = 0; cls < 4; ++cls) {
                 const tg_problem oriented = {.a_cs = cls & 2 ? 1 : 2, .b_cs = cls & 1 ? 1 : 2};
                 model_rows[d][i][cls] =
-                    tg_model_rung_for(&tg_model_devices[d], tg_rungs[i]->name, &oriented);
+                    tg_model_rung_for(&tg_model_devices[d], tg_rung_model_name(tg_rungs[i]),
+                                      &oriented);
                 model_corrections[d][i][cls] =
-                    tg_model_correction_for(&tg_model_devices[d], tg_rungs[i]->name, &oriented);
+                    tg_model_correction_for(&tg_model_devices[d], tg_rung_model_name(tg_rungs[i]),
+                                            &oriented);
             }
 }
 
@@ -189,8 +191,8 @@ static const tg_model_rung *model_row(const tg_model_device *model, int i, const
     const tg_model_correction *fix = NULL;
     const int d = model ? (int)(model - tg_model_devices) : -1;
     if (model && (d < 0 || d >= kMaxModelDevices || i >= kMaxRungs)) {
-        row = tg_model_rung_for(model, tg_rungs[i]->name, p);
-        fix = tg_model_correction_for(model, tg_rungs[i]->name, p);
+        row = tg_model_rung_for(model, tg_rung_model_name(tg_rungs[i]), p);
+        fix = tg_model_correction_for(model, tg_rung_model_name(tg_rungs[i]), p);
     } else if (model) {
         pthread_once(&model_rows_once, fill_model_rows);
         const int cls = (p->a_cs == 1) * 2 + (p->b_cs == 1);
@@ -226,8 +228,8 @@ static double model_seconds(const tg_model_device *model, const tg_model_rung *r
     int rows, cols;
     block_tile(i, turned, &rows, &cols);
     const double corrected = tg_model_seconds(model, row, rows, cols, sms, p, slices, staged,
-                                              tg_rungs[i]->phases,
-                                              tg_rungs[i]->blocks_per_sm) *
+                                              tg_rungs[i]->phases, tg_rungs[i]->blocks_per_sm,
+                                              tg_rungs[i]->stream_k) *
                              tg_model_correction_factor(correction, p, slices);
     const double floor = tg_model_full_wave_seconds(row, rows, cols, sms, p);
     return corrected > floor ? corrected : floor;
@@ -240,6 +242,8 @@ static double model_seconds(const tg_model_device *model, const tg_model_rung *r
  * within 1.10). */
 static double wave_fill(int i, const tg_problem *p, int sms, int slices, int turned)
 {
+    if (tg_rungs[i]->stream_k) /* one wave, every block busy to its end */
+        return 1.0;
     int rows, cols;
     block_tile(i, turned, &rows, &cols);
     const double blocks = tg_model_tiles(rows, cols, p) *
@@ -447,16 +451,18 @@ static double measured_log_residual(const tg_neighbours *nb, int i, int slices)
 }
 
 /* The measured log regret of rung i cut into `slices` near p in math mode (see above); NAN
- * where no neighbour timed a count between the powers of two (such a count is weighed only
- * where it was timed). */
+ * where no neighbour timed a count between the powers of two, or a stream-K rung (such a
+ * choice is weighed only where it was timed: the model cannot tell a stream-K rung's cost from
+ * its base entry's row alone, and put ffma128x256_spread_sk, untimed, first on the H100's
+ * 101 x 429 x 24419 strict). */
 static double measured_log_regret(const tg_neighbours *nb, tg_math math, int i, int slices,
                                   int forced, double fill)
 {
     pthread_once(&regret_once, fill_regret_table);
     const size_t width = (size_t)tg_rung_count * TG_MEASURED_SLOTS;
+    const int timed_only = (tg_split_k_fine(slices) || tg_rungs[i]->stream_k) && !forced;
     return neighbour_mean(nb, regret_table ? regret_table + (size_t)math * width : NULL, 3 * width,
-                          i, slices, tg_split_k_fine(slices) && !forced ? NAN : UNTIMED_LOG_REGRET,
-                          fill);
+                          i, slices, timed_only ? NAN : UNTIMED_LOG_REGRET, fill);
 }
 
 /* 24 bytes: the lists live on the stack of the caller's thread, kMaxCandidates long. */

@@ -463,22 +463,24 @@ constexpr tg_rung ffma_rung(const char *name, const char *summary)
                    .blocks_per_sm = kFfmaBlocksPerSm<kWarpTiledThreads<BM, BN, WM, WN>>};
 }
 
-/* The same configuration run by stream-K: one wave of blocks over all the k steps, through
- * workspace; never split along k on top (it is its own split).  Not in auto until the regret
- * corpus has timed it. */
+/* The configuration of entry `base` run by stream-K: one wave of blocks over all the k steps,
+ * through workspace; never split along k on top (it is its own split).  The cost model reads
+ * base's row (tg_rung.model_as) with stream-K's schedule; auto weighs it where the regret
+ * corpus timed it. */
 template <int BM, int BN, int BK, int STAGES, bool PAIRED, bool SPREAD = false, int WM = 64,
           int WN = 64>
-constexpr tg_rung ffma_stream_k_rung(const char *name, const char *summary)
+constexpr tg_rung ffma_stream_k_rung(const char *name, const char *base, const char *summary)
 {
     constexpr int kThreads = kWarpTiledThreads<BM, BN, WM, WN>;
     return tg_rung{.name = name, .level = 4, .summary = summary, .block_rows = BM,
-                   .block_cols = BN, .in_auto = 0, .arith = TG_ARITH_FFMA,
+                   .block_cols = BN, .in_auto = 1, .arith = TG_ARITH_FFMA,
                    .launch = launch_needs_workspace,
                    .unsupported = stream_k_unsupported<BM, BN, BK>,
                    .workspace_bytes = ffma_stream_k_workspace<BM, BN, kThreads>,
                    .launch_with_workspace =
                        launch_ffma_stream_k<BM, BN, BK, STAGES, PAIRED, SPREAD, WM, WN>,
-                   .blocks_per_sm = kFfmaBlocksPerSm<kThreads>, .unsplit = 1};
+                   .blocks_per_sm = kFfmaBlocksPerSm<kThreads>, .unsplit = 1,
+                   .stream_k = 1, .model_as = base};
 }
 
 } // namespace
@@ -586,14 +588,14 @@ extern "C" const tg_rung tg_rung_ffma128x256_spread = ffma_rung<128, 256, 8, 3, 
  * whose few tiles leave most of a wave idle, keep every SM busy to the end. */
 #if TG_IN_UNIT(ffma128x128_spread_sk)
 extern "C" const tg_rung tg_rung_ffma128x128_spread_sk =
-    ffma_stream_k_rung<128, 128, 8, 3, false, true>("ffma128x128_spread_sk",
+    ffma_stream_k_rung<128, 128, 8, 3, false, true>("ffma128x128_spread_sk", "ffma128x128_spread",
     "ffma128x128_spread by stream-K: one wave of blocks shares all the tiles' k steps, shared "
     "tiles summed in a fixed order");
 #endif
 
 #if TG_IN_UNIT(ffma128x256_spread_sk)
 extern "C" const tg_rung tg_rung_ffma128x256_spread_sk =
-    ffma_stream_k_rung<128, 256, 8, 3, true, true>("ffma128x256_spread_sk",
+    ffma_stream_k_rung<128, 256, 8, 3, true, true>("ffma128x256_spread_sk", "ffma128x256_spread",
     "ffma128x256_spread by stream-K: one wave of blocks shares all the tiles' k steps, shared "
     "tiles summed in a fixed order");
 #endif
