@@ -131,7 +131,7 @@ def read_runs(paths, held_out):
                 c["cublas_ms"] = r["median_ms"]
             elif r["algo"] == "cublas_tf32":
                 c["cublas_tf32_ms"] = r["median_ms"]
-            elif r["algo"] != "auto" and "/k" in r["algo"] and r["status"] in ("OK", "LOWPREC"):
+            elif r["algo"].split("/")[0] != "auto" and "/k" in r["algo"] and r["status"] in ("OK", "LOWPREC"):
                 if r["median_ms"] is None:
                     continue
                 c["entries"][r["algo"].replace("/k", "/")] = (r["median_ms"],

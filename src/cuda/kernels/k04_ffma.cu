@@ -141,7 +141,10 @@
  *              of five FFMA configurations at the planner's counts 0.74x, auto 0.75x:
  *              1676x1296x1294 row-major NT 0.91x (0.64x), 1500^3 1.10x (0.72x), 828x2621x1279
  *              column-major TN 0.94x (0.64x); 512x512x8192 0.82x where 16 slices of
- *              ffma128x256_spread reach 0.90x.  Forced only until the regret corpus times them.
+ *              ffma128x256_spread reach 0.90x.  On fresh seed 20261307's 200 random calls, the
+ *              faster of strict auto and these two per call: mid k <= 4096 0.930x -> 0.974x,
+ *              mid k > 4096 0.864x -> 0.918x, big k > 256 0.885-0.908x -> 0.906-0.925x.
+ *              Auto weighs them only where the regret corpus timed them (none yet).
  * Benchmark:   tilegemm bench --algo ffma256x128,ffma128x256,ffma256x128_k16,ffma256x128_s4,
  *              ffma128x128,warptile128_l2 4096x4096x4096 8192x8192x8192 16384x16384x16384
  *              4097x4097x4097
