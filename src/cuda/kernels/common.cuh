@@ -52,6 +52,18 @@ struct batch_item {
     }
 };
 
+/* Batch item z of p as a problem of its own (batch 1), for launchers that run items one at a
+ * time. */
+static inline tg_problem batch_item_problem(const tg_problem &p, int64_t z)
+{
+    tg_problem item = p;
+    item.A = p.A + z * p.stride_a;
+    item.B = p.B + z * p.stride_b;
+    item.C = p.C + z * p.stride_c;
+    item.batch = 1;
+    return item;
+}
+
 /* C = alpha * acc + beta * C, where beta == 0 must not read C (it may hold NaN). */
 __device__ __forceinline__ void store_result(float *c, float acc, float alpha, float beta)
 {

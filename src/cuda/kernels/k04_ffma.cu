@@ -394,15 +394,11 @@ struct FfmaStreamKLaunch {
         unsigned *const counters = reinterpret_cast<unsigned *>(workspace);
         float *const partials = workspace + stream_k_counter_bytes(tiles) / sizeof(float);
         for (int64_t b = 0; b < p->batch; ++b) {
-            tg_problem item = *p;
-            item.A = p->A + b * p->stride_a;
-            item.B = p->B + b * p->stride_b;
-            item.C = p->C + b * p->stride_c;
-            item.batch = 1;
             if ((e = cudaMemsetAsync(counters, 0, tiles * sizeof(unsigned), stream)) !=
                 cudaSuccess)
                 return (int)e;
-            kKernel<<<s.blocks, kThreads, smem, stream>>>(item, s, partials, counters);
+            kKernel<<<s.blocks, kThreads, smem, stream>>>(batch_item_problem(*p, b), s, partials,
+                                                          counters);
             if ((e = cudaGetLastError()) != cudaSuccess)
                 return (int)e;
         }

@@ -1343,13 +1343,9 @@ int run(const tg_problem *p, void *stream, void *workspace, int forced)
     const Workspace w(*p);
     const Choice &choice = choice_for(p->k, forced);
     for (int64_t z = 0; z < p->batch; ++z) {
-        tg_problem item = *p;
-        item.A = p->A + z * p->stride_a;
-        item.B = p->B + z * p->stride_b;
-        item.C = p->C + z * p->stride_c;
-        item.batch = 1;
-        const cudaError_t e =
-            run_item(item, w, static_cast<char *>(workspace), choice, (cudaStream_t)stream);
+        const cudaError_t e = run_item(batch_item_problem(*p, z), w,
+                                       static_cast<char *>(workspace), choice,
+                                       (cudaStream_t)stream);
         if (e != cudaSuccess)
             return (int)e;
     }
