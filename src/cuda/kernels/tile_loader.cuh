@@ -12,10 +12,9 @@
  *   launch_for_copies<LAUNCH>(p, stream[, extra...])
  *       calls LAUNCH::run<A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>(p, stream[, extra...]) for the
  *       problem's layouts: op(A) along k when a_cs == 1, else along m (a_rs == 1, or general
- *       strides);
- *       op(B) along n when b_cs == 1, else along k (b_rs == 1, or general strides); 16-byte
- *       copies only along m or n, the direction of the shared rows, and only where
- *       vectors_allowed (common.cuh) says so
+ *       strides); op(B) along n when b_cs == 1, else along k (b_rs == 1, or general strides);
+ *       16-byte copies only along m or n, the direction of the shared rows, and only where
+ *       vectors_allowed (common.cuh) says so; extra (rung 4's stream-K workspace) is passed on
  *   launch_tiled<KERNEL, BM, BN, STAGES, GROUP_M, THREADS, LOAD_A, LOAD_B>(p, stream)
  *       one layout's instantiation on its grid of BM x BN tiles, with STAGES shared tiles of
  *       each operand
