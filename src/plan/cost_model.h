@@ -260,10 +260,13 @@ static inline double tg_model_seconds(const tg_model_device *dev, const tg_model
 /* A stream-K rung (tg_rung.stream_k; the schedule: src/cuda/kernels/stream_k.cuh), never split:
  * SMs x blocks_per_sm blocks share the k steps of all tiles but the whole waves run before
  * them, so an SM's blocks take the rounds of whole tiles, then their even share of the rest,
- * each piece of a tile paying the row's wave_us; a tile shared by several blocks costs its
- * partials written and read back (at the streaming rate: an upper bound, they mostly stay in
- * L2), and the counters' memset a launch.  Its row's rates are those of the entry it runs a tile
- * at a time (tg_rung.model_as). */
+ * each piece of a tile paying the row's wave_us.  A tile shared by several blocks costs its
+ * pieces' partials written and read back (at the streaming rate: an upper bound, they mostly
+ * stay in L2), and the block that sums it reads them alone after its own work, at an SM's share
+ * of three times the streaming rate (L2): on an H200, 630x247x6904 (10 tiles of 128x128 in 27
+ * pieces each) ran 0.095 ms where the formula without that term said 0.066.  The counters'
+ * memset is a launch of its own.  The row's rates are those of the entry it runs a tile at a
+ * time (tg_rung.model_as). */
 static inline double tg_model_stream_k_seconds(const tg_model_device *dev,
                                                const tg_model_rung *row, int block_rows,
                                                int block_cols, int sm_count,
@@ -271,6 +274,7 @@ static inline double tg_model_stream_k_seconds(const tg_model_device *dev,
 {
     const double m = (double)p->m, n = (double)p->n, k = (double)p->k;
     const double batch = (double)p->batch;
+    const double per_us = dev->dram_gbs * 1e3; /* bytes a microsecond */
     const double held = blocks_per_sm > 1 ? blocks_per_sm : 1;
     const double blocks = (double)sm_count * held;
     const double tiles = tg_model_tiles(block_rows, block_cols, p) / batch; /* an item's */
@@ -279,15 +283,16 @@ static inline double tg_model_stream_k_seconds(const tg_model_device *dev,
     const double shared = tiles - whole_rounds * blocks;
     const double share = shared * ksteps / blocks; /* k steps a block */
     const double pieces = share >= ksteps ? ceil(share / ksteps) + 1.0 : 2.0;
-    const double rounds = held / row->occupancy;
+    const int cut = share < ksteps * shared; /* some tile is shared */
+    const double tile_bytes = 4.0 * block_rows * block_cols;
+    const double tile_pieces = (blocks + shared) / shared; /* of a shared tile, about */
+    const double summing_us = cut ? tile_pieces * tile_bytes / (3.0 * per_us / sm_count) : 0.0;
     const double compute_us =
-        batch * rounds * (whole_rounds * (row->wave_us + row->kstep_us * ksteps) +
-                          pieces * row->wave_us + row->kstep_us * share);
-    const double per_us = dev->dram_gbs * 1e3;
-    const double partials_us = share < ksteps * shared /* some tile is cut */
-                                   ? batch * 2.0 * 4.0 * block_rows * block_cols *
-                                         (blocks + shared) / per_us
-                                   : 0.0;
+        batch * ((held / row->occupancy) *
+                     (whole_rounds * (row->wave_us + row->kstep_us * ksteps) +
+                      pieces * row->wave_us + row->kstep_us * share) +
+                 summing_us);
+    const double partials_us = cut ? batch * 2.0 * tile_bytes * (blocks + shared) / per_us : 0.0;
     const double c_gbs = tg_model_c_wide(p) ? row->c_wide_gbs : row->c_gbs;
     const double memory_us = 4.0 * batch * (m * k + k * n + (p->beta != 0.0f) * m * n) / per_us +
                              4.0 * batch * m * n / (c_gbs * 1e3) + partials_us;
