@@ -306,6 +306,27 @@ int main(int argc, char **argv)
         EXPECT(tg_choose(&kH100, (tg_math)mode, -1, 0, &pair, &c) && c.split_k == 1,
                "a batch of two 32x32x100000 products split into %d slices (math %s)", c.split_k,
                tg_math_name((tg_math)mode));
+    /* Stream-K entries, which the corpus has not timed: never the planner's choice, but
+     * autotuning times the one the model puts fastest where it beats the choice by a tenth
+     * (1676x1296x1294 row-major NT: 84 tiles of ffma128x256 on 132 SMs, the formula's stream-K
+     * time 0.72 of the best split entry's). */
+    const tg_problem medium = {.m = 1676, .n = 1296, .k = 1294, .a_rs = 1294, .a_cs = 1,
+                               .b_rs = 1, .b_cs = 1294, .ldc = 1296, .batch = 1, .alpha = 1.0f,
+                               .A = (const float *)256, .B = (const float *)512,
+                               .C = (float *)1024};
+    EXPECT(tg_choose(&kH100, TG_MATH_STRICT_FMA, -1, 0, &medium, &c) &&
+               !tg_rungs[c.rung]->stream_k,
+           "1676x1296x1294 strict: the planner chose %s, which the corpus never timed",
+           tg_rungs[c.rung]->name);
+    {
+        tg_candidate list[8];
+        const int n = tg_autotune_candidates(&kH100, TG_MATH_STRICT_FMA, &medium, list, 8);
+        int streamed = 0;
+        for (int j = 0; j < n; ++j)
+            streamed += tg_rungs[list[j].rung]->stream_k && list[j].split_k == 1;
+        EXPECT(streamed == 1, "1676x1296x1294 strict: %d stream-K entries among autotuning's "
+                              "%d candidates, wanted 1", streamed, n);
+    }
     /* A card with rows of its own reads them in place of the H100's for the same calls, and
      * only it: each such call's own row is its nearest neighbour there (distance 0), the H100's
      * row of it never one; on an H100 the reverse. */

@@ -322,6 +322,9 @@ double tg_model_predict_ms(const tg_device_props *dev, int i, int slices, const 
  * the best of the first 8 of that list is within 2% of the best entry on 97% of calls in fp32,
  * against 94% for the first 8 (or 16) of the planner's own list. */
 #define UNMODELLED_LOG_GAP 0.3
+/* Autotuning also times the stream-K entry the model puts this far under the planner's choice
+ * (tg_autotune_candidates). */
+#define STREAM_K_AUTOTUNE_GAIN 0.9
 
 enum { kMaxCandidates = 64 * TG_MEASURED_SLOTS }; /* rungs x slice counts */
 
@@ -578,8 +581,20 @@ int tg_autotune_candidates(const tg_device_props *dev, tg_math math, const tg_pr
             fine = j;
     if (fine >= 0 && n < max)
         out[n++] = (tg_candidate){c[fine].rung, c[fine].slices, c[fine].seconds};
+    /* Third, the stream-K entry the model puts fastest, where it beats the choice by a tenth
+     * (its formula's error against the H200's stream-K calls, RMS of the log, cost_model.h):
+     * timing may take an entry the corpus has not timed yet, which the planner does not weigh. */
+    int streamed = -1;
+    for (int j = 0; j < count; ++j)
+        if (tg_rungs[c[j].rung]->stream_k && c[j].rung != out[0].rung &&
+            c[j].seconds < STREAM_K_AUTOTUNE_GAIN * out[0].seconds &&
+            (streamed < 0 || c[j].seconds < c[streamed].seconds))
+            streamed = j;
+    if (streamed >= 0 && n < max)
+        out[n++] = (tg_candidate){c[streamed].rung, c[streamed].slices, c[streamed].seconds};
     for (int j = 0; j < count && n < max && !isinf(c[j].score); ++j)
-        if ((c[j].rung != out[0].rung || c[j].slices != out[0].split_k) && j != fine)
+        if ((c[j].rung != out[0].rung || c[j].slices != out[0].split_k) && j != fine &&
+            j != streamed)
             out[n++] = (tg_candidate){c[j].rung, c[j].slices, c[j].seconds};
     return n;
 }
