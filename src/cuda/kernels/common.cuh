@@ -52,6 +52,13 @@ struct batch_item {
     }
 };
 
+/* The registry's plain launch of a rung with workspace (tg_rung.workspace_bytes), which the
+ * backend never calls: it calls launch_with_workspace. */
+static inline int launch_needs_workspace(const tg_problem *, void *)
+{
+    return (int)cudaErrorInvalidValue;
+}
+
 /* Batch item z of p as a problem of its own (batch 1), for launchers that run items one at a
  * time. */
 static inline tg_problem batch_item_problem(const tg_problem &p, int64_t z)

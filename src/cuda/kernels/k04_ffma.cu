@@ -213,7 +213,8 @@ __device__ __forceinline__ void ffma_tile_product(const tg_problem &p, const til
     constexpr int kSpreadSteps = BK / 2;
 
     extern __shared__ __align__(16) float smem[];
-    /* This block's tile of C (the grouped order for GROUP_M > 1), its loaders, the prologue */
+    /* The tile of C (given, or this block's in the grouped order for GROUP_M > 1), its
+     * loaders, the prologue */
     using Block = WarpTiledBlock<BM, BN, BK, STAGES, GROUP_M, LoadA, LoadB, WM, WN, kWarpsN,
                                  kLanesN>;
     Block block = tile ? Block(smem, p, threadIdx.x, *tile) : Block(smem, p, threadIdx.x);
@@ -434,9 +435,6 @@ size_t ffma_stream_k_workspace(const tg_problem *p)
     return stream_k_workspace_bytes((uint64_t)ceil_div(p->m, BM) * ceil_div(p->n, BN),
                                     stream_k_slots(kFfmaBlocksPerSm<THREADS>), BM * BN);
 }
-
-/* The registry's plain launch is never called for a rung with workspace. */
-[[maybe_unused]] int launch_needs_workspace(const tg_problem *, void *) { return (int)cudaErrorInvalidValue; }
 
 /* Why a stream-K entry cannot run p (NULL: it can): it counts tiles and k steps in 32 bits. */
 template <int BM, int BN, int BK>

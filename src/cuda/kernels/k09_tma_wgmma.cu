@@ -1172,9 +1172,6 @@ int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
     }
 }
 
-/* The registry's plain launch is never called for a rung with workspace. */
-int launch_needs_workspace(const tg_problem *, void *) { return (int)cudaErrorInvalidValue; }
-
 template <int BM, int BN>
 const char *tma_wgmma_unsupported(const tg_problem *p)
 {

@@ -1374,9 +1374,6 @@ int launch_with_workspace(const tg_problem *p, void *stream, void *workspace)
     return run(p, stream, workspace, 0);
 }
 
-/* The registry's plain launch is never called for a rung with workspace. */
-int launch_needs_workspace(const tg_problem *, void *) { return (int)cudaErrorInvalidValue; }
-
 const char *ozaki2_unsupported(const tg_problem *p)
 {
 #ifdef TG_BUILD_SM90A
