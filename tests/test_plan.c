@@ -327,6 +327,21 @@ int main(int argc, char **argv)
         EXPECT(streamed == 1, "1676x1296x1294 strict: %d stream-K entries among autotuning's "
                               "%d candidates, wanted 1", streamed, n);
     }
+    /* Where the tiles fill many waves, stream-K runs all but the last one or two whole, and
+     * its formula must come to about its base entry's unsplit time (8192^3: 4096 tiles of
+     * 128 x 128 on 264 slots), not a time of its own. */
+    {
+        const tg_problem square = {.m = 8192, .n = 8192, .k = 8192, .a_rs = 8192, .a_cs = 1,
+                                   .b_rs = 8192, .b_cs = 1, .ldc = 8192, .batch = 1,
+                                   .alpha = 1.0f, .A = (const float *)256,
+                                   .B = (const float *)512, .C = (float *)1024};
+        const int sk = tg_find_rung("ffma128x128_spread_sk");
+        const int base = tg_find_rung("ffma128x128_spread");
+        const double ratio = tg_model_predict_ms(&kH100, sk, 1, &square, 1) /
+                             tg_model_predict_ms(&kH100, base, 1, &square, 1);
+        EXPECT(sk >= 0 && base >= 0 && ratio > 0.9 && ratio < 1.1,
+               "8192^3: stream-K's formula %.3f times its base entry's unsplit", ratio);
+    }
     /* A card with rows of its own reads them in place of the H100's for the same calls, and
      * only it: each such call's own row is its nearest neighbour there (distance 0), the H100's
      * row of it never one; on an H100 the reverse. */
