@@ -78,6 +78,15 @@ typedef struct tg_rung {
     const char *model_as;
 } tg_rung;
 
+/* The tiles a stream-K launch of `blocks` blocks runs whole, before the blocks share the rest:
+ * all but the last one or two waves, where there are two or more (so no block's run crosses
+ * more than three tiles).  The kernels' schedule (stream_k.cuh) and the cost model
+ * (tg_model_stream_k_seconds) both count so. */
+static inline uint64_t tg_stream_k_whole_tiles(uint64_t tiles, uint64_t blocks)
+{
+    return tiles >= 2 * blocks ? (tiles / blocks - 1) * blocks : 0;
+}
+
 /* The name of the rung whose model row and correction rung r's predictions use: its own, or
  * model_as. */
 static inline const char *tg_rung_model_name(const tg_rung *r)

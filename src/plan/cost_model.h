@@ -44,7 +44,7 @@
 
 #include <math.h>
 
-#include "../cuda/registry.h" /* tg_phases */
+#include "../cuda/registry.h" /* tg_phases, tg_stream_k_whole_tiles */
 #include "../problem.h"
 #include "split_k.h"
 
@@ -201,17 +201,58 @@ static inline double tg_model_tiles(int block_rows, int block_cols, const tg_pro
            (double)p->batch;
 }
 
-/* Predicted seconds for p on a rung with this block tile and model row, cut into `slices`
- * slices of k (1: not split), on a GPU with sm_count SMs, moving staged_bytes through
- * workspace besides; phases: how its arithmetic and its memory traffic meet in time
- * (tg_rung.phases); blocks_per_sm: the rung's (tg_model_waves).  Inline: the
- * planner weighs up to a few hundred (rung, slices) pairs a call, and what does not depend on
- * the slices is hoisted out of its loop. */
+/* A stream-K rung (tg_rung.stream_k; the schedule: src/cuda/kernels/stream_k.cuh), never split:
+ * SMs x blocks_per_sm blocks share the k steps of all tiles but the whole waves run before
+ * them, so an SM's blocks take the rounds of whole tiles, then their even share of the rest,
+ * each piece of a tile paying the row's wave_us.  A tile shared by several blocks costs its
+ * pieces' partials written and read back (at the streaming rate: an upper bound, they mostly
+ * stay in L2), and the block that sums it reads them alone after its own work, at an SM's share
+ * of three times the streaming rate (L2): on an H200, 630x247x6904 (10 tiles of 128x128 in 27
+ * pieces each) ran 0.095 ms where the formula without that term said 0.066.  The counters'
+ * memset is a launch of its own.  The row's rates are those of the entry it runs a tile at a
+ * time (tg_rung.model_as). */
 static inline double tg_model_stream_k_seconds(const tg_model_device *dev,
                                                const tg_model_rung *row, int block_rows,
                                                int block_cols, int sm_count,
-                                               const tg_problem *p, int blocks_per_sm);
+                                               const tg_problem *p, int blocks_per_sm)
+{
+    const double m = (double)p->m, n = (double)p->n, k = (double)p->k;
+    const double batch = (double)p->batch;
+    const double per_us = dev->dram_gbs * 1e3; /* bytes a microsecond */
+    const double held = blocks_per_sm > 1 ? blocks_per_sm : 1;
+    const double blocks = (double)sm_count * held;
+    const double tiles = tg_model_tiles(block_rows, block_cols, p) / batch; /* an item's */
+    const double ksteps = tg_model_ksteps(k, row->bk);
+    const double whole_rounds =
+        (double)(tg_stream_k_whole_tiles((uint64_t)tiles, (uint64_t)blocks) / (uint64_t)blocks);
+    const double shared = tiles - whole_rounds * blocks;
+    const double share = shared * ksteps / blocks; /* k steps a block */
+    const double pieces = share >= ksteps ? ceil(share / ksteps) + 1.0 : 2.0;
+    const int cut = share < ksteps * shared; /* some tile is shared */
+    const double tile_bytes = 4.0 * block_rows * block_cols;
+    const double tile_pieces = (blocks + shared) / shared; /* of a shared tile, about */
+    const double summing_us = cut ? tile_pieces * tile_bytes / (3.0 * per_us / sm_count) : 0.0;
+    const double compute_us =
+        batch * ((held / row->occupancy) *
+                     (whole_rounds * (row->wave_us + row->kstep_us * ksteps) +
+                      pieces * row->wave_us + row->kstep_us * share) +
+                 summing_us);
+    const double partials_us = cut ? batch * 2.0 * tile_bytes * (blocks + shared) / per_us : 0.0;
+    const double c_gbs = tg_model_c_wide(p) ? row->c_wide_gbs : row->c_gbs;
+    const double memory_us = 4.0 * batch * (m * k + k * n + (p->beta != 0.0f) * m * n) / per_us +
+                             4.0 * batch * m * n / (c_gbs * 1e3) + partials_us;
+    const double us = 2.0 * dev->launch_us * batch + /* the memset and the kernel */
+                      (compute_us > memory_us ? compute_us : memory_us);
+    return us * 1e-6;
+}
 
+/* Predicted seconds for p on a rung with this block tile and model row, cut into `slices`
+ * slices of k (1: not split), on a GPU with sm_count SMs, moving staged_bytes through
+ * workspace besides; phases: how its arithmetic and its memory traffic meet in time
+ * (tg_rung.phases); blocks_per_sm: the rung's (tg_model_waves); stream_k: the rung runs by
+ * stream-K (tg_rung.stream_k), timed by tg_model_stream_k_seconds instead.  Inline: the
+ * planner weighs up to a few hundred (rung, slices) pairs a call, and what does not depend on
+ * the slices is hoisted out of its loop. */
 static inline double tg_model_seconds(const tg_model_device *dev, const tg_model_rung *row, int block_rows,
                         int block_cols, int sm_count, const tg_problem *p, int slices,
                         double staged_bytes, tg_phases phases, int blocks_per_sm, int stream_k)
@@ -254,50 +295,6 @@ static inline double tg_model_seconds(const tg_model_device *dev, const tg_model
                                    (row->wave_us + row->kstep_us * tg_model_ksteps((double)cut.tail, row->bk));
     if (slices > 1) /* the reduction reads every partial product and writes C */
         us += dev->launch_us + 4.0 * m * n * (partials + 1.0 + (p->beta != 0.0f)) / per_us;
-    return us * 1e-6;
-}
-
-/* A stream-K rung (tg_rung.stream_k; the schedule: src/cuda/kernels/stream_k.cuh), never split:
- * SMs x blocks_per_sm blocks share the k steps of all tiles but the whole waves run before
- * them, so an SM's blocks take the rounds of whole tiles, then their even share of the rest,
- * each piece of a tile paying the row's wave_us.  A tile shared by several blocks costs its
- * pieces' partials written and read back (at the streaming rate: an upper bound, they mostly
- * stay in L2), and the block that sums it reads them alone after its own work, at an SM's share
- * of three times the streaming rate (L2): on an H200, 630x247x6904 (10 tiles of 128x128 in 27
- * pieces each) ran 0.095 ms where the formula without that term said 0.066.  The counters'
- * memset is a launch of its own.  The row's rates are those of the entry it runs a tile at a
- * time (tg_rung.model_as). */
-static inline double tg_model_stream_k_seconds(const tg_model_device *dev,
-                                               const tg_model_rung *row, int block_rows,
-                                               int block_cols, int sm_count,
-                                               const tg_problem *p, int blocks_per_sm)
-{
-    const double m = (double)p->m, n = (double)p->n, k = (double)p->k;
-    const double batch = (double)p->batch;
-    const double per_us = dev->dram_gbs * 1e3; /* bytes a microsecond */
-    const double held = blocks_per_sm > 1 ? blocks_per_sm : 1;
-    const double blocks = (double)sm_count * held;
-    const double tiles = tg_model_tiles(block_rows, block_cols, p) / batch; /* an item's */
-    const double ksteps = tg_model_ksteps(k, row->bk);
-    const double whole_rounds = tiles >= 2.0 * blocks ? floor(tiles / blocks) - 1.0 : 0.0;
-    const double shared = tiles - whole_rounds * blocks;
-    const double share = shared * ksteps / blocks; /* k steps a block */
-    const double pieces = share >= ksteps ? ceil(share / ksteps) + 1.0 : 2.0;
-    const int cut = share < ksteps * shared; /* some tile is shared */
-    const double tile_bytes = 4.0 * block_rows * block_cols;
-    const double tile_pieces = (blocks + shared) / shared; /* of a shared tile, about */
-    const double summing_us = cut ? tile_pieces * tile_bytes / (3.0 * per_us / sm_count) : 0.0;
-    const double compute_us =
-        batch * ((held / row->occupancy) *
-                     (whole_rounds * (row->wave_us + row->kstep_us * ksteps) +
-                      pieces * row->wave_us + row->kstep_us * share) +
-                 summing_us);
-    const double partials_us = cut ? batch * 2.0 * tile_bytes * (blocks + shared) / per_us : 0.0;
-    const double c_gbs = tg_model_c_wide(p) ? row->c_wide_gbs : row->c_gbs;
-    const double memory_us = 4.0 * batch * (m * k + k * n + (p->beta != 0.0f) * m * n) / per_us +
-                             4.0 * batch * m * n / (c_gbs * 1e3) + partials_us;
-    const double us = 2.0 * dev->launch_us * batch + /* the memset and the kernel */
-                      (compute_us > memory_us ? compute_us : memory_us);
     return us * 1e-6;
 }
 

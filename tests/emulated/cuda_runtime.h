@@ -163,15 +163,9 @@ inline unsigned long long atomicMax(unsigned long long *at, unsigned long long v
     *at = v > old ? v : old;
     return old;
 }
-inline unsigned long long atomicAdd(unsigned long long *at, unsigned long long v)
+template <class T> inline T atomicAdd(T *at, T v)
 {
-    const unsigned long long old = *at;
-    *at = old + v;
-    return old;
-}
-inline unsigned atomicAdd(unsigned *at, unsigned v)
-{
-    const unsigned old = *at;
+    const T old = *at;
     *at = old + v;
     return old;
 }

@@ -28,6 +28,8 @@
 
 #include <cuda_runtime.h>
 
+#include "../registry.h" /* tg_stream_k_whole_tiles */
+
 /* The fewest k steps a block's run is given: a segment costs its pipeline's fill and, when
  * shared, a partial product written and read back, which a few steps would not repay. */
 constexpr uint32_t kStreamKMinSteps = 8;
@@ -95,10 +97,7 @@ static inline StreamK stream_k_schedule(uint32_t tiles_m, uint32_t tiles_n, uint
 {
     StreamK s{tiles_m, tiles_n, steps, slots > 0 ? slots : 1, 0, 0};
     const uint64_t tiles = (uint64_t)tiles_m * tiles_n;
-    /* Two waves or more: all but the last one or two run whole (the shared part then spans 1
-     * to 2 waves of tiles, so no block has more than three segments). */
-    if (tiles >= 2 * (uint64_t)s.blocks)
-        s.dp_tiles = (uint32_t)((tiles / s.blocks - 1) * s.blocks);
+    s.dp_tiles = (uint32_t)tg_stream_k_whole_tiles(tiles, s.blocks);
     s.units = (tiles - s.dp_tiles) * steps;
     const uint64_t most = s.units / kStreamKMinSteps;
     if (s.dp_tiles == 0 && most < s.blocks)

@@ -379,7 +379,9 @@ struct WarpTiledBlock {
         pipeline_prologue<STAGES, BK>(load_a, load_b, As, Bs, p);
     }
 
-    /* The same for a given tile (rung 4's stream-K blocks run several). */
+    /* The same for a given tile (rung 4's stream-K blocks run several).  The constructor above
+     * keeps initializers of its own: delegating to this one moved the tile's arithmetic ahead
+     * of the kernel's parameter loads in the PTX of every warp-tiled rung (rungs 3 to 5). */
     __device__ __forceinline__ WarpTiledBlock(float *smem, const tg_problem &p, int tid,
                                               tile_index tile)
         : As(smem), Bs(smem + STAGES * LOAD_A::kTileFloats),
