@@ -1,6 +1,6 @@
 /* Split-K is bit-reproducible: the same call, 10 times, gives the same bits, whether auto
  * splits it (small outputs with long k) or the slices are forced, on FFMA and tensor-core
- * rungs.  The partial products are summed in a fixed order (backend.cu, reduce_split_k), never
+ * rungs.  The partial products are summed in a fixed order (kernels/split_k_reduce.cuh), never
  * by atomics.  Each result is also checked against float64 so that a stable wrong answer fails,
  * and Inf and NaN in a tail the reduction sums must give float64's classes.
  * Skips (77) without a GPU. */

@@ -18,6 +18,7 @@
 #include "../staging.h"
 #include "backend.h"
 #include "kernels/common.cuh" /* store_result: the one rule for writing C */
+#include "kernels/split_k_reduce.cuh"
 #include "registry.h"
 
 #define TG_CUDA_CHECK(h, expr)                                                                   \
@@ -189,68 +190,6 @@ tg_status launch_scale(tg_handle *h, const tg_problem &p)
     return TG_SUCCESS;
 }
 
-/* Split-K's last step: C = alpha * (sum of the partial products) + beta * C.  A block takes 32
- * consecutive elements (threadIdx.x, so each partial is read in 128-byte lines); its
- * kReduceLanes rows of threads (threadIdx.y) sum the slices y, y + kReduceLanes, ... in order,
- * then, where the tail is folded (tail.k > 0, split_k.h), its terms y, y + kReduceLanes, ...;
- * row 0 adds the rows' sums in order: hundreds of slices are summed in parallel, always in the
- * same order, so a result is bit-for-bit the same on every run. */
-constexpr int kReduceLanes = 8;
-
-/* Element e's row and column in an item of n columns: by 32-bit division where the item's
- * elements allow, since the 64-bit one is a long routine and every lane of a folded tail needs
- * it (in each of 8 lanes it cost 19656 x 121 x 2465 in 3 slices 10% of its time, H200). */
-__device__ __forceinline__ void element_place(int64_t e, int64_t n, int64_t per_item,
-                                              int64_t *row, int64_t *col)
-{
-    if (per_item <= UINT32_MAX) {
-        const uint32_t r = (uint32_t)e / (uint32_t)n;
-        *row = r, *col = (uint32_t)e - r * (uint32_t)n;
-    } else {
-        *row = e / n, *col = e % n;
-    }
-}
-
-/* As many blocks an SM as its threads allow (8 on sm_80 and sm_90, 2048 threads; fewer
- * elsewhere): its loads are what hides their latency, and at 40 registers (6 blocks) 777 x 777
- * x 12000 in 8 slices took 4% longer (H200).  The bound holds it to 32 without spills. */
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
-constexpr int kReduceBlocksPerSM = 8;
-#else
-constexpr int kReduceBlocksPerSM = 1024 / (32 * kReduceLanes);
-#endif
-__global__ void __launch_bounds__(32 * kReduceLanes, kReduceBlocksPerSM)
-    reduce_split_k(const tg_problem p, const float *partials, int64_t count,
-                   const tg_problem tail)
-{
-    __shared__ float row_sums[kReduceLanes][32];
-    const int64_t per_item = p.m * p.n;
-    for (int64_t base = blockIdx.x * (int64_t)32; base < per_item; base += gridDim.x * (int64_t)32) {
-        const int64_t e = base + threadIdx.x;
-        float sum = 0.0f;
-        int64_t row = 0, col = 0;
-        if (e < per_item) {
-            for (int64_t s = threadIdx.y; s < count; s += kReduceLanes)
-                sum += partials[s * per_item + e];
-            if (tail.k > 0 || threadIdx.y == 0)
-                element_place(e, p.n, per_item, &row, &col);
-            const float *const a = tail.A + row * tail.a_rs;
-            const float *const b = tail.B + col * tail.b_cs;
-            for (int64_t q = threadIdx.y; q < tail.k; q += kReduceLanes)
-                sum = fmaf(a[q * tail.a_cs], b[q * tail.b_rs], sum);
-        }
-        row_sums[threadIdx.y][threadIdx.x] = sum;
-        __syncthreads();
-        if (threadIdx.y == 0 && e < per_item) {
-            float total = row_sums[0][threadIdx.x];
-            for (int y = 1; y < kReduceLanes; ++y)
-                total += row_sums[y][threadIdx.x];
-            store_result(p.C + row * p.ldc + col, total, p.alpha, p.beta);
-        }
-        __syncthreads();
-    }
-}
-
 /* Under graph capture workspace cannot be allocated, and the wait for its last use and the
  * record of this one become external event nodes. */
 tg_status stream_capturing(tg_handle *h, bool *capturing)
@@ -356,8 +295,7 @@ tg_status launch_split_k(tg_handle *h, const tg_rung &rung, const tg_problem &p,
         if (split.tail.k > 0 && (s = launch_rung(h, rung, split.tail)) != TG_SUCCESS)
             return s;
     }
-    reduce_split_k<<<blocks_for(p.m * p.n, 32), dim3(32, kReduceLanes), 0, stream_of(h)>>>(
-        p, workspace, split.partials, folded);
+    split_k_reduce::launch_reduce_split_k(p, workspace, split.partials, folded, stream_of(h));
     TG_CUDA_CHECK(h, cudaGetLastError());
     return record_workspace_use(h, capturing);
 }
