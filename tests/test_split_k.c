@@ -60,7 +60,8 @@ static void check_split(tg_layout layout, tg_op ta, tg_op tb, int64_t m, int64_t
            slices, (long long)split.full.batch, (long long)split.slice_k,
            (long long)split.tail.k);
     /* A short tail is summed by the reduction, a long one runs on its own into a partial. */
-    const int folds = split.tail.k > 0 && (double)m * n * split.tail.k <= TG_SPLIT_K_FOLD_MOST;
+    const int folds = split.tail.k > 0 && (split.tail.k <= TG_SPLIT_K_FOLD_TERMS ||
+                                           (double)m * n * split.tail.k <= TG_SPLIT_K_FOLD_MOST);
     EXPECT(split.tail_folded == folds &&
                split.partials == split.full.batch + (split.tail.k > 0 && !folds) &&
                tg_split_k_workspace(&p, slices) == split.partials * m * n,
@@ -70,7 +71,7 @@ static void check_split(tg_layout layout, tg_op ta, tg_op tb, int64_t m, int64_t
     tg_ref_sgemm(&split.full);
     if (split.tail.k > 0 && !split.tail_folded)
         tg_ref_sgemm(&split.tail);
-    /* The reduction, as the GPU's reduce_split_k does it: lane y sums the partials y, y + 8,
+    /* The reduction, as split_k_reduce.cuh orders it: lane y sums the partials y, y + 8,
      * ..., then a folded tail's terms y, y + 8, ...; the lanes' sums are added in order. */
     const tg_problem *t = &split.tail;
     for (int64_t i = 0; i < p.m; ++i)
@@ -147,5 +148,7 @@ int main(void)
         }
     /* a tail of 31 under 600 x 600 outputs: too many terms to fold, it runs on its own */
     check_split(TG_COL_MAJOR, TG_TRANS, TG_NO_TRANS, 600, 600, 831, 8, 1.0f, 0.5f, seed++);
+    /* a tail of 7 under 800 x 760 outputs (4.3 million terms): folded, at most 8 an output */
+    check_split(TG_ROW_MAJOR, TG_NO_TRANS, TG_TRANS, 800, 760, 87, 2, 1.0f, 0.0f, seed++);
     return tg_test_result("test_split_k");
 }

@@ -55,21 +55,24 @@ static inline int tg_split_k_next(int slices)
 /* Whether a count lies between the powers of two (3, 5, 6 or 7 of those weighed). */
 static inline int tg_split_k_fine(int slices) { return (slices & (slices - 1)) != 0; }
 
-/* A tail whose products number at most this (m x n x its k) is summed by the reduction itself,
- * each output's few terms read from op(A) and op(B), instead of running as a launch of its own
- * after the batch: a launch waits for the batch to drain, and rung 9's (its planes, its ring,
+/* A tail is summed by the reduction itself, each output's few terms read from op(A) and op(B),
+ * instead of running as a launch of its own after the batch, where it has at most
+ * TG_SPLIT_K_FOLD_TERMS terms an output (one round of the reduction's lanes) or at most
+ * TG_SPLIT_K_FOLD_MOST products (m x n x its k).  A launch waits for the batch to drain and
+ * writes a partial of all of C that the reduction reads again: rung 9's (its planes, its ring,
  * one block an SM) took 7-10 us where the batch took 15-50 (H200, 154x174x11511 and
- * 156x176x11512 at 16 and 32 slices), an FFMA rung's about 3 us.  The reduction's reads cost
- * about a microsecond a million terms: at 350 x 350 x 31 (3.8 million) a skinny rung's own
- * launch costs as much, rung 9's and ffma128x128's 20% of the call more
- * (bench/results/split-k/tail-fold/). */
+ * 156x176x11512 at 16 and 32 slices), 27 us at 343 x 4018 with a tail of 4 (H200, ncu); an
+ * FFMA rung's about 3 us at small outputs.  Past one round a term costs about a microsecond a
+ * million: at 350 x 350 x 31 (3.8 million) a skinny rung's own launch costs as much, rung 9's
+ * and ffma128x128's 20% of the call more (bench/results/split-k/tail-fold/). */
+#define TG_SPLIT_K_FOLD_TERMS 8
 #define TG_SPLIT_K_FOLD_MOST (4.0 * 1024 * 1024)
 
 typedef struct tg_split_k {
     int64_t slice_k;     /* k of each full slice, a multiple of TG_SPLIT_K_ALIGN */
     tg_problem full;     /* the full slices as one batch; full.batch of them */
     tg_problem tail;     /* the remaining k % slice_k, or tail.k == 0 when there is none */
-    int tail_folded;     /* the reduction sums the tail's terms (TG_SPLIT_K_FOLD_MOST): no launch */
+    int tail_folded;     /* the reduction sums the tail's terms (tg_split_k_tail_folds): no launch */
     int64_t partials;    /* full.batch, + 1 for a tail run as a launch: m x n partial products in
                           * workspace */
 } tg_split_k;
@@ -78,7 +81,8 @@ typedef struct tg_split_k {
  * above).  An unsplit cut has no tail. */
 static inline int tg_split_k_tail_folds(const tg_problem *p, tg_split_k_lengths l)
 {
-    return l.tail > 0 && (double)p->m * (double)p->n * (double)l.tail <= TG_SPLIT_K_FOLD_MOST;
+    return l.tail > 0 && (l.tail <= TG_SPLIT_K_FOLD_TERMS ||
+                          (double)p->m * (double)p->n * (double)l.tail <= TG_SPLIT_K_FOLD_MOST);
 }
 
 /* What `tilegemm explain` says of p cut into `slices`: the slices, the tail and where it is
