@@ -8,7 +8,7 @@
  * whichever it picks (the few form past 8 partials on 64K outputs and more), on 1 to 20.  Partials are wide-ranged
  * and cancelling, with signed zeros and a few Inf and NaN; tails of 0 to 19 terms; C with a
  * padded leading dimension (its padding must stay as it was) and an output count that is not
- * a multiple of a block's.
+ * a multiple of a block's (the row past C must stay as it was too).
  * Exit status 0 when every case matches.
  */
 #include <cmath>
@@ -88,7 +88,7 @@ int run(const Case &c, Form form)
         x = draw();
     for (float &x : b)
         x = draw();
-    std::vector<float> c_in(c.m * ldc);
+    std::vector<float> c_in((c.m + 1) * ldc); /* a row past C: nothing may write there */
     for (float &x : c_in) /* beta = 0 must not read C: NaN there would show */
         x = c.beta == 0.0f ? NAN : draw();
     tg_problem p{};
@@ -112,7 +112,7 @@ int run(const Case &c, Form form)
         launch_reduce_split_k(p, partials.data(), c.count, tail, 0);
 
     int bad = 0;
-    for (int64_t i = 0; i < c.m * ldc; ++i)
+    for (int64_t i = 0; i < (c.m + 1) * ldc; ++i)
         if (!same_bits(got[i], want[i]) && bad++ < 3)
             std::printf("  %s %lldx%lld, %lld partials, tail %lld, beta %g: element %lld "
                         "(row %lld, column %lld) %a, expected %a\n",
