@@ -128,12 +128,6 @@ tg_status stage_operand(tg_handle *h, tg_slot slot, int64_t rows, int64_t cols, 
     return TG_SUCCESS;
 }
 
-/* Blocks for a grid-stride loop over `elements`. */
-unsigned blocks_for(int64_t elements, int threads)
-{
-    return (unsigned)std::min<int64_t>((elements + threads - 1) / threads, 65535);
-}
-
 /* C = beta * C for the calls where alpha or k is 0; beta = 0 writes zeros without reading. */
 __global__ void scale_c(const tg_problem p)
 {
@@ -185,7 +179,7 @@ tg_status require_gpu_code(tg_handle *h)
 tg_status launch_scale(tg_handle *h, const tg_problem &p)
 {
     const int threads = 256;
-    scale_c<<<blocks_for(p.m * p.n * p.batch, threads), threads, 0, stream_of(h)>>>(p);
+    scale_c<<<grid_stride_blocks(p.m * p.n * p.batch, threads), threads, 0, stream_of(h)>>>(p);
     TG_CUDA_CHECK(h, cudaGetLastError());
     return TG_SUCCESS;
 }

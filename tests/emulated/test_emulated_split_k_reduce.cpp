@@ -5,10 +5,10 @@
  * folded tail's terms y, y + 8, ... (fmaf); the lanes' sums are added in lane order; then
  * C = alpha * sum + beta * C, C never read where beta = 0.  Both forms must give those bits
  * exactly (NaN for NaN): both forms directly on 1 to 20 partials, and launch_reduce_split_k,
- * whichever it picks (the few form past 8 partials on 64K outputs and more), on 1 to 20.  Partials are wide-ranged
- * and cancelling, with signed zeros and a few Inf and NaN; tails of 0 to 19 terms; C with a
- * padded leading dimension (its padding must stay as it was) and an output count that is not
- * a multiple of a block's (the row past C must stay as it was too).
+ * whichever it picks (the few form past 8 partials on 64K outputs and more), on 1 to 20.
+ * Partials are wide-ranged and cancelling, with signed zeros and a few Inf and NaN; tails of 0
+ * to 19 terms; C with a padded leading dimension (its padding must stay as it was) and an
+ * output count that is not a multiple of a block's (the row past C must stay as it was too).
  * Exit status 0 when every case matches.
  */
 #include <cmath>
@@ -103,11 +103,12 @@ int run(const Case &c, Form form)
     expected(p, partials, c.count, tail, want);
     p.C = got.data();
     if (form == kFew)
-        reduce_split_k_few->*emu_config(grid_for(per_item, kFewThreads), kFewThreads)(
-            p, partials.data(), c.count, tail);
+        reduce_split_k_few->*emu_config(grid_stride_blocks(per_item, kFewThreads),
+                                        kFewThreads)(p, partials.data(), c.count, tail);
     else if (form == kLanes)
-        reduce_split_k_lanes->*emu_config(grid_for(per_item, 32), dim3(32, kReduceLanes))(
-            p, partials.data(), c.count, tail);
+        reduce_split_k_lanes->*emu_config(grid_stride_blocks(per_item, 32),
+                                          dim3(32, kReduceLanes))(p, partials.data(), c.count,
+                                                                  tail);
     else
         launch_reduce_split_k(p, partials.data(), c.count, tail, 0);
 

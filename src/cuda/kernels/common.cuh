@@ -139,6 +139,13 @@ constexpr int kMinBlocks = 65536 / (THREADS * 128);
 
 static inline unsigned ceil_div(int64_t a, int64_t b) { return (unsigned)((a + b - 1) / b); }
 
+/* Blocks for a grid-stride loop over `elements`, `per_block` a block a pass: at most 65535. */
+static inline unsigned grid_stride_blocks(int64_t elements, int per_block)
+{
+    const int64_t blocks = (elements + per_block - 1) / per_block;
+    return (unsigned)(blocks < 65535 ? blocks : 65535);
+}
+
 /* A block's tile of C: row m, column n of the grid of tiles. */
 struct tile_index {
     unsigned m, n;

@@ -156,13 +156,6 @@ __global__ void __launch_bounds__(kFewThreads, 6)
  * slices of 32 x 32 outputs); from this many outputs a thread each fills the GPU. */
 constexpr int64_t kFewLeastOutputs = 64 * 1024;
 
-/* Blocks for a grid-stride loop over `elements`. */
-inline unsigned grid_for(int64_t elements, int per_block)
-{
-    const int64_t blocks = (elements + per_block - 1) / per_block;
-    return (unsigned)(blocks < 65535 ? blocks : 65535);
-}
-
 /* The reduction of p's `count` partials at `partials` (and its folded tail: tail.k 0 for
  * none), on `stream`. */
 inline void launch_reduce_split_k(const tg_problem &p, const float *partials, int64_t count,
@@ -170,11 +163,11 @@ inline void launch_reduce_split_k(const tg_problem &p, const float *partials, in
 {
     const int64_t per_item = p.m * p.n;
     if (count <= kReduceLanes || per_item >= kFewLeastOutputs)
-        reduce_split_k_few<<<grid_for(per_item, kFewThreads), kFewThreads, 0, stream>>>(
-            p, partials, count, tail);
+        reduce_split_k_few<<<grid_stride_blocks(per_item, kFewThreads), kFewThreads, 0,
+                             stream>>>(p, partials, count, tail);
     else
-        reduce_split_k_lanes<<<grid_for(per_item, 32), dim3(32, kReduceLanes), 0, stream>>>(
-            p, partials, count, tail);
+        reduce_split_k_lanes<<<grid_stride_blocks(per_item, 32), dim3(32, kReduceLanes), 0,
+                               stream>>>(p, partials, count, tail);
 }
 
 } // namespace split_k_reduce
