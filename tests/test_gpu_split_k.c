@@ -1,6 +1,8 @@
 /* Split-K is bit-reproducible: the same call, 10 times, gives the same bits, whether auto
  * splits it (small outputs with long k) or the slices are forced, on FFMA and tensor-core
- * rungs.  The partial products are summed in a fixed order (kernels/split_k_reduce.cuh), never
+ * rungs, and so does the call captured into a CUDA graph and replayed (where the reduction's
+ * dependent launch, kernels/dependent_launch.cuh, becomes a programmatic edge of the graph).
+ * The partial products are summed in a fixed order (kernels/split_k_reduce.cuh), never
  * by atomics.  Each result is also checked against float64 so that a stable wrong answer fails,
  * and Inf and NaN in a tail the reduction sums must give float64's classes.
  * Skips (77) without a GPU. */
@@ -57,6 +59,38 @@ static void form_of(const char *form, tg_layout *layout, tg_op *ta, tg_op *tb)
     *tb = form && form[5] == 'T' ? TG_TRANS : TG_NO_TRANS;
 }
 
+/* The call captured on the handle's stream into a graph, replayed over a poisoned C: whether
+ * it gave the bits `want` (into `got`). */
+static int replay_matches(tg_handle *h, tg_layout layout, tg_op ta, tg_op tb, const split_case *c,
+                          const float *dA, int64_t lda, const float *dB, int64_t ldb, float *dC,
+                          int64_t ldc, const float *want, float *got)
+{
+    const size_t bytes = (size_t)(c->m * c->n) * sizeof(float);
+    cudaStream_t stream = (cudaStream_t)tg_get_stream(h);
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    if (cudaMemset(dC, 0xff, bytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess ||
+        cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
+        return 0;
+    const tg_status s =
+        tg_sgemm(h, layout, ta, tb, c->m, c->n, c->k, 1.0f, dA, lda, dB, ldb, 0.0f, dC, ldc);
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+    int ok = s == TG_SUCCESS && ended == cudaSuccess &&
+             cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess &&
+             cudaGraphLaunch(exec, stream) == cudaSuccess &&
+             cudaStreamSynchronize(stream) == cudaSuccess &&
+             cudaMemcpy(got, dC, bytes, cudaMemcpyDeviceToHost) == cudaSuccess &&
+             memcmp(want, got, bytes) == 0;
+    if (s != TG_SUCCESS)
+        printf("  the captured call: %s\n", tg_last_error(h));
+    if (exec)
+        cudaGraphExecDestroy(exec);
+    if (graph)
+        cudaGraphDestroy(graph);
+    (void)cudaGetLastError();
+    return ok;
+}
+
 static int run_case(tg_handle *h, const split_case *c, uint64_t *seed)
 {
     const size_t a_n = (size_t)(c->m * c->k), b_n = (size_t)(c->k * c->n), c_n = (size_t)(c->m * c->n);
@@ -95,6 +129,8 @@ static int run_case(tg_handle *h, const split_case *c, uint64_t *seed)
                 identical &= memcmp(first, again, c_n * sizeof(float)) == 0;
         }
     }
+    const int replayed = s == TG_SUCCESS && replay_matches(h, layout, ta, tb, c, dA, lda, dB, ldb,
+                                                           dC, ldc, first, again);
     char explain[2048] = "";
     tg_explain(h, layout, ta, tb, c->m, c->n, c->k, dA, lda, dB, ldb, dC, ldc, explain,
                sizeof explain);
@@ -103,6 +139,8 @@ static int run_case(tg_handle *h, const split_case *c, uint64_t *seed)
            (long long)c->k, tg_last_error(h));
     EXPECT(identical, "%s (ran %s) %lldx%lldx%lld: results differ between runs", c->algo, ran,
            (long long)c->m, (long long)c->n, (long long)c->k);
+    EXPECT(replayed, "%s (ran %s) %lldx%lldx%lld: the call replayed from a CUDA graph differs",
+           c->algo, ran, (long long)c->m, (long long)c->n, (long long)c->k);
     EXPECT(split, "%s %lldx%lldx%lld was not split:\n%s", c->algo, (long long)c->m,
            (long long)c->n, (long long)c->k, explain);
     /* Against float64, sampled: reproducible must also mean right. */
@@ -116,10 +154,10 @@ static int run_case(tg_handle *h, const split_case *c, uint64_t *seed)
         c->math == TG_MATH_TF32 ? 1.0 + 0x1.0p-9 / ((double)(c->k + 2) * FLT_EPSILON) : 1.0;
     EXPECT(e.worst_scaled <= limit, "%s (ran %s) %lldx%lldx%lld: worst scaled error %.3g", c->algo,
            ran, (long long)c->m, (long long)c->n, (long long)c->k, e.worst_scaled);
-    printf("  %-12s %-6s %-6s %6lldx%-5lldx%-6lld ran %-12s %s, worst scaled error %.3g\n",
+    printf("  %-12s %-6s %-6s %6lldx%-5lldx%-6lld ran %-12s %s, %s, worst scaled error %.3g\n",
            c->algo, tg_math_name(c->math), c->form ? c->form : "row NN", (long long)c->m,
            (long long)c->n, (long long)c->k, ran, identical ? "bit-identical x10" : "DIFFERS",
-           e.worst_scaled);
+           replayed ? "graph replay identical" : "GRAPH REPLAY DIFFERS", e.worst_scaled);
     cudaFree(dev);
     free(host);
     return 1;

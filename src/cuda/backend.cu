@@ -217,8 +217,11 @@ tg_status record_workspace_use(tg_handle *h, bool capturing)
 }
 
 /* A rung with its own workspace (tg_rung.workspace_bytes): the handle's rung slot, grown on
- * demand like split-K's. */
-tg_status launch_with_workspace(tg_handle *h, const tg_rung &rung, const tg_problem &p)
+ * demand like split-K's.  `within_split`: split-K's launch waits for the workspace and records
+ * its use around the whole call, so that no event comes between the product and the reduction
+ * launched dependently on it. */
+tg_status launch_with_workspace(tg_handle *h, const tg_rung &rung, const tg_problem &p,
+                                bool within_split)
 {
     bool capturing = false;
     tg_status s = stream_capturing(h, &capturing);
@@ -232,14 +235,15 @@ tg_status launch_with_workspace(tg_handle *h, const tg_rung &rung, const tg_prob
                        rung.name, bytes);
     float *workspace = nullptr;
     if ((s = reserve(h, TG_SLOT_RUNG, bytes, &workspace)) != TG_SUCCESS ||
-        (s = await_workspace(h, capturing)) != TG_SUCCESS)
+        (!within_split && (s = await_workspace(h, capturing)) != TG_SUCCESS))
         return s;
     TG_CUDA_CHECK(h, (cudaError_t)rung.launch_with_workspace(&p, h->stream, workspace));
-    return record_workspace_use(h, capturing);
+    return within_split ? TG_SUCCESS : record_workspace_use(h, capturing);
 }
 
 /* Launches the rung over slices that keep grid.y and grid.z inside their limits. */
-tg_status launch_rung(tg_handle *h, const tg_rung &rung, const tg_problem &p)
+tg_status launch_rung(tg_handle *h, const tg_rung &rung, const tg_problem &p,
+                      bool within_split = false)
 {
     const int64_t max_rows = kMaxGridYZ * rung.block_rows;
     for (int64_t b0 = 0; b0 < p.batch; b0 += kMaxGridYZ) {
@@ -251,7 +255,7 @@ tg_status launch_rung(tg_handle *h, const tg_rung &rung, const tg_problem &p)
             slice.B = p.B + b0 * p.stride_b;
             slice.C = p.C + b0 * p.stride_c + r0 * p.ldc;
             if (rung.workspace_bytes) {
-                const tg_status s = launch_with_workspace(h, rung, slice);
+                const tg_status s = launch_with_workspace(h, rung, slice, within_split);
                 if (s != TG_SUCCESS)
                     return s;
             } else {
@@ -281,16 +285,17 @@ tg_status launch_split_k(tg_handle *h, const tg_rung &rung, const tg_problem &p,
         return s;
     tg_split_k split;
     tg_split_k_make(&p, slices, workspace, &split);
-    if ((s = launch_rung(h, rung, split.full)) != TG_SUCCESS)
+    if ((s = launch_rung(h, rung, split.full, true)) != TG_SUCCESS)
         return s;
     tg_problem folded = split.tail;
     if (!split.tail_folded) {
         folded.k = 0;
-        if (split.tail.k > 0 && (s = launch_rung(h, rung, split.tail)) != TG_SUCCESS)
+        if (split.tail.k > 0 && (s = launch_rung(h, rung, split.tail, true)) != TG_SUCCESS)
             return s;
     }
-    split_k_reduce::launch_reduce_split_k(p, workspace, split.partials, folded, stream_of(h));
-    TG_CUDA_CHECK(h, cudaGetLastError());
+    TG_CUDA_CHECK(h, split_k_reduce::launch_reduce_split_k(p, workspace, split.partials, folded,
+                                                           h->compute_capability >= 90,
+                                                           stream_of(h)));
     return record_workspace_use(h, capturing);
 }
 

@@ -5,7 +5,8 @@
  * folded tail's terms y, y + 8, ... (fmaf); the lanes' sums are added in lane order; then
  * C = alpha * sum + beta * C, C never read where beta = 0.  Both forms must give those bits
  * exactly (NaN for NaN): both forms directly on 1 to 20 partials, and launch_reduce_split_k,
- * whichever it picks (the few form past 8 partials on 64K outputs and more), on 1 to 20.
+ * whichever it picks (the few form past 8 partials on 64K outputs and more), on 1 to 20,
+ * launched dependently (dependent_launch.cuh's twin) on even counts and plainly on odd ones.
  * Partials are wide-ranged and cancelling, with signed zeros and a few Inf and NaN; tails of 0
  * to 19 terms; C with a padded leading dimension (its padding must stay as it was) and an
  * output count that is not a multiple of a block's (the row past C must stay as it was too).
@@ -109,10 +110,11 @@ int run(const Case &c, Form form)
         reduce_split_k_lanes->*emu_config(grid_stride_blocks(per_item, 32),
                                           dim3(32, kReduceLanes))(p, partials.data(), c.count,
                                                                   tail);
-    else
-        launch_reduce_split_k(p, partials.data(), c.count, tail, 0);
-
     int bad = 0;
+    if (form == kPicked && launch_reduce_split_k(p, partials.data(), c.count, tail,
+                                                   c.count % 2 == 0, 0) != cudaSuccess)
+        bad++, std::printf("  launch_reduce_split_k failed\n");
+
     for (int64_t i = 0; i < (c.m + 1) * ldc; ++i)
         if (!same_bits(got[i], want[i]) && bad++ < 3)
             std::printf("  %s %lldx%lld, %lld partials, tail %lld, beta %g: element %lld "

@@ -14,6 +14,7 @@
 
 #include "../../problem.h"
 #include "../registry.h"
+#include "dependent_launch.cuh"
 
 /* Why a rung of Hopper's own instructions (wgmma, TMA) cannot run in a build without them. */
 #define TG_NO_SM90A_CODE "this build has no sm_90a code (configure with TG_CUDA_ARCH including 90a)"
@@ -112,11 +113,15 @@ __device__ __forceinline__ void store_result_run4(float *c_row, int64_t col, int
 
 /* Stores a thread's TM x TN outputs, read as runs of 4 along m and n: acc[i][j] is
  * C(row0 + i / 4 * PIECE_M + i % 4, col0 + j / 4 * PIECE_N + j % 4).  C's pointer is formed only
- * here, so that it holds no registers during a kernel's main loop. */
-template <int TM, int TN, int PIECE_M, int PIECE_N>
+ * here, so that it holds no registers during a kernel's main loop.  LET_DEPENDENTS: first lets
+ * split-K's reduction, launched dependently (split_k_reduce.cuh), be launched; rung 4 leaves it
+ * out, since the hint moved ptxas's register allocation in its kernels (docs/design.md). */
+template <int TM, int TN, int PIECE_M, int PIECE_N, bool LET_DEPENDENTS = true>
 __device__ __forceinline__ void store_thread_tile(const float (&acc)[TM][TN], const tg_problem &p,
                                                   int64_t row0, int64_t col0)
 {
+    if (LET_DEPENDENTS)
+        let_dependents_launch();
     float *const C = batch_item(p).C;
     const bool c_vec = reinterpret_cast<uintptr_t>(C) % 16 == 0 && p.ldc % 4 == 0;
 #pragma unroll

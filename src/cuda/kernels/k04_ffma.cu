@@ -309,7 +309,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) sgemm_ffma(cons
     ffma_tile_product<BM, BN, BK, WM, WN, TM, TN, STAGES, GROUP_M, PAIRED, SPREAD, A_K_CONTIG,
                       A_VEC, B_N_CONTIG, B_VEC>(
         p, nullptr, [&](float(&acc)[TM][TN], int64_t row0, int64_t col0) {
-            store_thread_tile<TM, TN, WM / (TM / 4), WN / (TN / 4)>(acc, p, row0, col0);
+            store_thread_tile<TM, TN, WM / (TM / 4), WN / (TN / 4), false>(acc, p, row0, col0);
         });
 }
 
@@ -335,7 +335,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1)
                           A_K_CONTIG, A_VEC, B_N_CONTIG, B_VEC>(
             q, &tile, [&](float(&acc)[TM][TN], int64_t row0, int64_t col0) {
                 if (g.whole || stream_k_share<kThreads>(acc, s, g, partials, counters, BM * BN))
-                    store_thread_tile<TM, TN, WM / (TM / 4), WN / (TN / 4)>(acc, p, row0, col0);
+                    store_thread_tile<TM, TN, WM / (TM / 4), WN / (TN / 4), false>(acc, p, row0,
+                                                                                  col0);
             });
         __syncthreads(); /* every thread is done with the shared tiles before the next segment's
                           * prologue refills them */

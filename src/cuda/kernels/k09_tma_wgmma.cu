@@ -70,6 +70,11 @@
  *                tiles in turn, one storing while the other multiplies) were 1.05-1.3x the
  *                time at short k and 1.27x at 8192^3 (H200, bench/results/tensor/pingpong/,
  *                with the epilogue as it was before store_inside).
+ *   launches     after a pass of its own (planes, a panel) the product is launched dependently
+ *                (dependent_launch.cuh) and waits in wait_for_prior_grids for the pass's
+ *                writes; its consumers let split-K's reduction be launched once their products
+ *                are done.  H200: split calls 0.93-0.98 of their time, unsplit 0.96-1.0
+ *                (bench/results/launch/).
  *   products     per 8 of k: small(A) big(B), big(A) small(B), then big(A) big(B), small
  *                ones first (TF32 mode: A B only)
  *   promotion    3xTF32: every PROMOTE tiles of 32 (k = 32, as rung 8) the tensor core starts
@@ -155,6 +160,7 @@
 
 #include "async_copy.cuh"
 #include "common.cuh"
+#include "dependent_launch.cuh"
 #include "named_barrier.cuh"
 #include "tc_common.cuh"
 #include "tma.cuh"
@@ -242,6 +248,7 @@ __global__ void __launch_bounds__(256) split_into_planes(const float *X, int64_t
         }
         __syncthreads();
     }
+    let_dependents_launch();
 }
 
 /* Copies lines of `inner` contiguous floats (line l of item z at X + z * stride + l *
@@ -260,6 +267,7 @@ __global__ void __launch_bounds__(256) pack_lines(const float *X, int64_t line_s
     for (int64_t l = blockIdx.y * (int64_t)8 + threadIdx.y; l < lines; l += gridDim.y * (int64_t)8)
         for (int64_t q = blockIdx.x * (int64_t)1024 + threadIdx.x; q < q_end; q += 32)
             out[l * ld + q] = x[l * line_stride + q];
+    let_dependents_launch();
 }
 
 /* ---- the main kernel -------------------------------------------------------------------- */
@@ -777,6 +785,7 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
     if (tid == 0)
         ring.init();
     __syncthreads();
+    wait_for_prior_grids(); /* the planes or panel the pass before wrote; C */
 
     const int64_t tiles = (p.k + kBK - 1) / kBK;
     const tile_index tile = grouped_tile<8>(blockIdx.x, (unsigned)((p.m + BM - 1) / BM),
@@ -799,6 +808,7 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
                 acc.result(h)[i] = 0.0f;
     typename Consumer<Cfg>::AFrag a_frags[2], a_frags_small[2];
     consumer.consume(acc, a_frags, a_frags_small, tiles);
+    let_dependents_launch(); /* split-K's reduction may be launched during the stores */
     consumer.store(acc, q, i0, j0);
 }
 
@@ -1074,7 +1084,8 @@ cudaError_t chunk_map(CUtensorMap *map, bool planes_of_it, const RawOperand &x, 
 /* One feed's launches: the product in chunks of k where planes are written (each chunk's
  * planes, then its product adding into C, beta on the first), else in one launch. */
 template <int BM, int BN, int PROMOTE, bool SPLIT, AFeed A_FEED>
-int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
+int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace,
+                bool after_pass = false)
 {
     constexpr int kParts = SPLIT ? 2 : 1;
     constexpr bool kPlaneA = A_FEED == AFeed::kShared, kPlaneB = needs_planes(SPLIT, A_FEED);
@@ -1108,8 +1119,13 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace)
             (e = chunk_map<kParts>(&b_map, kPlaneB, raw_b(chunk.p), true, planes_b, chunks.kp,
                                    BN, stream)))
             return (int)e;
-        kernel<<<grid, kThreads<BM>, kSmem, stream>>>(a_map, b_map, chunk);
-        if ((e = cudaGetLastError()) != cudaSuccess)
+        /* after a pass of this call's (planes, a panel): launched dependently on it */
+        if (after_pass || kPlaneB || (kPlaneA && !a_copied(A_FEED)))
+            e = launch_dependent(kernel, grid, dim3(kThreads<BM>), kSmem, stream, a_map, b_map,
+                                 chunk);
+        else
+            kernel<<<grid, kThreads<BM>, kSmem, stream>>>(a_map, b_map, chunk);
+        if (e != cudaSuccess || (e = cudaGetLastError()) != cudaSuccess)
             return (int)e;
     }
     return (int)cudaSuccess;
@@ -1136,7 +1152,7 @@ int launch_packed(TurnedProblem q, AFeed copied, cudaStream_t stream, float *wor
     q.p.a_cs = k_lines ? 1 : panel.ld;
     q.p.stride_a = panel.items > 1 ? panel.lines * panel.ld : 0;
     return launch_feed<BM, BN, PROMOTE, SPLIT, PANEL_FEED>(q, stream,
-                                                          workspace + panel.floats());
+                                                          workspace + panel.floats(), true);
 }
 
 template <int BM, int BN, int PROMOTE, bool SPLIT>

@@ -277,6 +277,7 @@ __global__ void __launch_bounds__(kStreamThreads, 2) sgemm_stream(const StreamPr
         }
     }
     async_wait<0>(); /* only empty groups can be left; drain them before the block exits */
+    let_dependents_launch(); /* split-K's reduction, launched dependently (split_k_reduce.cuh) */
 
     float *const C = item.C;
     const bool c_vec = g.c_cs == 1 && g.c_rs % 4 == 0 && reinterpret_cast<uintptr_t>(C) % 16 == 0;

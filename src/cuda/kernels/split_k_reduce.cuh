@@ -20,7 +20,9 @@
  *                         folded (split_k.h).  4 slices of 239 x 998 with a folded tail of 6:
  *                         13.6 us, 8.1 in a form of this one with 5 blocks an SM.  Split calls
  *                         in all: 0.91 of their time (bench/results/split-k/reduce/).
- * launch_reduce_split_k picks the form; both give the same bits (tests/emulated).
+ * launch_reduce_split_k picks the form; both give the same bits (tests/emulated).  On sm_90
+ * it launches it dependently on the product (dependent_launch.cuh), which waits in
+ * wait_for_prior_grids before reading a partial.
  */
 #ifndef TG_KERNELS_SPLIT_K_REDUCE_CUH
 #define TG_KERNELS_SPLIT_K_REDUCE_CUH
@@ -31,6 +33,7 @@
 
 #include "../../problem.h"
 #include "common.cuh"
+#include "dependent_launch.cuh"
 
 namespace split_k_reduce {
 
@@ -66,6 +69,7 @@ __global__ void __launch_bounds__(32 * kReduceLanes, kBlocksPerSM)
                          const tg_problem tail)
 {
     __shared__ float lane_sums[kReduceLanes][32];
+    wait_for_prior_grids();
     const int64_t per_item = p.m * p.n;
     for (int64_t base = blockIdx.x * (int64_t)32; base < per_item; base += gridDim.x * (int64_t)32) {
         const int64_t e = base + threadIdx.x;
@@ -102,6 +106,7 @@ __global__ void __launch_bounds__(kFewThreads, 6)
     reduce_split_k_few(const tg_problem p, const float *partials, int64_t count,
                        const tg_problem tail)
 {
+    wait_for_prior_grids();
     const int64_t per_item = p.m * p.n;
     for (int64_t e = blockIdx.x * (int64_t)kFewThreads + threadIdx.x; e < per_item;
          e += gridDim.x * (int64_t)kFewThreads) {
@@ -157,17 +162,21 @@ __global__ void __launch_bounds__(kFewThreads, 6)
 constexpr int64_t kFewLeastOutputs = 64 * 1024;
 
 /* The reduction of p's `count` partials at `partials` (and its folded tail: tail.k 0 for
- * none), on `stream`. */
-inline void launch_reduce_split_k(const tg_problem &p, const float *partials, int64_t count,
-                                  const tg_problem &tail, cudaStream_t stream)
+ * none), on `stream`; `dependent`: launched dependently on the kernel before it (sm_90). */
+inline cudaError_t launch_reduce_split_k(const tg_problem &p, const float *partials,
+                                         int64_t count, const tg_problem &tail, bool dependent,
+                                         cudaStream_t stream)
 {
     const int64_t per_item = p.m * p.n;
-    if (count <= kReduceLanes || per_item >= kFewLeastOutputs)
-        reduce_split_k_few<<<grid_stride_blocks(per_item, kFewThreads), kFewThreads, 0,
-                             stream>>>(p, partials, count, tail);
-    else
-        reduce_split_k_lanes<<<grid_stride_blocks(per_item, 32), dim3(32, kReduceLanes), 0,
-                               stream>>>(p, partials, count, tail);
+    const bool few = count <= kReduceLanes || per_item >= kFewLeastOutputs;
+    const dim3 grid = few ? grid_stride_blocks(per_item, kFewThreads)
+                          : grid_stride_blocks(per_item, 32);
+    const dim3 block = few ? dim3(kFewThreads) : dim3(32, kReduceLanes);
+    const auto kernel = few ? reduce_split_k_few : reduce_split_k_lanes;
+    if (dependent)
+        return launch_dependent(kernel, grid, block, 0, stream, p, partials, count, tail);
+    kernel<<<grid, block, 0, stream>>>(p, partials, count, tail);
+    return cudaGetLastError();
 }
 
 } // namespace split_k_reduce
