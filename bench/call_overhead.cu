@@ -3,8 +3,8 @@
  *   call_overhead [--parts] [--math fp32|strict|tf32] [--calls N] MxNxK[:layout[:TRANS]] ...
  *
  * --parts first times, on the host, the CUDA runtime calls a call of the library makes (each
- * repeated back to back, per call): an empty kernel's launch (plain and with a programmatic
- * dependency), cudaPointerGetAttributes of device and host memory, cudaGetDevice,
+ * repeated back to back, per call): an empty kernel's launch (<<<>>>, cudaLaunchKernel, and
+ * cudaLaunchKernelEx plain and with a programmatic dependency), cudaPointerGetAttributes of device and host memory, cudaGetDevice,
  * cudaStreamIsCapturing, cudaGetLastError, cudaEventRecord.
  *
  * For each shape, on one handle and one stream, the same operands every call (they stay in L2,
@@ -100,6 +100,18 @@ static void time_parts(cudaStream_t stream)
         CHECK_CUDA(cudaStreamSynchronize(stream));
         HOST_TIME("empty kernel by cudaLaunchKernelEx, dependent", n,
                   CHECK_CUDA(cudaLaunchKernelEx(&config, empty_kernel)));
+        CHECK_CUDA(cudaStreamSynchronize(stream));
+        config.numAttrs = 0;
+        HOST_TIME("empty kernel by cudaLaunchKernelEx, plain", n,
+                  CHECK_CUDA(cudaLaunchKernelEx(&config, empty_kernel)));
+        CHECK_CUDA(cudaStreamSynchronize(stream));
+        config.numAttrs = 1;
+        HOST_TIME("empty kernel by cudaLaunchKernel", n,
+                  CHECK_CUDA(cudaLaunchKernel((const void *)empty_kernel, dim3(1), dim3(32), NULL,
+                                              0, stream)));
+        CHECK_CUDA(cudaStreamSynchronize(stream));
+        HOST_TIME("empty kernel<<<1, 32, 0, stream>>> again", n,
+                  (empty_kernel<<<1, 32, 0, stream>>>()));
         CHECK_CUDA(cudaStreamSynchronize(stream));
         HOST_TIME("cudaPointerGetAttributes, device memory", n,
                   CHECK_CUDA(cudaPointerGetAttributes(&attr, device)));
