@@ -4,8 +4,9 @@
  *
  * --parts first times, on the host, the CUDA runtime calls a call of the library makes (each
  * repeated back to back, per call): an empty kernel's launch (<<<>>>, cudaLaunchKernel, and
- * cudaLaunchKernelEx plain and with a programmatic dependency), cudaPointerGetAttributes of device and host memory, cudaGetDevice,
- * cudaStreamIsCapturing, cudaGetLastError, cudaEventRecord.
+ * cudaLaunchKernelEx plain and with a programmatic dependency), cudaPointerGetAttributes of
+ * device and host memory, cudaGetDevice, cudaStreamIsCapturing, cudaGetLastError,
+ * cudaEventRecord, cudaStreamWaitEvent.
  *
  * For each shape, on one handle and one stream, the same operands every call (they stay in L2,
  * unlike `tilegemm bench`'s rotating sets, so the times are the GPU's floor, not a claim):
@@ -17,12 +18,12 @@
  *             the GPU's time with no host code between the call's launches
  * A call whose `host` exceeds `graph` is bound by the host: the GPU waits for its launches. */
 #include "tilegemm.h"
+#include "timer.h" /* tg_now_seconds */
 
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define CHECK_CUDA(x)                                                                          \
     do {                                                                                       \
@@ -40,13 +41,6 @@
             exit(1);                                                                           \
         }                                                                                      \
     } while (0)
-
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
-}
 
 static int by_value(const void *a, const void *b)
 {
@@ -67,11 +61,11 @@ __global__ void empty_kernel() {}
 /* Per call, the host's time of `what` done `n` times back to back. */
 #define HOST_TIME(label, n, what)                                                              \
     do {                                                                                       \
-        const double t0_ = now_us();                                                           \
+        const double t0_ = tg_now_seconds();                                                   \
         for (int i_ = 0; i_ < (n); ++i_) {                                                     \
             what;                                                                              \
         }                                                                                      \
-        printf("  %-44s %7.3f us\n", label, (now_us() - t0_) / (n));                          \
+        printf("  %-44s %7.3f us\n", label, 1e6 * (tg_now_seconds() - t0_) / (n));            \
     } while (0)
 
 static void time_parts(cudaStream_t stream)
@@ -197,8 +191,6 @@ int main(int argc, char **argv)
         for (int w = 0; w < 20; ++w)
             CHECK_TG(h, call(h, &s));
         CHECK_CUDA(cudaStreamSynchronize(stream));
-        char ran[64];
-        snprintf(ran, sizeof ran, "%s", tg_last_algo(h));
 
         for (int c = 0; c < calls; ++c) {
             CHECK_CUDA(cudaEventRecord(each[2 * c], stream));
@@ -213,10 +205,10 @@ int main(int argc, char **argv)
         const double each_us = 1e3 * ms[calls / 2];
 
         CHECK_CUDA(cudaEventRecord(start, stream));
-        const double t0 = now_us();
+        const double t0 = tg_now_seconds();
         for (int c = 0; c < calls; ++c)
             CHECK_TG(h, call(h, &s));
-        const double host_us = (now_us() - t0) / calls;
+        const double host_us = 1e6 * (tg_now_seconds() - t0) / calls;
         CHECK_CUDA(cudaEventRecord(stop, stream));
         CHECK_CUDA(cudaStreamSynchronize(stream));
         float total = 0.0f;
@@ -225,11 +217,11 @@ int main(int argc, char **argv)
 
         const char *algo = NULL;
         int slices = 0;
-        const double p0 = now_us();
+        const double p0 = tg_now_seconds();
         for (int c = 0; c < calls; ++c)
             CHECK_TG(h, tg_choose_algo(h, s.layout, s.ta, s.tb, s.m, s.n, s.k, s.lda, s.ldb,
                                        s.ldc, &algo, &slices));
-        const double plan_us = (now_us() - p0) / calls;
+        const double plan_us = 1e6 * (tg_now_seconds() - p0) / calls;
 
         double graph_us = -1.0;
         cudaGraph_t graph;
@@ -250,6 +242,7 @@ int main(int argc, char **argv)
             CHECK_CUDA(cudaGraphExecDestroy(exec));
         }
         CHECK_CUDA(cudaGraphDestroy(graph));
+        char ran[64];
         snprintf(ran, sizeof ran, "%s/%d", algo, slices);
         printf("%-22s %-8s %-26s %9.2f %9.2f %9.2f %9.2f %9.2f\n", argv[i], tg_math_name(math),
                ran, each_us, stream_us, host_us, plan_us, graph_us);
