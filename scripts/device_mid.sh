@@ -15,15 +15,38 @@
 #                                        default, or thin: outputs with a side of 64 or less and
 #                                        long k, whose corpus rows are those with k >= 256),
 #                                        CORPUS_RETIME (which rows, as device_corpus.sh's
-#                                        RETIME_* variable: default as SET says)
+#                                        RETIME_* variable: default as SET says), CASES_FILE
+#                                        (cases of its own, a line each as `cases` below),
+#                                        PREBUILT (a folder of tilegemm, test_gpu_rungs (and
+#                                        test_gpu_split_k) built elsewhere for sm_90a, or
+#                                        .ab/bins.txz holding them under b/: nothing is built)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/device_common.sh
 device_setup 570 44
 rungs=${RUNGS:?name the rungs to test in RUNGS, space-separated}
 algos=$(echo $rungs | tr ' ' ',')
-device_build test_gpu_rungs test_gpu_autotune
-rung_tests "$rungs" test_gpu_autotune
+if [ -n "${PREBUILT:-}" ]; then
+  bins=$PREBUILT
+  if [ -f "$PREBUILT" ]; then
+    bins=$top/bins && mkdir -p "$bins" && tar -xJf "$PREBUILT" -C "$bins" && bins=$bins/b
+  fi
+  PREBUILT_CLI=$bins/tilegemm
+  device_build
+  if [ -x "$bins/test_gpu_split_k" ]; then
+    "$bins/test_gpu_split_k" >"$out/test_gpu_split_k.log" 2>&1
+    status "test_gpu_split_k" "rc $? ($(tail -1 "$out/test_gpu_split_k.log"))"
+  fi
+  for r in $rungs; do
+    timeout 300 "$bins/test_gpu_rungs" --algo "$r" >"$out/rungs-$r.log" 2>&1
+    status "test_gpu_rungs $r" "rc $? ($(tail -1 "$out/rungs-$r.log"))"
+    timeout 120 "$cli" verify --quick --algo "$r" >"$out/verify-$r.log" 2>&1
+    status "verify --quick $r" "rc $?"
+  done
+else
+  device_build test_gpu_rungs test_gpu_autotune
+  rung_tests "$rungs" test_gpu_autotune
+fi
 # name | shapes | options | rungs beside the new ones
 if [ "${SET:-mid}" = thin ]; then
   incumbents=tma_wgmma3xtf32,tma_wgmma3xtf32_64x128,skinny128x32,skinny32x64,stream32,stream64,warptile64
@@ -48,7 +71,9 @@ else
   )
   corpus_retime=(${CORPUS_RETIME:-RETIME_SIDE_ABOVE=64})
 fi
+[ -n "${CASES_FILE:-}" ] && mapfile -t cases <"$CASES_FILE"
 for c in "${cases[@]}"; do
+  [ -n "$c" ] || continue
   IFS='|' read -r name shapes opts others <<<"$c"
   if [ "$(left)" -lt 200 ]; then
     status "bench $name" "not run: too little time left"
@@ -114,4 +139,4 @@ for path in sorted(glob.glob(f"{top}/mid-*.json")):
 PY
 } | tee "$top/table.txt"
 (cd "$top" && ls mid-*.json >/dev/null 2>&1 && tar -czf mid-json.tgz --remove-files mid-*.json)
-tar -C "$out" -czf "$top/0-logs.tgz" . && rm -rf "$out"
+tar -C "$out" -czf "$top/0-logs.tgz" . && rm -rf "$out" "$top/bins"

@@ -144,6 +144,19 @@ constexpr int kMinBlocks = 65536 / (THREADS * 128);
 
 static inline unsigned ceil_div(int64_t a, int64_t b) { return (unsigned)((a + b - 1) / b); }
 
+/* The current GPU's SMs (1 where the runtime cannot say, its error cleared). */
+static inline int current_sm_count()
+{
+    int device = 0, sms = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        sms <= 0) {
+        (void)cudaGetLastError();
+        sms = 1;
+    }
+    return sms;
+}
+
 /* Blocks for a grid-stride loop over `elements`, `per_block` a block a pass: at most 65535. */
 static inline unsigned grid_stride_blocks(int64_t elements, int per_block)
 {

@@ -177,6 +177,10 @@ constexpr int kThreads = kWarpgroup * (1 + BM / 64);
  * thread): the consumers hold up to 128 accumulators a thread, the producer thread only loop
  * counters.  With BM = 64 the block's 256 threads have registers to spare. */
 constexpr int kProducerRegisters = 40, kConsumerRegisters = 232;
+/* Two blocks an SM (BLOCKS = 2, BM = 64: 2 x 256 threads) have 32768 registers each, 128 a
+ * thread: 128 x 40 + 128 x 216. */
+template <int BLOCKS>
+constexpr int kConsumerRegistersOf = BLOCKS == 1 ? kConsumerRegisters : 216;
 /* Bytes of planes a chunk of k may take.  The emulated tests build with a small budget, so
  * that their shapes run in several chunks. */
 #ifndef TG_PLANE_BUDGET
@@ -185,6 +189,9 @@ constexpr int kProducerRegisters = 40, kConsumerRegisters = 232;
 constexpr size_t kPlaneBudget = TG_PLANE_BUDGET;
 /* Shared memory for the ring of stages. */
 constexpr size_t kStageRing = 192 * 1024;
+/* ... and for each of two blocks an SM, of the 227 KiB (less 1 KiB a block the system keeps) */
+template <int BLOCKS>
+constexpr size_t kStageRingOf = BLOCKS == 1 ? kStageRing : 96 * 1024;
 
 /* ---- the pre-pass ----------------------------------------------------------------------- */
 
@@ -771,8 +778,8 @@ struct Consumer {
  * grid.z the batch item.  The first warpgroup produces (produce), the others consume and
  * store (Consumer), over the Ring's stages.
  */
-template <int BM, int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED>
-__global__ void __launch_bounds__(kThreads<BM>, 1)
+template <int BM, int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED, int BLOCKS>
+__global__ void __launch_bounds__(kThreads<BM>, BLOCKS)
     sgemm_tma_wgmma(const __grid_constant__ CUtensorMap a_map,
                     const __grid_constant__ CUtensorMap b_map, const TurnedProblem q)
 {
@@ -797,7 +804,7 @@ __global__ void __launch_bounds__(kThreads<BM>, 1)
         produce(ring, a_map, b_map, p, i0, j0, tiles, tid);
         return;
     }
-    set_max_registers<kConsumerRegisters, true>();
+    set_max_registers<kConsumerRegistersOf<BLOCKS>, true>();
     const Consumer<Cfg> consumer(ring, tid);
     typename Consumer<Cfg>::Acc acc;
     if (PROMOTE > 0) /* the FP32 sums start at zero; the partial sums at each fresh tile */
@@ -1083,7 +1090,7 @@ cudaError_t chunk_map(CUtensorMap *map, bool planes_of_it, const RawOperand &x, 
 
 /* One feed's launches: the product in chunks of k where planes are written (each chunk's
  * planes, then its product adding into C, beta on the first), else in one launch. */
-template <int BM, int BN, int PROMOTE, bool SPLIT, AFeed A_FEED>
+template <int BM, int BN, int PROMOTE, bool SPLIT, int BLOCKS, AFeed A_FEED>
 int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace,
                 bool after_pass = false)
 {
@@ -1091,11 +1098,13 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace,
     constexpr bool kPlaneA = A_FEED == AFeed::kShared, kPlaneB = needs_planes(SPLIT, A_FEED);
     /* as many stages as 192 KiB hold: 3 of 3xTF32 planes, 4 where A is one FP32 box */
     constexpr size_t kStageBytes = stage_floats(BM, BN, SPLIT, A_FEED) * sizeof(float);
-    constexpr int kStages = (int)(kStageRing / kStageBytes);
-    constexpr auto kernel = sgemm_tma_wgmma<BM, BN, kStages, PROMOTE, SPLIT, A_FEED>;
+    constexpr int kStages = (int)(kStageRingOf<BLOCKS> / kStageBytes);
+    constexpr auto kernel = sgemm_tma_wgmma<BM, BN, kStages, PROMOTE, SPLIT, A_FEED, BLOCKS>;
     constexpr size_t kSmem = kStages * kStageBytes + 2 * kStages * sizeof(uint64_t) +
                              1024 /* room to align the stages */;
     static_assert(kSmem <= 227 * 1024, "the stages must fit the H100's 227 KiB a block");
+    static_assert(BLOCKS == 1 || (BM == 64 && BLOCKS * (kSmem + 1024) <= 228 * 1024),
+                  "two blocks an SM: 256 threads and half the shared memory each");
     cudaError_t e = opt_in_shared_memory<kernel>(kSmem);
     if (e != cudaSuccess)
         return (int)e;
@@ -1133,7 +1142,7 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace,
 
 /* Packs the operand in A's place (pack_lines) at the workspace's start and runs the product on
  * the panel, read by the TMA, with the planes after it. */
-template <int BM, int BN, int PROMOTE, bool SPLIT, AFeed PANEL_FEED>
+template <int BM, int BN, int PROMOTE, bool SPLIT, int BLOCKS, AFeed PANEL_FEED>
 int launch_packed(TurnedProblem q, AFeed copied, cudaStream_t stream, float *workspace)
 {
     const Packed panel(q.p, copied);
@@ -1151,11 +1160,23 @@ int launch_packed(TurnedProblem q, AFeed copied, cudaStream_t stream, float *wor
     q.p.a_rs = k_lines ? panel.ld : 1;
     q.p.a_cs = k_lines ? 1 : panel.ld;
     q.p.stride_a = panel.items > 1 ? panel.lines * panel.ld : 0;
-    return launch_feed<BM, BN, PROMOTE, SPLIT, PANEL_FEED>(q, stream,
+    return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, PANEL_FEED>(q, stream,
                                                           workspace + panel.floats(), true);
 }
 
-template <int BM, int BN, int PROMOTE, bool SPLIT>
+/* Whether a launch of `blocks` blocks of a 64-row form runs sooner two an SM (2 stages each)
+ * than one (4 stages): a wave of two an SM took about 1.5 times one of one an SM, so two pay
+ * where they take fewer than two thirds of the waves.  H200, tma_wgmma3xtf32_64x128 both ways
+ * at the same split (bench/results/mid/two-blocks/): 0.891 of the time on the calls this
+ * sends to two an SM, worst 1.06, on 199 calls of two fresh seeds; unsplit products of at
+ * most 132 blocks, one an SM, were 1.03 two an SM. */
+inline bool two_blocks_pay(int64_t blocks, int64_t sms)
+{
+    const int64_t one = (blocks + sms - 1) / sms, two = (blocks + 2 * sms - 1) / (2 * sms);
+    return blocks > sms && 3 * two < 2 * one;
+}
+
+template <int BM, int BN, int PROMOTE, bool SPLIT, int BLOCKS>
 int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
 {
     const cudaStream_t stream = (cudaStream_t)stream_arg;
@@ -1165,26 +1186,42 @@ int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
     if constexpr (SPLIT) /* choose_feed copies A for 3xTF32 only */
         if (pack_pays(q, feed.a))
             return feed.a == AFeed::kCopiedKMajor
-                       ? launch_packed<BM, BN, PROMOTE, SPLIT, AFeed::kRegistersKMajor>(
+                       ? launch_packed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kRegistersKMajor>(
                              q, feed.a, stream, planes)
-                       : launch_packed<BM, BN, PROMOTE, SPLIT, AFeed::kRegistersRowsMajor>(
+                       : launch_packed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kRegistersRowsMajor>(
                              q, feed.a, stream, planes);
     switch (feed.a) {
     case AFeed::kRegistersKMajor:
-        return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kRegistersKMajor>(q, stream, planes);
+        return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kRegistersKMajor>(q, stream, planes);
     case AFeed::kRegistersRowsMajor:
-        return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kRegistersRowsMajor>(q, stream,
+        return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kRegistersRowsMajor>(q, stream,
                                                                                    planes);
     case AFeed::kCopiedKMajor:
         if constexpr (SPLIT)
-            return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kCopiedKMajor>(q, stream, planes);
+            return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kCopiedKMajor>(q, stream, planes);
         return (int)cudaErrorInvalidValue;
     case AFeed::kCopiedRowsMajor:
         if constexpr (SPLIT)
-            return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kCopiedRowsMajor>(q, stream,
+            return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kCopiedRowsMajor>(q, stream,
                                                                                 planes);
         return (int)cudaErrorInvalidValue;
-    default: return launch_feed<BM, BN, PROMOTE, SPLIT, AFeed::kShared>(q, stream, planes);
+    default: return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kShared>(q, stream, planes);
+    }
+}
+
+/* A registry entry's launch: BLOCKS blocks an SM, or with BLOCKS = 0 one or two, by the waves
+ * they take (two_blocks_pay). */
+template <int BM, int BN, int PROMOTE, bool SPLIT, int BLOCKS>
+int launch_rung9(const tg_problem *p, void *stream, void *workspace)
+{
+    if constexpr (BLOCKS == 0) {
+        const TurnedProblem q = turned(*p, choose_feed<BM, BN, SPLIT>(*p).turn);
+        return two_blocks_pay((int64_t)ceil_div(q.p.m, BM) * ceil_div(q.p.n, BN) * q.p.batch,
+                              current_sm_count())
+                   ? launch_tma_wgmma<BM, BN, PROMOTE, SPLIT, 2>(p, stream, workspace)
+                   : launch_tma_wgmma<BM, BN, PROMOTE, SPLIT, 1>(p, stream, workspace);
+    } else {
+        return launch_tma_wgmma<BM, BN, PROMOTE, SPLIT, BLOCKS>(p, stream, workspace);
     }
 }
 
@@ -1204,10 +1241,11 @@ const char *tma_wgmma_unsupported(const tg_problem *p)
 #endif
 }
 
-/* A registry entry of this file: its block (BM x BN) and whether it splits its inputs into TF32
- * parts (3xTF32, promoting every 32 of k) or keeps the big parts alone (TF32 mode), from which
- * its arithmetic, limits, workspace and launch all follow. */
-template <int BM, int BN, bool SPLIT>
+/* A registry entry of this file: its block (BM x BN), whether it splits its inputs into TF32
+ * parts (3xTF32, promoting every 32 of k) or keeps the big parts alone (TF32 mode), and its
+ * blocks an SM (0: one or two, by two_blocks_pay), from which its arithmetic, limits,
+ * workspace and launch all follow. */
+template <int BM, int BN, bool SPLIT, int BLOCKS = 1>
 constexpr tg_rung rung9(const char *name, const char *summary, int in_auto)
 {
     return tg_rung{.name = name, .level = 9, .summary = summary, .block_rows = BM,
@@ -1217,7 +1255,7 @@ constexpr tg_rung rung9(const char *name, const char *summary, int in_auto)
                    .workspace_bytes = tma_wgmma_workspace<BM, BN, SPLIT>,
                    .staged_bytes = tma_wgmma_staged<BM, BN, SPLIT>,
                    .turns = tma_wgmma_turns<BM, BN, SPLIT>,
-                   .launch_with_workspace = launch_tma_wgmma<BM, BN, SPLIT ? 1 : 0, SPLIT>};
+                   .launch_with_workspace = launch_rung9<BM, BN, SPLIT ? 1 : 0, SPLIT, BLOCKS>};
 }
 
 } // namespace
@@ -1247,10 +1285,11 @@ extern "C" const tg_rung tg_rung_tma_wgmmatf32_64x128 = rung9<64, 128, false>(
     "tiles of 128x256, for TF32 products of about 1024^2 outputs",
     1);
 
-extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_64x128 = rung9<64, 128, true>(
+extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_64x128 = rung9<64, 128, true, 0>(
     "tma_wgmma3xtf32_64x128",
-    "tma_wgmma3xtf32 on a 64x128x32 block (one consumer warpgroup, 4 stages): twice the tiles, "
-    "for FP32-accurate products too small to fill 132 SMs with 128x128",
+    "tma_wgmma3xtf32 on a 64x128x32 block (one consumer warpgroup; 4 stages, or 2 and two "
+    "blocks an SM where that takes fewer waves): twice the tiles, for FP32-accurate products "
+    "too small to fill 132 SMs with 128x128",
     1);
 
 extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_128x64 = rung9<128, 64, true>(

@@ -29,6 +29,7 @@
 #include <cuda_runtime.h>
 
 #include "../registry.h" /* tg_stream_k_whole_tiles */
+#include "common.cuh"   /* current_sm_count */
 
 /* The fewest k steps a block's run is given: a segment costs its pipeline's fill and, when
  * shared, a partial product written and read back, which a few steps would not repay. */
@@ -119,14 +120,7 @@ static inline size_t stream_k_workspace_bytes(uint64_t tiles, uint32_t slots, in
 /* SMs of the current GPU times blocks an SM: the most blocks of a launch that run at once. */
 static inline uint32_t stream_k_slots(int blocks_per_sm)
 {
-    int device = 0, sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-        sms <= 0) {
-        (void)cudaGetLastError();
-        sms = 1;
-    }
-    return (uint32_t)sms * (uint32_t)(blocks_per_sm > 0 ? blocks_per_sm : 1);
+    return (uint32_t)current_sm_count() * (uint32_t)(blocks_per_sm > 0 ? blocks_per_sm : 1);
 }
 
 /* A thread's TM x TN accumulators to and from a slot, as float4s laid out so that a warp's
