@@ -86,12 +86,18 @@
  *                for 3xTF32: 64 partial sums + 64 FP32 sums a thread per 64 x 128, so 64 x 256
  *                a warpgroup does not fit with promotion; BN = 256 in TF32 mode (128
  *                accumulators a thread).  The _64x128 forms have one consumer warpgroup (BM =
- *                64, 256 threads, still one block an SM): a product of about 1024^2 outputs has
- *                128 tiles for 132 SMs where 128x128 gives it 64, at half a block's tensor rate
+ *                64, 256 threads, one block an SM): a product of about 1024^2 outputs has
+ *                128 tiles for 132 SMs where 128x128 gives it 64, at half a block's tensor
+ *                rate.  tma_wgmma3xtf32_64x128 runs two blocks an SM (2 stages each) where
+ *                that takes under two thirds of the waves (two_blocks_pay): one warpgroup
+ *                leaves the tensor core idle while it promotes, splits A and waits for a
+ *                stage, and the other block's fills those gaps (H200: 0.81 of the time on
+ *                such calls of two fresh seeds, bench/results/mid/two-blocks/)
  *   shared       4 stages x 48 KiB (A 16 KiB, B 32 KiB: big and small parts of 128, or 256
- *                rows) = 192 KiB; with A in planes 3 x 64 KiB; plus the barriers
+ *                rows) = 192 KiB; with A in planes 3 x 64 KiB; plus the barriers.  Two blocks
+ *                an SM: 96 KiB of stages each
  *   registers    168 a thread at entry (__launch_bounds__(384, 1)), then 232 for the consumers;
- *                no spills (ptxas -v, nvcc 13.0)
+ *                two blocks an SM: 128, then 40 / 216; no spills (ptxas -v, nvcc 13.0)
  *   workspace    the planes of one chunk of k: n (and m, with A in planes) x kc x parts floats
  *                (per batch item that does not share its operand), kc chosen so that they fit
  *                kPlaneBudget (1 GiB), a multiple of 32.  A product whose k needs several
@@ -143,7 +149,11 @@
  *              the TMA cannot read went from planes of both operands to 1.0-2.0x cuBLAS
  *              (30853x47x14790 NT 0.85x -> 2.02x, 3998x59x12991 TT 0.72x -> 1.27x).  GPU tests,
  *              verify, racecheck and synccheck clean on the three 3xTF32 forms.
- * Not done:    two partial sums taking turns would promote without draining the tensor core,
+ * Not done:    two consumer warpgroups side by side along n on 64 rows (m64n64 products, 384
+ *              threads): 1.08x the time of the one-warpgroup 64x128 form (H200, 134 mid-size
+ *              calls, bench/results/mid/two-blocks/); TF32's 64x128 form two blocks an SM:
+ *              1.015x, so it keeps one.
+ *              Two partial sums taking turns would promote without draining the tensor core,
  *              but ptxas then serializes every wgmma (C7514: a non-wgmma instruction reads
  *              accumulators before the pipeline's wait_group 0), so each promotion drains.
  *              At short k (bench/results/tensor/short-k/, H100): the 64x128 forms with two
@@ -1167,9 +1177,9 @@ int launch_packed(TurnedProblem q, AFeed copied, cudaStream_t stream, float *wor
 /* Whether a launch of `blocks` blocks of a 64-row form runs sooner two an SM (2 stages each)
  * than one (4 stages): a wave of two an SM took about 1.5 times one of one an SM, so two pay
  * where they take fewer than two thirds of the waves.  H200, tma_wgmma3xtf32_64x128 both ways
- * at the same split (bench/results/mid/two-blocks/): 0.891 of the time on the calls this
- * sends to two an SM, worst 1.06, on 199 calls of two fresh seeds; unsplit products of at
- * most 132 blocks, one an SM, were 1.03 two an SM. */
+ * at the same split on 199 calls of two fresh seeds (bench/results/mid/two-blocks/): 0.813
+ * of the time on the 111 this sends to two an SM (worst 1.06); on the 88 it keeps at one, two
+ * would have taken 1.01. */
 inline bool two_blocks_pay(int64_t blocks, int64_t sms)
 {
     const int64_t one = (blocks + sms - 1) / sms, two = (blocks + 2 * sms - 1) / (2 * sms);
