@@ -1,12 +1,16 @@
 /* Where a small call's time goes: the GPU's work, or the host's enqueueing of it.
  *
- *   call_overhead [--parts] [--math fp32|strict|tf32] [--calls N] MxNxK[:layout[:TRANS]] ...
+ *   call_overhead [--parts] [--math fp32|strict|tf32] [--algo NAME] [--split-k S] [--calls N]
+ *                 MxNxK[:layout[:TRANS]] ...
  *
  * --parts first times, on the host, the CUDA runtime calls a call of the library makes (each
  * repeated back to back, per call): an empty kernel's launch (<<<>>>, cudaLaunchKernel, and
  * cudaLaunchKernelEx plain and with a programmatic dependency), cudaPointerGetAttributes of
  * device and host memory, cudaGetDevice, cudaStreamIsCapturing, cudaGetLastError,
  * cudaEventRecord, cudaStreamWaitEvent.
+ *
+ * --algo and --split-k force the shapes after them onto a rung and a count of slices
+ * (tg_set_algo, tg_set_split_k; "auto" and 0 give the planner the choice back).
  *
  * For each shape, on one handle and one stream, the same operands every call (they stay in L2,
  * unlike `tilegemm bench`'s rotating sets, so the times are the GPU's floor, not a claim):
@@ -173,6 +177,14 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--parts") == 0) {
             time_parts(stream);
+            continue;
+        }
+        if (strcmp(argv[i], "--algo") == 0 && i + 1 < argc) {
+            CHECK_TG(h, tg_set_algo(h, argv[++i]));
+            continue;
+        }
+        if (strcmp(argv[i], "--split-k") == 0 && i + 1 < argc) {
+            CHECK_TG(h, tg_set_split_k(h, atoi(argv[++i])));
             continue;
         }
         if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc) {
