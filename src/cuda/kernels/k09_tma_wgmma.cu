@@ -1106,7 +1106,8 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace,
 {
     constexpr int kParts = SPLIT ? 2 : 1;
     constexpr bool kPlaneA = A_FEED == AFeed::kShared, kPlaneB = needs_planes(SPLIT, A_FEED);
-    /* as many stages as 192 KiB hold: 3 of 3xTF32 planes, 4 where A is one FP32 box */
+    /* as many stages as the ring holds (192 KiB: 3 of 3xTF32 planes, 4 where A is one FP32
+     * box; two blocks an SM: 96 KiB each) */
     constexpr size_t kStageBytes = stage_floats(BM, BN, SPLIT, A_FEED) * sizeof(float);
     constexpr int kStages = (int)(kStageRingOf<BLOCKS> / kStageBytes);
     constexpr auto kernel = sgemm_tma_wgmma<BM, BN, kStages, PROMOTE, SPLIT, A_FEED, BLOCKS>;
@@ -1171,7 +1172,7 @@ int launch_packed(TurnedProblem q, AFeed copied, cudaStream_t stream, float *wor
     q.p.a_cs = k_lines ? 1 : panel.ld;
     q.p.stride_a = panel.items > 1 ? panel.lines * panel.ld : 0;
     return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, PANEL_FEED>(q, stream,
-                                                          workspace + panel.floats(), true);
+                                                                  workspace + panel.floats(), true);
 }
 
 /* Whether a launch of `blocks` blocks of a 64-row form runs sooner two an SM (2 stages each)
@@ -1196,26 +1197,29 @@ int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
     if constexpr (SPLIT) /* choose_feed copies A for 3xTF32 only */
         if (pack_pays(q, feed.a))
             return feed.a == AFeed::kCopiedKMajor
-                       ? launch_packed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kRegistersKMajor>(
-                             q, feed.a, stream, planes)
-                       : launch_packed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kRegistersRowsMajor>(
-                             q, feed.a, stream, planes);
+                       ? launch_packed<BM, BN, PROMOTE, SPLIT, BLOCKS,
+                                       AFeed::kRegistersKMajor>(q, feed.a, stream, planes)
+                       : launch_packed<BM, BN, PROMOTE, SPLIT, BLOCKS,
+                                       AFeed::kRegistersRowsMajor>(q, feed.a, stream, planes);
     switch (feed.a) {
     case AFeed::kRegistersKMajor:
-        return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kRegistersKMajor>(q, stream, planes);
+        return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kRegistersKMajor>(q, stream,
+                                                                                    planes);
     case AFeed::kRegistersRowsMajor:
         return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kRegistersRowsMajor>(q, stream,
-                                                                                   planes);
+                                                                                       planes);
     case AFeed::kCopiedKMajor:
         if constexpr (SPLIT)
-            return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kCopiedKMajor>(q, stream, planes);
+            return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kCopiedKMajor>(q, stream,
+                                                                                    planes);
         return (int)cudaErrorInvalidValue;
     case AFeed::kCopiedRowsMajor:
         if constexpr (SPLIT)
             return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kCopiedRowsMajor>(q, stream,
-                                                                                planes);
+                                                                                       planes);
         return (int)cudaErrorInvalidValue;
-    default: return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kShared>(q, stream, planes);
+    default:
+        return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kShared>(q, stream, planes);
     }
 }
 
