@@ -1187,13 +1187,10 @@ inline bool two_blocks_pay(int64_t blocks, int64_t sms)
     return blocks > sms && 3 * two < 2 * one;
 }
 
+/* The launches of p, turned as its feed says (q), BLOCKS blocks an SM. */
 template <int BM, int BN, int PROMOTE, bool SPLIT, int BLOCKS>
-int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
+int launch_fed(const Feed &feed, const TurnedProblem &q, cudaStream_t stream, float *planes)
 {
-    const cudaStream_t stream = (cudaStream_t)stream_arg;
-    float *const planes = static_cast<float *>(workspace);
-    const Feed feed = choose_feed<BM, BN, SPLIT>(*p);
-    const TurnedProblem q = turned(*p, feed.turn);
     if constexpr (SPLIT) /* choose_feed copies A for 3xTF32 only */
         if (pack_pays(q, feed.a))
             return feed.a == AFeed::kCopiedKMajor
@@ -1223,20 +1220,22 @@ int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
     }
 }
 
-/* A registry entry's launch: BLOCKS blocks an SM, or with BLOCKS = 0 one or two, by the waves
- * they take (two_blocks_pay). */
+/* A registry entry's launch: its feed chosen once, then BLOCKS blocks an SM, or with BLOCKS = 0
+ * one or two, by the waves they take (two_blocks_pay). */
 template <int BM, int BN, int PROMOTE, bool SPLIT, int BLOCKS>
-int launch_rung9(const tg_problem *p, void *stream, void *workspace)
+int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
 {
-    if constexpr (BLOCKS == 0) {
-        const TurnedProblem q = turned(*p, choose_feed<BM, BN, SPLIT>(*p).turn);
+    const cudaStream_t stream = (cudaStream_t)stream_arg;
+    float *const planes = static_cast<float *>(workspace);
+    const Feed feed = choose_feed<BM, BN, SPLIT>(*p);
+    const TurnedProblem q = turned(*p, feed.turn);
+    if constexpr (BLOCKS == 0)
         return two_blocks_pay((int64_t)ceil_div(q.p.m, BM) * ceil_div(q.p.n, BN) * q.p.batch,
                               current_sm_count())
-                   ? launch_tma_wgmma<BM, BN, PROMOTE, SPLIT, 2>(p, stream, workspace)
-                   : launch_tma_wgmma<BM, BN, PROMOTE, SPLIT, 1>(p, stream, workspace);
-    } else {
-        return launch_tma_wgmma<BM, BN, PROMOTE, SPLIT, BLOCKS>(p, stream, workspace);
-    }
+                   ? launch_fed<BM, BN, PROMOTE, SPLIT, 2>(feed, q, stream, planes)
+                   : launch_fed<BM, BN, PROMOTE, SPLIT, 1>(feed, q, stream, planes);
+    else
+        return launch_fed<BM, BN, PROMOTE, SPLIT, BLOCKS>(feed, q, stream, planes);
 }
 
 template <int BM, int BN>
@@ -1269,7 +1268,7 @@ constexpr tg_rung rung9(const char *name, const char *summary, int in_auto)
                    .workspace_bytes = tma_wgmma_workspace<BM, BN, SPLIT>,
                    .staged_bytes = tma_wgmma_staged<BM, BN, SPLIT>,
                    .turns = tma_wgmma_turns<BM, BN, SPLIT>,
-                   .launch_with_workspace = launch_rung9<BM, BN, SPLIT ? 1 : 0, SPLIT, BLOCKS>};
+                   .launch_with_workspace = launch_tma_wgmma<BM, BN, SPLIT ? 1 : 0, SPLIT, BLOCKS>};
 }
 
 } // namespace
