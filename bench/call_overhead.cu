@@ -29,21 +29,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Where a call failed: its source line, the call and why, then the end of the program. */
+static void fail_at(int line, const char *call, const char *why)
+{
+    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, line, call, why);
+    exit(1);
+}
 #define CHECK_CUDA(x)                                                                          \
     do {                                                                                       \
-        cudaError_t e_ = (x);                                                                  \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                           \
-        }                                                                                      \
+        const cudaError_t e_ = (x);                                                            \
+        if (e_ != cudaSuccess)                                                                 \
+            fail_at(__LINE__, #x, cudaGetErrorString(e_));                                     \
     } while (0)
 #define CHECK_TG(h, x)                                                                         \
     do {                                                                                       \
-        tg_status s_ = (x);                                                                    \
-        if (s_ != TG_SUCCESS) {                                                                \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, tg_last_error(h));      \
-            exit(1);                                                                           \
-        }                                                                                      \
+        if ((x) != TG_SUCCESS)                                                                 \
+            fail_at(__LINE__, #x, tg_last_error(h));                                           \
     } while (0)
 
 static int by_value(const void *a, const void *b)
