@@ -47,7 +47,7 @@ status() { printf "%-${status_width}s %s\n" "$1" "$2" | tee -a "$summary"; }
 # The GPU tests of the rungs named in $1 (test_gpu_rungs.<rung>: every layout, transposes,
 # misaligned pointers, odd leading dimensions, batches, beta != 0, special values) and of the
 # CTest names in $2 (a regex, may be empty), side by side; then `tilegemm verify --quick` of
-# each rung.  Uses $build, $out and the CLI at $build/tilegemm.
+# each rung (verify_rungs).  Uses $build, $out and $cli (device_build).
 rung_tests() {
   local regex="test_gpu_rungs\\.($(echo $1 | tr ' ' '|'))"
   [ -n "${2:-}" ] && regex="$regex|$2"
@@ -55,9 +55,13 @@ rung_tests() {
     >"$out/ctest.log" 2>&1
   status "ctest (GPU tests)" \
     "rc $? ($(grep -E "tests passed|tests failed" "$out/ctest.log" | tail -1))"
+  verify_rungs "$1"
+}
+# `tilegemm verify --quick` of each rung named in $1, with the CLI at $cli.
+verify_rungs() {
   local r
   for r in $1; do
-    timeout 120 "$build/tilegemm" verify --quick --algo "$r" >"$out/verify-$r.log" 2>&1
+    timeout 120 "$cli" verify --quick --algo "$r" >"$out/verify-$r.log" 2>&1
     status "verify --quick $r" "rc $?"
   done
 }
