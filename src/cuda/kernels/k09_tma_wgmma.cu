@@ -352,27 +352,35 @@ struct ACopy {
     __device__ __forceinline__ void operator()(float *stage, int64_t k0) const
     {
         if (rows_in == BM && k0 + kBK <= k)
-            lines<false>(stage, k0);
+            lines<false>(stage, k0, kBK);
         else
-            lines<true>(stage, k0);
+            lines<true>(stage, k0, k - k0 < kBK ? (int)(k - k0) : kBK);
     }
 
+    /* k_in: the tile's k inside the matrix.  In the boxes of rows the guards are 32-bit tests,
+     * a line's k against k_in once a line and a row against rows_in: with the 64-bit sum k0 +
+     * (its k) < k at each copy, ptxas branched around every copy (some 25 instructions a copy,
+     * against 6 for k lines), and a tile at the edge of m took twice as long as the others;
+     * 0.53-0.95 of the time on such calls (H200, bench/results/thin-h200/copied-guards/).  The
+     * same tests on k lines cost them 2-7%, so they keep theirs. */
     template <bool GUARDED>
-    __device__ __forceinline__ void lines(float *stage, int64_t k0) const
+    __device__ __forceinline__ void lines(float *stage, int64_t k0, int k_in) const
     {
         constexpr int kBoxes = kKLines ? 1 : BM / 32, kSteps = kKLines ? BM / 4 : 8;
         const float *src = first + k0 * (kKLines ? 1 : k_stride);
 #pragma unroll
-        for (int j = 0; j < kSteps; ++j, src += step)
+        for (int j = 0; j < kSteps; ++j, src += step) {
+            const bool k_line_in = w + 4 * j < k_in; /* boxes of rows: this line's k */
 #pragma unroll
             for (int b = 0; b < kBoxes; ++b) {
                 float *const dst = stage + 1024 * b + 128 * j + swizzle[j & 1];
                 const float *const from = src + 32 * b; /* boxes of rows: 32 rows on */
                 const bool in = !GUARDED ||
                                 (kKLines ? w + 4 * j < rows_in && k0 + lane < k
-                                         : 32 * b + lane < rows_in && k0 + w + 4 * j < k);
+                                         : k_line_in && 32 * b + lane < rows_in);
                 copy_async_4_zfill(dst, in ? from : a, in);
             }
+        }
     }
 };
 
