@@ -22,7 +22,9 @@
  *                boxes of 32 k x 128 rows, rows-contiguous in four boxes of 32 rows x 32 k,
  *                both with the 128-byte swizzle; where the TMA cannot read it (a stride or
  *                start off 16 bytes), the whole producer warpgroup copies it into the same
- *                layout with 4-byte cp.async (ACopy; 3xTF32 forms); each consumer thread reads its fragment
+ *                layout with 4-byte cp.async (ACopy; 3xTF32 forms), or in the 128x128 form,
+ *                k-contiguous, with 16-byte cp.async of the aligned chunks around each row's
+ *                32 k into lines of 36 floats; each consumer thread reads its fragment
  *                (wgmma_tf32.cuh) from the stage, conflict-free or two to a bank, and splits it
  *                into TF32 parts (tc_common.cuh's split_tf32, 3xTF32) or rounds it to nearest
  *                (TF32 mode) on the way (AFeed).  The tensor core reads A's registers until
@@ -94,8 +96,9 @@
  *                stage, and the other block's fills those gaps (H200: 0.81 of the time on
  *                such calls of two fresh seeds, bench/results/mid/two-blocks/)
  *   shared       4 stages x 48 KiB (A 16 KiB, B 32 KiB: big and small parts of 128, or 256
- *                rows) = 192 KiB; with A in planes 3 x 64 KiB; plus the barriers.  Two blocks
- *                an SM: 96 KiB of stages each
+ *                rows) = 192 KiB; with A in planes 3 x 64 KiB; with A copied along k in lines
+ *                of 36 floats 4 x 50 KiB; plus the barriers.  Two blocks an SM: 96 KiB of
+ *                stages each
  *   registers    168 a thread at entry (__launch_bounds__(384, 1)), then 232 for the consumers;
  *                two blocks an SM: 128, then 40 / 216; no spills (ptxas -v, nvcc 13.0)
  *   workspace    the planes of one chunk of k: n (and m, with A in planes) x kc x parts floats
@@ -295,9 +298,11 @@ __global__ void __launch_bounds__(256) pack_lines(const float *X, int64_t line_s
  *   kRegistersRowsMajor registers, read from boxes of 32 rows x 32 k with the rows contiguous
  *                      (a line of the box is one k), which wgmma could not read itself
  *   kCopiedKMajor, kCopiedRowsMajor
- *                      the same layouts, copied by the producer warpgroup with 4-byte cp.async
- *                      where the TMA cannot read A (a stride or the start off 16 bytes: odd
- *                      leading dimensions), instead of planes written and read by a pre-pass
+ *                      copied by the producer warpgroup where the TMA cannot read A (a stride
+ *                      or the start off 16 bytes: odd leading dimensions), instead of planes
+ *                      written and read by a pre-pass: the TMA's layouts, or for the 128x128
+ *                      form's k lines shifted lines of 36 floats, each row's 32 k from float
+ *                      0-3 on (ACopy, a_shifted_lines)
  * Through registers A is rounded to nearest TF32 on the way (the tensor core itself would
  * truncate it). */
 enum class AFeed {
@@ -319,6 +324,29 @@ __host__ __device__ constexpr bool a_copied(AFeed a)
     return a == AFeed::kCopiedKMajor || a == AFeed::kCopiedRowsMajor;
 }
 
+/* Whether a form copies A contiguous along k as shifted lines of 36 floats (ACopy<BM,
+ * AFeed::kCopiedKMajor, true>) rather than 4 bytes at a time into the TMA's layout: the
+ * 128x128 block, where it took 0.96-0.97 of the time; the one-warpgroup forms and 128x64
+ * took 1.02-1.07 (H200, bench/results/mid/shifted-lines/): their consumers' reads of the
+ * shifted lines fall two to a bank, and the copies' issue slots were not what bound them. */
+__host__ __device__ constexpr bool a_shifted_lines(int bm, int bn, AFeed a)
+{
+    return a == AFeed::kCopiedKMajor && bm == 128 && bn == 128;
+}
+
+/* Floats a stage holds of each row of A: 32 k, or 36 in shifted lines (the line's 32 k start
+ * 0 to 3 floats in). */
+__host__ __device__ constexpr int a_line_floats(int bm, int bn, AFeed a)
+{
+    return a_shifted_lines(bm, bn, a) ? kBK + 4 : kBK;
+}
+
+/* The ring where A's stage lines are 36 floats: 204 KiB for one block an SM, so that it keeps
+ * its 4 stages (of 50 KiB). */
+template <int BLOCKS, int BM, int BN, AFeed A_FEED>
+constexpr size_t kStageRingFor =
+    BLOCKS == 1 && a_shifted_lines(BM, BN, A_FEED) ? 204 * 1024 : kStageRingOf<BLOCKS>;
+
 /* The producer warpgroup's copy of A's box of each stage (BM rows x 32 k from row i0), in the
  * layout the TMA would give it, where the TMA cannot read A.  A warp copies lines of 32 floats,
  * a thread 4 bytes of each, so the reads coalesce along A's contiguous side whatever its
@@ -327,8 +355,9 @@ __host__ __device__ constexpr bool a_copied(AFeed a)
  * rows-contiguous).  Its addresses are set once a block and stepped, and its lines' swizzle
  * takes two forms (the line's index mod 8 is w or w + 4), so a copy is about three
  * instructions: the producer's issue slots are the consumers' too.  Elements past m or k, in
- * the edge tiles only, are zeros. */
-template <int BM, AFeed A_FEED>
+ * the edge tiles only, are zeros.  (The 128x128 form copies A contiguous along k as shifted
+ * lines instead: ACopy<BM, AFeed::kCopiedKMajor, true> below.) */
+template <int BM, AFeed A_FEED, bool SHIFTED_LINES = false>
 struct ACopy {
     static constexpr bool kKLines = a_k_lines(A_FEED);
     const float *a, *first; /* the matrix (item), this thread's first element at k = 0 */
@@ -384,10 +413,96 @@ struct ACopy {
     }
 };
 
+/* Floats from a line's start to its row's first k (shifted lines). */
+__device__ __forceinline__ int a_shift(const float *row_start)
+{
+    return (int)((uintptr_t)row_start / sizeof(float) % 4);
+}
+
+/* The producer's copy of A contiguous along k where the TMA cannot read it (odd leading
+ * dimensions): 16-byte copies, a row's 32 k of the stage as the 9 aligned chunks around them,
+ * so that a line of 36 floats holds them from float `shift` on, shift being how far the row's
+ * start lies past 16 bytes (the same for every tile: k0 is a multiple of 32).  A warp copies 3
+ * rows a round (lanes 0-26: 9 chunks each), 12 rows a round for the 4 warps; rows 12 apart
+ * have the same shift.  Against 4-byte copies of the swizzled lines: 9 copies a thread a tile
+ * for 32, each 16 bytes.  The consumers read (row, k) at row * 36 + shift + k (a_shift).
+ * Guarded tiles (the edge of m, the last k): a chunk's floats past k, and rows past m, are
+ * zeros; the floats before k0 of a chunk are A's own (the row's earlier k, or the row before),
+ * except at the start of the matrix itself, copied 4 bytes at a time there. */
+template <int BM>
+struct ACopy<BM, AFeed::kCopiedKMajor, true> {
+    static constexpr int kLine = kBK + 4, kChunks = kLine / 4;
+    static constexpr int kRowsPerWarp = 32 / kChunks, kRowsPerRound = 4 * kRowsPerWarp;
+    static constexpr int kRounds = (BM + kRowsPerRound - 1) / kRowsPerRound;
+    const float *a;          /* the matrix (item) rounded down to 16 bytes */
+    const float *first;      /* this thread's chunk of its first row at k = 0 */
+    int64_t round_step, k;   /* kRowsPerRound rows of A; A's k */
+    int row, at, shift, rows_in; /* its first row in the tile, and that row's chunk in its line */
+    bool active, last_round; /* a lane with a chunk; and a row in the last round */
+    bool matrix_start;       /* its chunk of row 0 starts the matrix itself, shifted */
+
+    __device__ __forceinline__ ACopy(const float *a_item, const tg_problem &p, int i0, int tid)
+        : a(reinterpret_cast<const float *>((uintptr_t)a_item / 16 * 16)),
+          round_step(kRowsPerRound * p.a_rs), k(p.k),
+          row(kRowsPerWarp * (tid / 32) + tid % 32 / kChunks),
+          rows_in(p.m - i0 < BM ? (int)(p.m - i0) : BM),
+          active(tid % 32 < kRowsPerWarp * kChunks)
+    {
+        const int chunk = tid % 32 % kChunks;
+        const float *const row_start = a_item + (int64_t)(i0 + row) * p.a_rs;
+        shift = a_shift(row_start);
+        first = row_start - shift + 4 * chunk;
+        at = row * kLine + 4 * chunk;
+        last_round = active && row + kRowsPerRound * (kRounds - 1) < BM;
+        matrix_start = active && a_item == p.A && i0 + row == 0 && shift > 0 && chunk == 0;
+    }
+
+    __device__ __forceinline__ void operator()(float *stage, int64_t k0) const
+    {
+        if (!active)
+            return;
+        if (rows_in == BM && k0 + kLine <= k && !(matrix_start && k0 == 0))
+            lines<false>(stage, k0);
+        else
+            lines<true>(stage, k0);
+    }
+
+    template <bool GUARDED>
+    __device__ __forceinline__ void lines(float *stage, int64_t k0) const
+    {
+        const float *src = first + k0;
+        float *const dst = stage + at;
+        /* the floats of the chunk inside k (clamped: 4 at most count) */
+        const int k_left = k - k0 < kLine ? (int)(k - k0) : kLine;
+        const int chunk_in = k_left - at % kLine + shift;
+        const int in = chunk_in < 0 ? 0 : chunk_in < 4 ? chunk_in : 4;
+        const bool head = GUARDED && matrix_start && k0 == 0;
+#pragma unroll
+        for (int i = 0; i < kRounds; ++i, src += round_step) {
+            if (i == kRounds - 1 && !last_round)
+                break;
+            float *const d = dst + i * kRowsPerRound * kLine;
+            if (!GUARDED) {
+                copy_async_16_zfill_partial(d, src, 4);
+                continue;
+            }
+            const bool row_in = row + kRowsPerRound * i < rows_in;
+            if (i == 0 && head) { /* nothing of the matrix precedes it */
+                for (int f = shift; f < 4; ++f)
+                    copy_async_4_zfill(d + f, src + f, row_in && f - shift < k_left);
+                continue;
+            }
+            const int row_floats = row_in ? in : 0;
+            copy_async_16_zfill_partial(d, row_floats > 0 ? src : a, row_floats);
+        }
+    }
+};
+
 /* Floats of one stage: A's parts (one, FP32, where A goes through registers), then B's. */
 __host__ __device__ constexpr int stage_floats(int bm, int bn, bool split, AFeed a)
 {
-    return ((a == AFeed::kShared && split ? 2 : 1) * bm + (split ? 2 : 1) * bn) * kBK;
+    return (a == AFeed::kShared && split ? 2 : 1) * bm * a_line_floats(bm, bn, a) +
+           (split ? 2 : 1) * bn * kBK;
 }
 
 /* The tensor core's accumulators of one consumer thread (UNITS products of 64 x UNIT a
@@ -421,7 +536,9 @@ struct Config {
     static constexpr int kPartsA = kARegisters ? 1 : kParts;
     static constexpr int kUnit = BN < 128 ? BN : 128;  /* the width of one wgmma: n128, or n64 */
     static constexpr int kUnits = BN / kUnit;          /* m64 x kUnit products a warpgroup covers */
-    static constexpr int kBoxA = BM * kBK, kBoxB = BN * kBK; /* floats of one part's box */
+    static constexpr bool kShiftedLines = a_shifted_lines(BM, BN, A_FEED);
+    static constexpr int kALine = a_line_floats(BM, BN, A_FEED); /* floats of a row of A's box */
+    static constexpr int kBoxA = BM * kALine, kBoxB = BN * kBK; /* floats of one part's box */
     static constexpr int kStage = stage_floats(BM, BN, SPLIT, A_FEED);
     static constexpr int kConsumerWarps = BM / 64 * 4;
     /* The arrivals that hand a stage back: every consumer thread's where the consumers read A
@@ -496,7 +613,8 @@ __device__ __forceinline__ void produce(const Ring<Cfg> &ring, const CUtensorMap
     /* Batch item z's planes; a shared operand (stride 0) has one item. */
     const int za = p.stride_a == 0 ? 0 : (int)blockIdx.z;
     const int zb = p.stride_b == 0 ? 0 : (int)blockIdx.z;
-    const ACopy<Cfg::kBM, Cfg::kAFeed> copy_a(p.A + za * p.stride_a, p, i0, tid);
+    const ACopy<Cfg::kBM, Cfg::kAFeed, Cfg::kShiftedLines> copy_a(p.A + za * p.stride_a, p, i0,
+                                                                   tid);
     for (PipelineState<Cfg::kStages> state; state.tile < tiles; state.advance()) {
         const int s = state.stage();
         /* the consumers released the previous round of this stage (a fresh barrier passes
@@ -548,12 +666,21 @@ struct Consumer {
     const int half;
     const bool releaser; /* arrives on the empty barriers (Cfg::kReleasers) */
     const int w, g, lane_t;
+    int shift = 0; /* shifted lines: where this thread's rows (g, g + 8) start in theirs */
 
     __device__ __forceinline__ Consumer(const Ring<Cfg> &ring_, int tid)
         : ring(ring_), half((tid - kWarpgroup) / kWarpgroup),
           releaser(Cfg::kARegisters || tid % 32 == 0), w(tid / 32 % 4), g(tid % 32 / 4),
           lane_t(tid % 4)
     {
+    }
+    /* shifted lines: the shift of row 64 half + 16 w + g of the tile at i0 of A's item (rows 8
+     * apart share it) */
+    __device__ __forceinline__ Consumer(const Ring<Cfg> &ring_, int tid, const float *a_item,
+                                        int64_t a_rs, int i0)
+        : Consumer(ring_, tid)
+    {
+        shift = a_shift(a_item + (int64_t)(i0 + 64 * half + 16 * w + g) * a_rs);
     }
 
     /* Every k tile's products into acc (its FP32 sums zero, with promotion), each stage handed
@@ -590,7 +717,7 @@ struct Consumer {
         const int s = (int)(t % kStages);
         mbarrier_wait(&ring.full[s], (unsigned)(t / kStages) & 1u);
         const float *const stage = ring.stages + s * Cfg::kStage;
-        const float *const a_big = stage + half * 64 * kBK; /* this warpgroup's 64 rows */
+        const float *const a_big = stage + half * 64 * Cfg::kALine; /* this warpgroup's rows */
         const float *const a_small = a_big + Cfg::kBoxA;
         const float *const b_big = stage + Cfg::kPartsA * Cfg::kBoxA;
         const float *const b_small = b_big + Cfg::kBoxB;
@@ -609,7 +736,9 @@ struct Consumer {
                 for (int e = 0; e < 4; ++e) {
                     const int r = 64 * half + 16 * w + g + 8 * (e & 1);
                     const int kq = 8 * kk + lane_t + 4 * (e >> 1);
-                    const int at = a_k_lines(Cfg::kAFeed)
+                    const int at = Cfg::kShiftedLines
+                                       ? r * Cfg::kALine + shift + kq
+                                   : a_k_lines(Cfg::kAFeed)
                                        ? sw128_offset(r, kq)
                                        : r / 32 * 32 * kBK + sw128_offset(kq, r % 32);
                     if (Cfg::kSplit) {
@@ -823,7 +952,10 @@ __global__ void __launch_bounds__(kThreads<BM>, BLOCKS)
         return;
     }
     set_max_registers<kConsumerRegistersOf<BLOCKS>, true>();
-    const Consumer<Cfg> consumer(ring, tid);
+    const int za = p.stride_a == 0 ? 0 : (int)blockIdx.z;
+    const Consumer<Cfg> consumer = Cfg::kShiftedLines
+                                       ? Consumer<Cfg>(ring, tid, p.A + za * p.stride_a, p.a_rs, i0)
+                                       : Consumer<Cfg>(ring, tid);
     typename Consumer<Cfg>::Acc acc;
     if (PROMOTE > 0) /* the FP32 sums start at zero; the partial sums at each fresh tile */
 #pragma unroll
@@ -1117,7 +1249,7 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace,
     /* as many stages as the ring holds (192 KiB: 3 of 3xTF32 planes, 4 where A is one FP32
      * box; two blocks an SM: 96 KiB each) */
     constexpr size_t kStageBytes = stage_floats(BM, BN, SPLIT, A_FEED) * sizeof(float);
-    constexpr int kStages = (int)(kStageRingOf<BLOCKS> / kStageBytes);
+    constexpr int kStages = (int)(kStageRingFor<BLOCKS, BM, BN, A_FEED> / kStageBytes);
     constexpr auto kernel = sgemm_tma_wgmma<BM, BN, kStages, PROMOTE, SPLIT, A_FEED, BLOCKS>;
     constexpr size_t kSmem = kStages * kStageBytes + 2 * kStages * sizeof(uint64_t) +
                              1024 /* room to align the stages */;
