@@ -326,7 +326,7 @@ __host__ __device__ constexpr bool a_copied(AFeed a)
 
 /* Whether a form copies A contiguous along k as shifted lines of 36 floats (ACopy<BM,
  * AFeed::kCopiedKMajor, true>) rather than 4 bytes at a time into the TMA's layout: the
- * 128x128 block, where it took 0.96-0.97 of the time; the one-warpgroup forms and 128x64
+ * 128x128 block, where it took 0.96-0.98 of the time; the one-warpgroup forms and 128x64
  * took 1.02-1.07 (H200, bench/results/mid/shifted-lines/): their consumers' reads of the
  * shifted lines fall two to a bank, and the copies' issue slots were not what bound them. */
 __host__ __device__ constexpr bool a_shifted_lines(int bm, int bn, AFeed a)
