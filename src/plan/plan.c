@@ -69,8 +69,9 @@ static const char *memory_name(tg_memory kind)
 /* The shortest k auto sends to 3xTF32, per slice when split.  Measured on the H100
  * (bench/accuracy, 1024 x 1024 x k, uniform, wide-range and cancelling data): from k = 256 on
  * its RMS error is no larger than the FFMA rungs' (at k = 64, 1.8 times theirs, at 16, 1.7 to
- * 2.8 times: the dropped small * small term does not shrink with k as rounding in long sums
- * grows). */
+ * 2.8 times: an error that does not shrink with k as rounding in long sums grows).  A model of
+ * the tensor core's sum as truncating (bench/tc_split_model.py) puts it in the sum rather than
+ * in the dropped small * small term: a fourth product would gain 2-5%. */
 #define TG_3XTF32_MIN_K 256
 /* The shortest slice of k a 3xTF32 rung is split into: measured on the H100, 1024^3 cut into
  * two slices of 512 on rung 9 took 1.45 times as long as unsplit (the judged run of seed
