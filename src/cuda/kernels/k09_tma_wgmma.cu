@@ -676,11 +676,11 @@ struct Consumer {
     }
     /* shifted lines: the shift of row 64 half + 16 w + g of the tile at i0 of A's item (rows 8
      * apart share it) */
-    __device__ __forceinline__ Consumer(const Ring<Cfg> &ring_, int tid, const float *a_item,
-                                        int64_t a_rs, int i0)
+    __device__ __forceinline__ Consumer(const Ring<Cfg> &ring_, int tid, const tg_problem &p,
+                                        int i0)
         : Consumer(ring_, tid)
     {
-        shift = a_shift(a_item + (int64_t)(i0 + 64 * half + 16 * w + g) * a_rs);
+        shift = a_shift(batch_item(p).A + (int64_t)(i0 + 64 * half + 16 * w + g) * p.a_rs);
     }
 
     /* Every k tile's products into acc (its FP32 sums zero, with promotion), each stage handed
@@ -952,10 +952,8 @@ __global__ void __launch_bounds__(kThreads<BM>, BLOCKS)
         return;
     }
     set_max_registers<kConsumerRegistersOf<BLOCKS>, true>();
-    const int za = p.stride_a == 0 ? 0 : (int)blockIdx.z;
-    const Consumer<Cfg> consumer = Cfg::kShiftedLines
-                                       ? Consumer<Cfg>(ring, tid, p.A + za * p.stride_a, p.a_rs, i0)
-                                       : Consumer<Cfg>(ring, tid);
+    const Consumer<Cfg> consumer =
+        Cfg::kShiftedLines ? Consumer<Cfg>(ring, tid, p, i0) : Consumer<Cfg>(ring, tid);
     typename Consumer<Cfg>::Acc acc;
     if (PROMOTE > 0) /* the FP32 sums start at zero; the partial sums at each fresh tile */
 #pragma unroll
