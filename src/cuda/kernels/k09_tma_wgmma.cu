@@ -20,15 +20,25 @@
  *                registers in any layout.  One thread of the producer warpgroup copies op(A)
  *                as the caller stores it (cp.async.bulk.tensor, tma.cuh): k-contiguous in
  *                boxes of 32 k x 128 rows, rows-contiguous in four boxes of 32 rows x 32 k,
- *                both with the 128-byte swizzle; where the TMA cannot read it (a stride or
- *                start off 16 bytes), the whole producer warpgroup copies it into the same
- *                layout with 4-byte cp.async (ACopy; 3xTF32 forms), or in the 128x128 form,
- *                k-contiguous, with 16-byte cp.async of the aligned chunks around each row's
- *                32 k into lines of 36 floats; each consumer thread reads its fragment
- *                (wgmma_tf32.cuh) from the stage, conflict-free or two to a bank, and splits it
- *                into TF32 parts (tc_common.cuh's split_tf32, 3xTF32) or rounds it to nearest
- *                (TF32 mode) on the way (AFeed).  The tensor core reads A's registers until
- *                the product is waited for, so they come in two sets that take turns.
+ *                both with the 128-byte swizzle.  k-contiguous with rows off 16 bytes (odd
+ *                leading dimensions, 3xTF32 forms), it reads op(A) all the same as 4 classes of
+ *                rows r % 4, whose rows are 16-byte multiples apart (kClassesKMajor,
+ *                class_maps): plain boxes of 36 x BM / 4, each row's 32 k from float 0-3 on;
+ *                the consumers take slots class by class and the stores put each slot in its
+ *                row (tile_row).  Against the producer warpgroup's copies (H200, one call,
+ *                bench/results/mid/classes/): 0.71-0.86x the time on thin calls with long k
+ *                (2305x44x24409 139 -> 119 us; the same call with k even, read in one box, 100
+ *                us), 0.86-0.97x on medium ones, 0.89-0.94x on large (4097^3 against its packed
+ *                panel); 0.967 on the 58 calls of a fresh seed that ran a 3xTF32 form.  Where
+ *                the TMA reads it in neither way (contiguous along m with its columns off 16
+ *                bytes, or a batch stride off 16 bytes), the whole producer warpgroup copies it
+ *                into the TMA's layout with 4-byte cp.async (ACopy; 3xTF32 forms), or in the
+ *                128x128 form, k-contiguous, with 16-byte cp.async of the aligned chunks around
+ *                each row's 32 k into lines of 36 floats; each consumer thread reads its
+ *                fragment (wgmma_tf32.cuh) from the stage, conflict-free or two to a bank, and
+ *                splits it into TF32 parts (tc_common.cuh's split_tf32, 3xTF32) or rounds it to
+ *                nearest (TF32 mode) on the way (AFeed).  The tensor core reads A's registers
+ *                until the product is waited for, so they come in two sets that take turns.
  *   B            3xTF32: a pre-pass kernel (split_into_planes) writes op(B)'s big and small
  *                TF32 parts as k-contiguous planes in the handle's workspace, O(n k) against
  *                the product's O(m n k).  TF32 mode: read in place, k-contiguous; the tensor
@@ -37,8 +47,9 @@
  *   feeds        choose_feed: the product is turned (C^T = op(B)^T op(A)^T) where that lets
  *                op(B) go through registers instead; where the TMA can read neither operand
  *                (strides or starts off 16 bytes), or only the shorter side's of a C twice as
- *                long as wide, the 3xTF32 forms copy the one in A's place themselves, and TF32
- *                mode sends both through planes.  A product at least kPackMinCols wide has that
+ *                long as wide, the 3xTF32 forms read the one in A's place by classes or copy it
+ *                themselves, and TF32 mode sends both through planes.  A product at least
+ *                kPackMinCols wide (by classes: with k under kClassesPackBelowK too) has that
  *                operand packed into an aligned panel by a pre-pass (pack_lines) instead, and
  *                the TMA reads the panel: 4097^3 in 1.35 ms against 1.46-1.52 with the
  *                producer's copies, 8191x8191x2049 0.88-0.91x, 3001x2999x1999 0.87-0.95x the
@@ -303,6 +314,15 @@ __global__ void __launch_bounds__(256) pack_lines(const float *X, int64_t line_s
  *                      written and read by a pre-pass: the TMA's layouts, or for the 128x128
  *                      form's k lines shifted lines of 36 floats, each row's 32 k from float
  *                      0-3 on (ACopy, a_shifted_lines)
+ *   kClassesKMajor     registers, A contiguous along k where its rows are off 16 bytes, read by
+ *                      the TMA all the same: rows 4 apart are 16 l bytes apart (l the leading
+ *                      dimension), so each class of rows r % 4 is a tensor of its own, from its
+ *                      first row's start rounded down to 16 bytes (class_maps).  A stage holds
+ *                      the 4 classes' boxes of BM / 4 lines of 36 floats, each line its row's
+ *                      32 k from float `shift` on (shift: the row's start past 16 bytes, one a
+ *                      class); the consumers' slot s is row 4 (s % (BM / 4)) + s / (BM / 4) of
+ *                      the tile (tile_row), so a warp's 16 slots are one class and its reads
+ *                      fall on 32 banks, and the stores put each slot's outputs in its row
  * Through registers A is rounded to nearest TF32 on the way (the tensor core itself would
  * truncate it). */
 enum class AFeed {
@@ -310,7 +330,8 @@ enum class AFeed {
     kRegistersKMajor,
     kRegistersRowsMajor,
     kCopiedKMajor,
-    kCopiedRowsMajor
+    kCopiedRowsMajor,
+    kClassesKMajor
 };
 
 /* Whether the stage holds A as lines of 32 k (else boxes of 32 rows x 32 k), and whether the
@@ -324,14 +345,24 @@ __host__ __device__ constexpr bool a_copied(AFeed a)
     return a == AFeed::kCopiedKMajor || a == AFeed::kCopiedRowsMajor;
 }
 
-/* Whether a form copies A contiguous along k as shifted lines of 36 floats (ACopy<BM,
- * AFeed::kCopiedKMajor, true>) rather than 4 bytes at a time into the TMA's layout: the
- * 128x128 block, where it took 0.96-0.98 of the time; the one-warpgroup forms and 128x64
- * took 1.02-1.07 (H200, bench/results/mid/shifted-lines/): their consumers' reads of the
- * shifted lines fall two to a bank, and the copies' issue slots were not what bound them. */
+/* Whether a form's stage holds A contiguous along k as shifted lines of 36 floats: every form
+ * fed by classes (kClassesKMajor), and where the producer copies A (ACopy<BM,
+ * AFeed::kCopiedKMajor, true>) rather than 4 bytes at a time into the TMA's layout the 128x128
+ * block, where it took 0.96-0.98 of the time; the one-warpgroup forms and 128x64 took
+ * 1.02-1.07 (H200, bench/results/mid/shifted-lines/): their consumers' reads of the shifted
+ * lines fall two to a bank (rows in order, each with its own shift; by classes a warp's rows
+ * share one), and the copies' issue slots were not what bound them. */
 __host__ __device__ constexpr bool a_shifted_lines(int bm, int bn, AFeed a)
 {
-    return a == AFeed::kCopiedKMajor && bm == 128 && bn == 128;
+    return (a == AFeed::kCopiedKMajor && bm == 128 && bn == 128) || a == AFeed::kClassesKMajor;
+}
+
+/* The tile row of the consumers' slot s of A (kClassesKMajor: class s / (BM / 4), its line s %
+ * (BM / 4)); the slot itself in the other feeds. */
+template <int BM, AFeed A_FEED>
+__host__ __device__ constexpr int tile_row(int s)
+{
+    return A_FEED == AFeed::kClassesKMajor ? 4 * (s % (BM / 4)) + s / (BM / 4) : s;
 }
 
 /* Floats a stage holds of each row of A: 32 k, or 36 in shifted lines (the line's 32 k start
@@ -556,6 +587,12 @@ struct Config {
                   "product: 64 x 256 a warpgroup would need 256 registers");
 };
 
+/* A's tensor maps, a kernel parameter: the one of its feed, or (kClassesKMajor) one for each
+ * class of rows r % 4 (class_maps). */
+struct AMaps {
+    CUtensorMap m[4];
+};
+
 /* Where the producer is in the ring: its next k tile, in stage tile % STAGES, whose barriers
  * are in round tile / STAGES, of parity phase() (as CUTLASS's PipelineState).  The state is
  * the tile's index, from which the stage and the phase are derived, not a stage counter that
@@ -604,10 +641,14 @@ struct Ring {
  * every thread copies its share of A (ACopy) and arrives on the stage's full barrier when its
  * copies have landed. */
 template <class Cfg>
-__device__ __forceinline__ void produce(const Ring<Cfg> &ring, const CUtensorMap &a_map,
+__device__ __forceinline__ void produce(const Ring<Cfg> &ring, const AMaps &a_maps,
                                         const CUtensorMap &b_map, const tg_problem &p, int i0,
                                         int j0, int64_t tiles, int tid)
 {
+    const CUtensorMap &a_map = a_maps.m[0];
+    /* kClassesKMajor: the classes of rows with rows in this tile (all 4 but at the end of m);
+     * an empty class's lines are left as they are, their slots' outputs never stored */
+    const int classes = p.m - i0 < 4 ? (int)(p.m - i0) : 4;
     if (!Cfg::kACopied && tid != 0)
         return;
     /* Batch item z's planes; a shared operand (stride 0) has one item. */
@@ -629,6 +670,14 @@ __device__ __forceinline__ void produce(const Ring<Cfg> &ring, const CUtensorMap
             if (tid != 0)
                 continue;
             mbarrier_arrive_expect_tx(full, (Cfg::kStage - Cfg::kBoxA) * sizeof(float));
+        } else if (Cfg::kAFeed == AFeed::kClassesKMajor) {
+            mbarrier_arrive_expect_tx(
+                full, (Cfg::kStage - (4 - classes) * (Cfg::kBoxA / 4)) * sizeof(float));
+#pragma unroll
+            for (int c = 0; c < 4; ++c)
+                if (c < classes)
+                    tma_load_tile(stage + c * (Cfg::kBoxA / 4), &a_maps.m[c], full, k0, i0 / 4,
+                                  0, za);
         } else {
             mbarrier_arrive_expect_tx(full, Cfg::kStage * sizeof(float));
             if (Cfg::kAFeed == AFeed::kRegistersRowsMajor) /* boxes of 32 rows x 32 k */
@@ -674,14 +723,21 @@ struct Consumer {
           lane_t(tid % 4)
     {
     }
-    /* shifted lines: the shift of row 64 half + 16 w + g of the tile at i0 of A's item (rows 8
-     * apart share it) */
+    /* shifted lines: the shift of slot 64 half + 16 w + g's row of the tile at i0 of A's item
+     * (its slot 8 on, 8 or 32 rows on, shares it) */
     __device__ __forceinline__ Consumer(const Ring<Cfg> &ring_, int tid, const tg_problem &p,
                                         int i0)
         : Consumer(ring_, tid)
     {
-        shift = a_shift(batch_item(p).A + (int64_t)(i0 + 64 * half + 16 * w + g) * p.a_rs);
+        shift = a_shift(batch_item(p).A + (int64_t)(i0 + row(64 * half + 16 * w + g)) * p.a_rs);
     }
+
+    /* The tile row of slot s (tile_row), and the rows between slots 8 apart. */
+    __device__ __forceinline__ static constexpr int row(int s)
+    {
+        return tile_row<Cfg::kBM, Cfg::kAFeed>(s);
+    }
+    static constexpr int kRows8 = row(8) - row(0);
 
     /* Every k tile's products into acc (its FP32 sums zero, with promotion), each stage handed
      * back once its products are done.  A's registers come in two sets that take turns: the
@@ -812,14 +868,16 @@ struct Consumer {
                                                  const batch_item &item, int64_t c_rs,
                                                  int64_t c_cs, int i0, int j0) const
     {
-        if (p.beta != 0.0f || (c_cs != 1 && c_rs != 1) || i0 + 64 * half + 64 > p.m ||
+        /* the rows of this warpgroup's slots: its 64 rows, or (classes) rows across the tile */
+        const int rows_end = Cfg::kAFeed == AFeed::kClassesKMajor ? Cfg::kBM : 64 * half + 64;
+        if (p.beta != 0.0f || (c_cs != 1 && c_rs != 1) || i0 + rows_end > p.m ||
             j0 + kUnit * kUnits > p.n)
             return false;
         float *const c0 =
-            item.C + (i0 + 64 * half + 16 * w + g) * c_rs + (j0 + 2 * lane_t) * c_cs;
+            item.C + (i0 + row(64 * half + 16 * w + g)) * c_rs + (j0 + 2 * lane_t) * c_cs;
         bool finite = true;
-        if (c_cs == 1) { /* rows g and g + 8 */
-            float *const c8 = c0 + 8 * c_rs;
+        if (c_cs == 1) { /* slots g and g + 8 */
+            float *const c8 = c0 + kRows8 * c_rs;
 #pragma unroll
             for (int h = 0; h < kUnits; ++h)
 #pragma unroll
@@ -840,7 +898,7 @@ struct Consumer {
                     for (int e = 0; e < 4; ++e) {
                         const float r = acc.result(h)[4 * j + e];
                         finite &= fabsf(r) <= FLT_MAX;
-                        col[(e % 2) * c_cs + 8 * (e / 2)] = p.alpha * r;
+                        col[(e % 2) * c_cs + kRows8 * (e / 2)] = p.alpha * r;
                     }
                 }
         }
@@ -881,7 +939,7 @@ struct Consumer {
                 for (int j = 0; j < kUnit / 8; ++j)
 #pragma unroll
                     for (int e = 0; e < 4; ++e)
-                        store_tc_result(p, item, i0 + 64 * half + 16 * w + g + 8 * (e / 2),
+                        store_tc_result(p, item, i0 + row(64 * half + 16 * w + g + 8 * (e / 2)),
                                         j0 + kUnit * h + 8 * j + 2 * lane_t + e % 2,
                                         acc.result(h)[4 * j + e], q.c_rs, q.c_cs);
             return;
@@ -901,14 +959,16 @@ struct Consumer {
                 for (int e = 0; e < 4; e += 2) {
                     const int r = 64 * half + 16 * w + g + 4 * e, c = kUnit * h + 8 * j + 2 * lane_t;
                     *reinterpret_cast<float2 *>(tile + r * kPitch + c) = make_float2(
-                        tc_result(p, item, i0 + r, j0 + c, acc.result(h)[4 * j + e]),
-                        tc_result(p, item, i0 + r, j0 + c + 1, acc.result(h)[4 * j + e + 1]));
+                        tc_result(p, item, i0 + row(r), j0 + c, acc.result(h)[4 * j + e]),
+                        tc_result(p, item, i0 + row(r), j0 + c + 1, acc.result(h)[4 * j + e + 1]));
                 }
         named_barrier_sync(1, kThreads);
         const int warp = (threadIdx.x - kWarpgroup) / 32, lane = threadIdx.x % 32;
         const int64_t cols_in = p.n - j0; /* of the tile's columns, inside C */
-        for (int r = warp; r < kBM && i0 + r < p.m; r += Cfg::kConsumerWarps) {
-            float *const c_row = item.C + (i0 + r) * q.c_rs + j0;
+        for (int r = warp; r < kBM; r += Cfg::kConsumerWarps) { /* r: a slot */
+            if (i0 + row(r) >= p.m)
+                continue;
+            float *const c_row = item.C + (i0 + row(r)) * q.c_rs + j0;
 #pragma unroll 4
             for (int c = lane; c < kBN; c += 32)
                 if (c < cols_in)
@@ -918,8 +978,9 @@ struct Consumer {
 };
 
 /*
- * a_map, b_map: the planes of op(A) and op(B) as rank-4 tensors (k, rows, part, batch item),
- * read in boxes of 32 x BM (A) or 32 x BN (B) x 1 x 1.  p: the product of this chunk of k (A
+ * a_maps, b_map: the planes of op(A) and op(B) as rank-4 tensors (k, rows, part, batch item),
+ * read in boxes of 32 x BM (A) or 32 x BN (B) x 1 x 1 (A's map the first of a_maps; all 4 its
+ * classes' with kClassesKMajor).  p: the product of this chunk of k (A
  * and B at its first k, beta already 1 after the first chunk), for the epilogue's stores and
  * FMA recomputes.  One block per tile of C, in grouped order (grouped_tile<8>) on grid.x;
  * grid.z the batch item.  The first warpgroup produces (produce), the others consume and
@@ -927,7 +988,7 @@ struct Consumer {
  */
 template <int BM, int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED, int BLOCKS>
 __global__ void __launch_bounds__(kThreads<BM>, BLOCKS)
-    sgemm_tma_wgmma(const __grid_constant__ CUtensorMap a_map,
+    sgemm_tma_wgmma(const __grid_constant__ AMaps a_maps,
                     const __grid_constant__ CUtensorMap b_map, const TurnedProblem q)
 {
     using Cfg = Config<BM, BN, STAGES, PROMOTE, SPLIT, A_FEED>;
@@ -948,7 +1009,7 @@ __global__ void __launch_bounds__(kThreads<BM>, BLOCKS)
 
     if (tid < kWarpgroup) {
         set_max_registers<kProducerRegisters, false>();
-        produce(ring, a_map, b_map, p, i0, j0, tiles, tid);
+        produce(ring, a_maps, b_map, p, i0, j0, tiles, tid);
         return;
     }
     set_max_registers<kConsumerRegistersOf<BLOCKS>, true>();
@@ -995,6 +1056,15 @@ struct RawOperand {
     }
     bool k_major() const { return tma_readable(k_stride, row_stride, k); }
     bool rows_major() const { return tma_readable(row_stride, k_stride, rows); }
+    /* The TMA reads it as 4 classes of rows (kClassesKMajor, class_maps): contiguous along k,
+     * rows 4 apart a multiple of 16 bytes apart whatever the leading dimension, the batch
+     * stride a multiple of 16 bytes (so every item's rows are off 16 bytes as the first's). */
+    bool k_classes() const
+    {
+        return k_stride == 1 && row_stride >= k && row_stride < (int64_t(1) << 35) &&
+               k <= INT32_MAX - 2 * kBK &&
+               (items == 1 || (stride > 0 && stride % 4 == 0 && stride < (int64_t(1) << 37)));
+    }
 };
 
 inline RawOperand raw_a(const tg_problem &p)
@@ -1031,14 +1101,14 @@ struct Feed {
 };
 
 /* The panel pack_lines makes of the operand in A's place (turned problem q), where the producer
- * would copy it: its lines (rows for kCopiedKMajor, k for kCopiedRowsMajor), their length, the
- * panel's pitch and its items. */
+ * would copy it or the TMA read it by classes: its lines (rows for kCopiedKMajor and
+ * kClassesKMajor, k for kCopiedRowsMajor), their length, the panel's pitch and its items. */
 struct Packed {
     int64_t lines, inner, ld, items;
     Packed(const tg_problem &q, AFeed a)
     {
         const RawOperand x = raw_a(q);
-        const bool k_lines = a == AFeed::kCopiedKMajor;
+        const bool k_lines = a == AFeed::kCopiedKMajor || a == AFeed::kClassesKMajor;
         lines = k_lines ? x.rows : x.k;
         inner = k_lines ? x.k : x.rows;
         ld = (inner + 3) / 4 * 4;
@@ -1060,10 +1130,20 @@ constexpr int64_t kPackMinCols = 2048;
  * producer copies A. */
 constexpr size_t kPackBudget = size_t(1) << 30;
 
+/* Read by classes (kClassesKMajor), the products this wide pack A too where k is shorter than
+ * this: each row of a class's box is 144 bytes across two or three 128-byte lines of L2, and
+ * the wide products read A from L2 once a column of tiles.  H200, against packing, in one call
+ * (bench/results/mid/classes/): 8392x6245x446 and 23531x12939x413 column-major TN 1.18x the
+ * time, 3420x7362x622 and 6533x27850x1533 row-major TT 1.06x and 1.03x; 1490x20299x2809 row-major
+ * NT 0.93x and 4097^3 row-major NN 0.94x. */
+constexpr int64_t kClassesPackBelowK = 2048;
+
 /* Whether the call packs its A (above). */
 inline bool pack_pays(const TurnedProblem &q, AFeed a)
 {
-    return a_copied(a) && q.p.n >= kPackMinCols &&
+    const bool packable =
+        a_copied(a) || (a == AFeed::kClassesKMajor && q.p.k < kClassesPackBelowK);
+    return packable && q.p.n >= kPackMinCols &&
            (size_t)Packed(q.p, a).floats() * sizeof(float) <= kPackBudget;
 }
 
@@ -1083,7 +1163,7 @@ Feed choose_feed(const tg_problem &p)
         if (!copy)
             return AFeed::kShared;
         if (x.k_stride == 1)
-            return AFeed::kCopiedKMajor;
+            return x.k_classes() ? AFeed::kClassesKMajor : AFeed::kCopiedKMajor;
         return x.row_stride == 1 ? AFeed::kCopiedRowsMajor : AFeed::kShared;
     };
     /* 3xTF32, and a block taller than wide: the longer side of C along the block's rows */
@@ -1223,6 +1303,34 @@ cudaError_t raw_map(CUtensorMap *map, const RawOperand &x, bool k_major, int box
     return encode_tile_map(map, x.base, dims, strides, box);
 }
 
+/* The tensor maps of an operand contiguous along k whose rows are off 16 bytes
+ * (kClassesKMajor): class c (rows c, c + 4, ...; 16 l bytes apart, l the leading dimension) as
+ * (k + shift, its rows, 1, item) from its first row's start rounded down to 16 bytes, shift
+ * floats before it (the row before's last, or at the matrix's start up to 3 floats of its
+ * 16-byte granule, which lies in the same allocation: never used), in plain boxes of 36 x
+ * BM / 4.  Past k and past the class's rows the boxes read zeros.  A class without rows (m <
+ * 4) gets class 0's map; the producer loads no box of it. */
+cudaError_t class_maps(AMaps *maps, const RawOperand &x, int box_rows)
+{
+    for (int c = 0; c < 4; ++c) {
+        const int64_t first = c < x.rows ? c : 0;
+        const float *const start = x.base + first * x.row_stride;
+        const int64_t shift = (int64_t)((uintptr_t)start / sizeof(float) % 4);
+        const uint64_t line = 4 * (uint64_t)x.row_stride * sizeof(float);
+        const uint64_t rows = (uint64_t)((x.rows - first + 3) / 4);
+        const uint64_t dims[4] = {(uint64_t)(x.k + shift), rows, 1, (uint64_t)x.items};
+        const uint64_t strides[3] = {line, line * rows,
+                                     x.items > 1 ? (uint64_t)x.stride * sizeof(float)
+                                                 : line * rows};
+        const uint32_t box[4] = {kBK + 4, (uint32_t)box_rows / 4, 1, 1};
+        const cudaError_t e = encode_tile_map(&maps->m[c], start - shift, dims, strides, box,
+                                              false);
+        if (e != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
+}
+
 /* The tensor map of one operand of a chunk: its planes, written now, or the operand in place
  * (k-major or rows-major). */
 template <int PARTS>
@@ -1269,9 +1377,11 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace,
         chunk.p.A = p.A + k0 * p.a_cs;
         chunk.p.B = p.B + k0 * p.b_rs;
         chunk.p.beta = k0 == 0 ? p.beta : 1.0f; /* later chunks add into C */
-        CUtensorMap a_map{}, b_map; /* a_map unused where the producer copies A */
-        if ((!a_copied(A_FEED) &&
-             (e = chunk_map<kParts>(&a_map, kPlaneA, raw_a(chunk.p),
+        AMaps a_maps{}; /* unused where the producer copies A */
+        CUtensorMap b_map;
+        if ((A_FEED == AFeed::kClassesKMajor && (e = class_maps(&a_maps, raw_a(chunk.p), BM))) ||
+            (!a_copied(A_FEED) && A_FEED != AFeed::kClassesKMajor &&
+             (e = chunk_map<kParts>(&a_maps.m[0], kPlaneA, raw_a(chunk.p),
                                     A_FEED == AFeed::kRegistersKMajor, planes_a, chunks.kp, BM,
                                     stream))) ||
             (e = chunk_map<kParts>(&b_map, kPlaneB, raw_b(chunk.p), true, planes_b, chunks.kp,
@@ -1279,10 +1389,10 @@ int launch_feed(const TurnedProblem &q, cudaStream_t stream, float *workspace,
             return (int)e;
         /* after a pass of this call's (planes, a panel): launched dependently on it */
         if (after_pass || kPlaneB || (kPlaneA && !a_copied(A_FEED)))
-            e = launch_dependent(kernel, grid, dim3(kThreads<BM>), kSmem, stream, a_map, b_map,
+            e = launch_dependent(kernel, grid, dim3(kThreads<BM>), kSmem, stream, a_maps, b_map,
                                  chunk);
         else
-            kernel<<<grid, kThreads<BM>, kSmem, stream>>>(a_map, b_map, chunk);
+            kernel<<<grid, kThreads<BM>, kSmem, stream>>>(a_maps, b_map, chunk);
         if (e != cudaSuccess || (e = cudaGetLastError()) != cudaSuccess)
             return (int)e;
     }
@@ -1296,7 +1406,7 @@ int launch_packed(TurnedProblem q, AFeed copied, cudaStream_t stream, float *wor
 {
     const Packed panel(q.p, copied);
     const RawOperand x = raw_a(q.p);
-    const bool k_lines = copied == AFeed::kCopiedKMajor;
+    const bool k_lines = copied == AFeed::kCopiedKMajor || copied == AFeed::kClassesKMajor;
     const dim3 grid(ceil_div(panel.inner, 1024),
                     std::min(ceil_div(panel.lines, 8), 65535u), (unsigned)panel.items);
     pack_lines<<<grid, dim3(32, 8), 0, stream>>>(x.base, k_lines ? x.row_stride : x.k_stride,
@@ -1331,7 +1441,7 @@ int launch_fed(const Feed &feed, const TurnedProblem &q, cudaStream_t stream, fl
 {
     if constexpr (SPLIT) /* choose_feed copies A for 3xTF32 only */
         if (pack_pays(q, feed.a))
-            return feed.a == AFeed::kCopiedKMajor
+            return feed.a == AFeed::kCopiedKMajor || feed.a == AFeed::kClassesKMajor
                        ? launch_packed<BM, BN, PROMOTE, SPLIT, BLOCKS,
                                        AFeed::kRegistersKMajor>(q, feed.a, stream, planes)
                        : launch_packed<BM, BN, PROMOTE, SPLIT, BLOCKS,
@@ -1352,6 +1462,11 @@ int launch_fed(const Feed &feed, const TurnedProblem &q, cudaStream_t stream, fl
         if constexpr (SPLIT)
             return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kCopiedRowsMajor>(q, stream,
                                                                                        planes);
+        return (int)cudaErrorInvalidValue;
+    case AFeed::kClassesKMajor:
+        if constexpr (SPLIT)
+            return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kClassesKMajor>(q, stream,
+                                                                                     planes);
         return (int)cudaErrorInvalidValue;
     default:
         return launch_feed<BM, BN, PROMOTE, SPLIT, BLOCKS, AFeed::kShared>(q, stream, planes);

@@ -4,13 +4,15 @@
  * (tests/emulated/overrides/ has its CPU twin, which checks byte counts and phase parity).
  *
  * Host:
- *   encode_tile_map(map, base, dims, strides, box)
+ *   encode_tile_map(map, base, dims, strides, box[, swizzle])
  *                          fills a CUtensorMap for a rank-4 FP32 tensor (dims[0] contiguous,
  *                          strides[i] the bytes between steps of dimension i + 1, multiples of
  *                          16) read in boxes of box[] elements, stored in shared memory with the
  *                          128-byte swizzle (box[0] * 4 must be 128: rows of 32 floats, the
- *                          layout wgmma_tf32.cuh's descriptors read); elements outside dims read
- *                          as zeros.  Calls the driver's cuTensorMapEncodeTiled through
+ *                          layout wgmma_tf32.cuh's descriptors read), or with swizzle false as
+ *                          plain rows of box[0] floats (box[0] * 4 a multiple of 16: what the
+ *                          consumers read through registers); elements outside dims read as
+ *                          zeros.  Calls the driver's cuTensorMapEncodeTiled through
  *                          cudaGetDriverEntryPointByVersion (no -lcuda); returns cudaSuccess,
  *                          cudaErrorNotSupported when the driver lacks it, cudaErrorInvalidValue
  *                          when the driver refuses the map.
@@ -30,8 +32,8 @@
  *                                   count includes it)
  *   tma_load_tile(dst, map, bar, c0, c1, c2, c3)
  *                                   copies the box at coordinates c (elements) into dst (1024-byte
- *                                   aligned), completing its box's bytes on bar (out-of-bounds
- *                                   elements count too, as zeros)
+ *                                   aligned; 128 for plain rows), completing its box's bytes on
+ *                                   bar (out-of-bounds elements count too, as zeros)
  */
 #ifndef TG_KERNELS_TMA_CUH
 #define TG_KERNELS_TMA_CUH
@@ -46,7 +48,8 @@
 #endif
 
 inline cudaError_t encode_tile_map(CUtensorMap *map, const float *base, const uint64_t (&dims)[4],
-                                   const uint64_t (&strides)[3], const uint32_t (&box)[4])
+                                   const uint64_t (&strides)[3], const uint32_t (&box)[4],
+                                   bool swizzle = true)
 {
     using Encode = CUresult(CUDAAPI *)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
                                        const cuuint64_t *, const cuuint64_t *,
@@ -69,7 +72,8 @@ inline cudaError_t encode_tile_map(CUtensorMap *map, const float *base, const ui
     const cuuint32_t element_strides[4] = {1, 1, 1, 1};
     const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, const_cast<float *>(base),
                               dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                              swizzle ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }

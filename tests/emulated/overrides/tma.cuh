@@ -6,8 +6,8 @@
  *
  * CUtensorMap holds what the encoder was given, checked as the driver checks it (16-byte
  * aligned base and strides, strides that do not overlap the dimension below, boxes of 1..256
- * elements, 128-byte rows for the 128-byte swizzle).  An mbarrier is a record kept beside
- * shared memory, keyed by its address, fresh for every block:
+ * elements, 128-byte rows for the 128-byte swizzle, rows of whole 16 bytes without it).  An
+ * mbarrier is a record kept beside shared memory, keyed by its address, fresh for every block:
  *   - a phase completes when its pending arrivals reach 0 and the bytes announced by
  *     expect-tx have all landed; then the phase number goes up and the arrivals are re-armed;
  *   - mbarrier_wait(bar, parity) returns once the phase number's parity differs from `parity`
@@ -17,16 +17,17 @@
  *     on its barrier: so data read before the wait, or a stage refilled while others still
  *     read it, shows in the result;
  *   - landing more bytes than expect-tx announced, arrivals past the count, a barrier used
- *     before init, or a destination that is not 1024-byte aligned abort the test with a
- *     message; too few bytes or arrivals leave the phase open, and the waiters' yields end in
- *     the runtime's deadlock report (a round in which every live thread waits and no
- *     barrier's state changes).
+ *     before init, or a destination that is not 1024-byte aligned (128 without the swizzle)
+ *     abort the test with a message; too few bytes or arrivals leave the phase open, and the
+ *     waiters' yields end in the runtime's deadlock report (a round in which every live thread
+ *     waits and no barrier's state changes).
  * copy_async_arrive takes the thread's cp.async copies (async_copy.cuh's twin) off its queues:
  * their destinations hold the finite poison too, and they land, with the arrival they carry,
  * when a thread waits on the barrier.
  * Elements of the box outside the tensor's dimensions land as zeros, and their bytes count,
  * as on the GPU.  The box lands as rows of 128 bytes with the 128-byte swizzle (16-byte chunk
- * c of row r at chunk c ^ (r % 8)), the layout wgmma_tf32.cuh's descriptors read.
+ * c of row r at chunk c ^ (r % 8)), the layout wgmma_tf32.cuh's descriptors read; without it
+ * as plain rows of box[0] floats.
  */
 #ifndef TG_KERNELS_TMA_CUH
 #define TG_KERNELS_TMA_CUH
@@ -46,12 +47,15 @@ struct CUtensorMap {
     uint64_t dims[4];
     uint64_t strides[3]; /* bytes between steps of dimensions 1, 2, 3 */
     uint32_t box[4];
+    bool swizzle; /* the 128-byte swizzle, else plain rows of box[0] floats */
 };
 
 inline cudaError_t encode_tile_map(CUtensorMap *map, const float *base, const uint64_t (&dims)[4],
-                                   const uint64_t (&strides)[3], const uint32_t (&box)[4])
+                                   const uint64_t (&strides)[3], const uint32_t (&box)[4],
+                                   bool swizzle = true)
 {
-    bool ok = reinterpret_cast<uintptr_t>(base) % 16 == 0 && box[0] * 4 == 128;
+    bool ok = reinterpret_cast<uintptr_t>(base) % 16 == 0 &&
+              (swizzle ? box[0] * 4 == 128 : box[0] * 4 % 16 == 0);
     uint64_t below = dims[0] * 4; /* bytes spanned by the dimension below */
     for (int i = 0; i < 4; ++i) {
         ok = ok && dims[i] >= 1 && dims[i] <= (1ull << 32) && box[i] >= 1 && box[i] <= 256;
@@ -66,6 +70,7 @@ inline cudaError_t encode_tile_map(CUtensorMap *map, const float *base, const ui
     std::memcpy(map->dims, dims, sizeof map->dims);
     std::memcpy(map->strides, strides, sizeof map->strides);
     std::memcpy(map->box, box, sizeof map->box);
+    map->swizzle = swizzle;
     return cudaSuccess;
 }
 
@@ -105,7 +110,7 @@ inline uint64_t box_bytes(const CUtensorMap &m)
 }
 
 /* Writes the box: row R (the box's elements beyond its first dimension, in order) at byte
- * 128 R, its 16-byte chunks swizzled. */
+ * 4 box[0] R, with the 128-byte swizzle its 16-byte chunks swizzled. */
 inline void write_box(const Copy &cp, bool poison)
 {
     const CUtensorMap &m = cp.map;
@@ -130,8 +135,9 @@ inline void write_box(const Copy &cp, bool poison)
                             std::memcpy(&v, src, sizeof v);
                         }
                     }
-                    uint64_t at = row * 128 + 4 * e0;
-                    at ^= ((at >> 7) & 7u) << 4;
+                    uint64_t at = row * 4 * m.box[0] + 4 * e0;
+                    if (m.swizzle)
+                        at ^= ((at >> 7) & 7u) << 4;
                     std::memcpy(dst + at, &v, sizeof v);
                 }
 }
@@ -229,8 +235,10 @@ __device__ __forceinline__ void tma_load_tile(float *dst, const CUtensorMap *map
 {
     const ptrdiff_t offset = reinterpret_cast<char *>(dst) -
                              static_cast<char *>(emu_dynamic_shared()); /* shared address */
-    if (offset % 1024 != 0)
-        emu::fail("TMA destination not 1024-byte aligned (128-byte swizzle)", dst);
+    if (offset % (map->swizzle ? 1024 : 128) != 0)
+        emu::fail(map->swizzle ? "TMA destination not 1024-byte aligned (128-byte swizzle)"
+                               : "TMA destination not 128-byte aligned",
+                  dst);
     const emu_tma::Copy c{dst, *map, {c0, c1, c2, c3}};
     emu_tma::write_box(c, true);
     emu_tma::get(bar).copies.push_back(c);
