@@ -11,7 +11,9 @@ whose mangled name matches REGEX, the loop is the longest backward branch's body
 
   mix        the loop's instructions by opcode (the most frequent ones);
   ffma reads how many FFMA read 1, 2 or 3 registers from the file: sources without `.reuse`
-             (the operand reuse caches serve the others);
+             (the operand reuse caches serve the others), how many of those reading two or
+             more read two of one bank (register number mod 2), and the reads in all
+             (bench/results/ffma/README.md: cuBLAS's FFMA loop 480 / 1607, rung 4's 128 / 2012);
   lds->use   instructions from each LDS to the first instruction reading what it loaded
              (minimum, quartile, median): too few and the loads' latency shows;
   copy war   instructions from each LDGSTS to the first write of its address registers, and
@@ -98,9 +100,12 @@ def report(name, loop):
     n = len(loop)
     mix = collections.Counter(opcode(t).split(".")[0] for t in loop)
     reads = collections.Counter()
+    one_bank = 0
     for t in loop:
         if opcode(t) == "FFMA":
-            reads[sum(1 for o in operands(t)[1:] if re.fullmatch(r"-?R\d+", o))] += 1
+            file = {int(o.lstrip("-")[1:]) for o in operands(t)[1:] if re.fullmatch(r"-?R\d+", o)}
+            reads[len(file)] += 1
+            one_bank += len(file) >= 2 and len({r % 2 for r in file}) < len(file)
     lds_use, war = [], []
     for i, t in enumerate(loop):
         if opcode(t).startswith("LDS"):
@@ -125,7 +130,9 @@ def report(name, loop):
           ", ".join(f"{k} {v}" for k, v in mix.most_common(8)))
     if reads:
         print("  ffma reads " + ", ".join(f"{k} register{'s' if k != 1 else ''}: {v}"
-                                          for k, v in sorted(reads.items())))
+                                          for k, v in sorted(reads.items())) +
+              f"; two of one bank: {one_bank}; reads in all: "
+              f"{sum(k * v for k, v in reads.items())}")
     if lds_use:
         print("  lds->use   min %s, quartile %s, median %s" % quartiles(lds_use))
     if war:
