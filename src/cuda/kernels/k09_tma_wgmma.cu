@@ -334,11 +334,12 @@ enum class AFeed {
     kClassesKMajor
 };
 
-/* Whether the stage holds A as lines of 32 k (else boxes of 32 rows x 32 k), and whether the
- * producer warpgroup copies it (else the TMA). */
+/* Whether the stage holds A as lines along k (32 k, or 36 floats in shifted lines; else boxes
+ * of 32 rows x 32 k), and whether the producer warpgroup copies it (else the TMA). */
 __host__ __device__ constexpr bool a_k_lines(AFeed a)
 {
-    return a == AFeed::kShared || a == AFeed::kRegistersKMajor || a == AFeed::kCopiedKMajor;
+    return a == AFeed::kShared || a == AFeed::kRegistersKMajor || a == AFeed::kCopiedKMajor ||
+           a == AFeed::kClassesKMajor;
 }
 __host__ __device__ constexpr bool a_copied(AFeed a)
 {
@@ -444,8 +445,8 @@ struct ACopy {
     }
 };
 
-/* Floats from a line's start to its row's first k (shifted lines). */
-__device__ __forceinline__ int a_shift(const float *row_start)
+/* Floats from a line's start to its row's first k (shifted lines; class_maps's shift). */
+__host__ __device__ __forceinline__ int a_shift(const float *row_start)
 {
     return (int)((uintptr_t)row_start / sizeof(float) % 4);
 }
@@ -1108,7 +1109,7 @@ struct Packed {
     Packed(const tg_problem &q, AFeed a)
     {
         const RawOperand x = raw_a(q);
-        const bool k_lines = a == AFeed::kCopiedKMajor || a == AFeed::kClassesKMajor;
+        const bool k_lines = a_k_lines(a);
         lines = k_lines ? x.rows : x.k;
         inner = k_lines ? x.k : x.rows;
         ld = (inner + 3) / 4 * 4;
@@ -1315,7 +1316,7 @@ cudaError_t class_maps(AMaps *maps, const RawOperand &x, int box_rows)
     for (int c = 0; c < 4; ++c) {
         const int64_t first = c < x.rows ? c : 0;
         const float *const start = x.base + first * x.row_stride;
-        const int64_t shift = (int64_t)((uintptr_t)start / sizeof(float) % 4);
+        const int shift = a_shift(start);
         const uint64_t line = 4 * (uint64_t)x.row_stride * sizeof(float);
         const uint64_t rows = (uint64_t)((x.rows - first + 3) / 4);
         const uint64_t dims[4] = {(uint64_t)(x.k + shift), rows, 1, (uint64_t)x.items};
@@ -1406,7 +1407,7 @@ int launch_packed(TurnedProblem q, AFeed copied, cudaStream_t stream, float *wor
 {
     const Packed panel(q.p, copied);
     const RawOperand x = raw_a(q.p);
-    const bool k_lines = copied == AFeed::kCopiedKMajor || copied == AFeed::kClassesKMajor;
+    const bool k_lines = a_k_lines(copied);
     const dim3 grid(ceil_div(panel.inner, 1024),
                     std::min(ceil_div(panel.lines, 8), 65535u), (unsigned)panel.items);
     pack_lines<<<grid, dim3(32, 8), 0, stream>>>(x.base, k_lines ? x.row_stride : x.k_stride,
@@ -1441,7 +1442,7 @@ int launch_fed(const Feed &feed, const TurnedProblem &q, cudaStream_t stream, fl
 {
     if constexpr (SPLIT) /* choose_feed copies A for 3xTF32 only */
         if (pack_pays(q, feed.a))
-            return feed.a == AFeed::kCopiedKMajor || feed.a == AFeed::kClassesKMajor
+            return a_k_lines(feed.a)
                        ? launch_packed<BM, BN, PROMOTE, SPLIT, BLOCKS,
                                        AFeed::kRegistersKMajor>(q, feed.a, stream, planes)
                        : launch_packed<BM, BN, PROMOTE, SPLIT, BLOCKS,
