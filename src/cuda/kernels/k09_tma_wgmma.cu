@@ -13,6 +13,8 @@
  *                                                                  <= 64
  *   the same in TF32 mode, 8 stages ("tma_wgmmatf32_128x64")       TF32 mode, short sides <= 64
  *                                                                  (forced only)
+ *   both on 128x32x32, m64n32 products, where the (turned) product is at most 32 wide
+ *   (kNarrowCols): 8 stages (3xTF32), 9 (TF32)
  *
  * What it adds over rung 8 (mma3xtf32): Hopper's warpgroup product (wgmma) fed by the TMA,
  * with the operands where the caller keeps them wherever the hardware allows.
@@ -105,7 +107,12 @@
  *                that takes under two thirds of the waves (two_blocks_pay): one warpgroup
  *                leaves the tensor core idle while it promotes, splits A and waits for a
  *                stage, and the other block's fills those gaps (H200: 0.81 of the time on
- *                such calls of two fresh seeds, bench/results/mid/two-blocks/)
+ *                such calls of two fresh seeds, bench/results/mid/two-blocks/).  The 128x64
+ *                forms run a product at most 32 wide on 128x32 blocks (m64n32 products): a
+ *                128x64 block spent half its tensor work on columns past n.  H200, against
+ *                the 128x64 block in one call (bench/results/thin-h200/narrow/): 0.83-0.91 of
+ *                the time on thin calls with long k (7500x28x6591 row TN at 2 slices 84 -> 75
+ *                us, 24x9000x9000 column-major 135 -> 117 us), 3xTF32 and TF32 alike
  *   shared       4 stages x 48 KiB (A 16 KiB, B 32 KiB: big and small parts of 128, or 256
  *                rows) = 192 KiB; with A in planes 3 x 64 KiB; with A copied along k in lines
  *                of 36 floats 4 x 50 KiB; plus the barriers.  Two blocks an SM: 96 KiB of
@@ -566,7 +573,7 @@ struct Config {
     static constexpr int kParts = SPLIT ? 2 : 1;
     /* A through registers: FP32, split there */
     static constexpr int kPartsA = kARegisters ? 1 : kParts;
-    static constexpr int kUnit = BN < 128 ? BN : 128;  /* the width of one wgmma: n128, or n64 */
+    static constexpr int kUnit = BN < 128 ? BN : 128;  /* one wgmma's width: n128, n64 or n32 */
     static constexpr int kUnits = BN / kUnit;          /* m64 x kUnit products a warpgroup covers */
     static constexpr bool kShiftedLines = a_shifted_lines(BM, BN, A_FEED);
     static constexpr int kALine = a_line_floats(BM, BN, A_FEED); /* floats of a row of A's box */
@@ -580,8 +587,8 @@ struct Config {
     static constexpr int kReleasers = kARegisters ? kConsumerWarps * 32 : kConsumerWarps;
     static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 rows");
     static_assert(kStage == kPartsA * kBoxA + kParts * kBoxB, "A's parts, then B's");
-    static_assert(BN == 64 || BN == 128 || BN == 256,
-                  "a warpgroup covers 64 x 64, 64 x 128 or 64 x 256 of C");
+    static_assert(BN == 32 || BN == 64 || BN == 128 || BN == 256,
+                  "a warpgroup covers 64 x 32, 64 x 64, 64 x 128 or 64 x 256 of C");
     static_assert(STAGES >= 2 && PROMOTE >= 0, "a ring of two stages at least");
     static_assert(PROMOTE == 0 || kUnits == 1,
                   "with promotion a thread holds 64 partial sums and 64 FP32 sums per 64 x 128 "
@@ -1474,6 +1481,14 @@ int launch_fed(const Feed &feed, const TurnedProblem &q, cudaStream_t stream, fl
     }
 }
 
+/* The block width a 64-wide form runs a product of n (turned) at most kNarrowCols wide on:
+ * half its own, m64n32 products, for they would spend half the tensor core's work on columns
+ * past n.  Its tiles are the same (one column of them), its feed and workspace too, so the
+ * planner sees one entry. */
+constexpr int64_t kNarrowCols = 32;
+template <int BN>
+constexpr bool has_narrow_form = BN == 64;
+
 /* A registry entry's launch: its feed chosen once, then BLOCKS blocks an SM, or with BLOCKS = 0
  * one or two, by the waves they take (two_blocks_pay). */
 template <int BM, int BN, int PROMOTE, bool SPLIT, int BLOCKS>
@@ -1483,6 +1498,9 @@ int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
     float *const planes = static_cast<float *>(workspace);
     const Feed feed = choose_feed<BM, BN, SPLIT>(*p);
     const TurnedProblem q = turned(*p, feed.turn);
+    if constexpr (has_narrow_form<BN> && BLOCKS == 1)
+        if (q.p.n <= kNarrowCols)
+            return launch_fed<BM, BN / 2, PROMOTE, SPLIT, 1>(feed, q, stream, planes);
     if constexpr (BLOCKS == 0)
         return two_blocks_pay((int64_t)ceil_div(q.p.m, BM) * ceil_div(q.p.n, BN) * q.p.batch,
                               current_sm_count())
@@ -1562,11 +1580,12 @@ extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_64x128 = rung9<64, 128, true, 0
 extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_128x64 = rung9<128, 64, true>(
     "tma_wgmma3xtf32_128x64",
     "tma_wgmma3xtf32 on a 128x64x32 block (m64n64 products, 6 stages): for FP32-accurate "
-    "products with a short side of 64 or less, which a 128-wide tile would mostly waste",
+    "products with a short side of 64 or less, which a 128-wide tile would mostly waste; of "
+    "32 or less on a 128x32x32 block (m64n32 products, 8 stages)",
     1);
 
 extern "C" const tg_rung tg_rung_tma_wgmmatf32_128x64 = rung9<128, 64, false>(
     "tma_wgmmatf32_128x64",
     "tma_wgmmatf32 on a 128x64x32 block (m64n64 products, 8 stages): TF32 products with a short "
-    "side of 64 or less",
+    "side of 64 or less; of 32 or less on a 128x32x32 block (m64n32 products, 9 stages)",
     0);

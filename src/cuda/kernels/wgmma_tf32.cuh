@@ -17,7 +17,8 @@
  *                              slice at descriptor a (its 64 rows are m), B the 8 x N slice
  *                              at descriptor b (its N rows are n), both in shared memory;
  *                              accumulate = false overwrites d.  N by the size of d: 128
- *                              (m64n128k8, 64 accumulators a thread) or 64 (m64n64k8, 32)
+ *                              (m64n128k8, 64 accumulators a thread), 64 (m64n64k8, 32) or
+ *                              32 (m64n32k8, 16)
  *   wgmma_rs(d, a, b, accumulate)
  *                              the same with A's 64 x 8 slice in registers, 4 a thread (the
  *                              fragment below), so A may lie in shared memory in any layout
@@ -198,6 +199,44 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4],
                  "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 " TG_WGMMA_D32_REGISTERS
                  ", {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
                  : TG_WGMMA_D32_OPERANDS("+f")
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"((int)accumulate)
+                 : "memory");
+#else
+    (void)d, (void)a, (void)b, (void)accumulate;
+    __trap();
+#endif
+}
+
+/* The m64n32 forms: d holds 16 accumulators a thread, the fragment above for j = 0..3. */
+#define TG_WGMMA_D16_OPERANDS(c)                                                                   \
+    c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]), c(d[9]),      \
+        c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15])
+#define TG_WGMMA_D16_REGISTERS                                                                   \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
+
+__device__ __forceinline__ void wgmma_ss(float (&d)[16], uint64_t a, uint64_t b, bool accumulate)
+{
+#ifndef TG_WGMMA_UNAVAILABLE
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 " TG_WGMMA_D16_REGISTERS
+                 ", %16, %17, p, 1, 1;\n}\n"
+                 : TG_WGMMA_D16_OPERANDS("+f")
+                 : "l"(a), "l"(b), "r"((int)accumulate)
+                 : "memory");
+#else
+    (void)d, (void)a, (void)b, (void)accumulate;
+    __trap();
+#endif
+}
+
+__device__ __forceinline__ void wgmma_rs(float (&d)[16], const uint32_t (&a)[4], uint64_t b,
+                                         bool accumulate)
+{
+#ifndef TG_WGMMA_UNAVAILABLE
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 " TG_WGMMA_D16_REGISTERS
+                 ", {%16, %17, %18, %19}, %20, p, 1, 1;\n}\n"
+                 : TG_WGMMA_D16_OPERANDS("+f")
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"((int)accumulate)
                  : "memory");
 #else
