@@ -95,7 +95,9 @@
  *   promotion    3xTF32: every PROMOTE tiles of 32 (k = 32, as rung 8) the tensor core starts
  *                a fresh partial sum and the finished one is added into FP32 registers: the
  *                accuracy contract of the fp32 mode (RMS error no worse than the FFMA rungs'
- *                from k = 256).  TF32 mode accumulates all of k in the tensor core, as cuBLAS's
+ *                from k = 256).  The forms at most 64 wide keep two sets of partial sums that
+ *                tiles take in turn, so that one tile's products run while the last one's are
+ *                promoted (Config::kPartialSets; 0.90-0.97 of the time, H200)  TF32 mode accumulates all of k in the tensor core, as cuBLAS's
  *                TF32 kernels do.
  *   block tile   BM = 128 (2 consumer warpgroups of 64 rows) x BN x 32, 384 threads.  BN = 128
  *                for 3xTF32: 64 partial sums + 64 FP32 sums a thread per 64 x 128, so 64 x 256
@@ -545,20 +547,24 @@ __host__ __device__ constexpr int stage_floats(int bm, int bn, bool split, AFeed
 }
 
 /* The tensor core's accumulators of one consumer thread (UNITS products of 64 x UNIT a
- * warpgroup, UNIT / 2 floats each) and, with promotion, the FP32 sums they are promoted into.
- * Without promotion (PROMOTE = 0, TF32 mode) the tensor core accumulates the whole k and the
- * sums are the accumulators themselves: no second array, so 64 x 256 a warpgroup fits in
- * registers. */
-template <int UNITS, int UNIT, int PROMOTE>
+ * warpgroup, UNIT / 2 floats each) and, with promotion, the FP32 sums they are promoted into;
+ * SETS sets of partial sums that tiles take in turn (Config::kPartialSets).  Without promotion
+ * (PROMOTE = 0, TF32 mode) the tensor core accumulates the whole k and the sums are the
+ * accumulators themselves: no second array, so 64 x 256 a warpgroup fits in registers. */
+template <int UNITS, int UNIT, int PROMOTE, int SETS>
 struct Accumulators {
-    float part[UNITS][UNIT / 2];
+    using Part = float[UNITS][UNIT / 2];
+    Part parts[SETS];
     float sum[UNITS][UNIT / 2];
+    __device__ __forceinline__ Part &part(int set) { return parts[set]; }
     __device__ __forceinline__ float (&result(int h))[UNIT / 2] { return sum[h]; }
 };
-template <int UNITS, int UNIT>
-struct Accumulators<UNITS, UNIT, 0> {
-    float part[UNITS][UNIT / 2];
-    __device__ __forceinline__ float (&result(int h))[UNIT / 2] { return part[h]; }
+template <int UNITS, int UNIT, int SETS>
+struct Accumulators<UNITS, UNIT, 0, SETS> {
+    using Part = float[UNITS][UNIT / 2];
+    Part parts;
+    __device__ __forceinline__ Part &part(int) { return parts; }
+    __device__ __forceinline__ float (&result(int h))[UNIT / 2] { return parts[h]; }
 };
 
 /* The compile-time facts of one form of the kernel: its template arguments and what follows
@@ -575,6 +581,16 @@ struct Config {
     static constexpr int kPartsA = kARegisters ? 1 : kParts;
     static constexpr int kUnit = BN < 128 ? BN : 128;  /* one wgmma's width: n128, n64 or n32 */
     static constexpr int kUnits = BN / kUnit;          /* m64 x kUnit products a warpgroup covers */
+    /* Promoting every tile, a warpgroup of one set of partial sums waits for its products to
+     * drain each tile before it adds them into the FP32 sums and issues the next tile's.  With
+     * two sets the tiles take turns: tile t's products run while tile t - 1's are promoted and
+     * the next tile's A is split, the same adds in the same order.  The blocks at most 64
+     * wide have the registers for it (64 x 128: 64 more a thread would pass the 232).  H200,
+     * against one set in one call (bench/results/thin-h200/two-sets/): 0.90-0.96 of the time
+     * with A along k and on the 32-wide block, but 1.01-1.07 on the 64-wide block with A in
+     * boxes of rows (its fragment reads two to a bank), which keeps one set. */
+    static constexpr int kPartialSets =
+        PROMOTE == 1 && (BN == 32 || (BN == 64 && a_k_lines(A_FEED))) ? 2 : 1;
     static constexpr bool kShiftedLines = a_shifted_lines(BM, BN, A_FEED);
     static constexpr int kALine = a_line_floats(BM, BN, A_FEED); /* floats of a row of A's box */
     static constexpr int kBoxA = BM * kALine, kBoxB = BN * kBK; /* floats of one part's box */
@@ -716,7 +732,8 @@ template <class Cfg>
 struct Consumer {
     static constexpr int kUnit = Cfg::kUnit, kUnits = Cfg::kUnits, kStages = Cfg::kStages,
                          kPromote = Cfg::kPromote;
-    using Acc = Accumulators<kUnits, kUnit, kPromote>;
+    static constexpr int kSets = Cfg::kPartialSets;
+    using Acc = Accumulators<kUnits, kUnit, kPromote, kSets>;
     using AFrag = uint32_t[kBK / 8][4];
 
     const Ring<Cfg> &ring;
@@ -755,10 +772,32 @@ struct Consumer {
                                             AFrag (&a_frags_small)[2], int64_t tiles) const
     {
         int64_t unreleased = -1; /* a tile whose products may still read its stage */
-        for (int64_t t = 0; t < tiles; t += 2) {
-            consume_tile(acc, unreleased, t, tiles, a_frags[0], a_frags_small[0]);
-            if (t + 1 < tiles)
-                consume_tile(acc, unreleased, t + 1, tiles, a_frags[1], a_frags_small[1]);
+        if constexpr (kSets == 2) {
+            /* the last tile (which waits for every product) apart from the loop, and no tile
+             * taken conditionally in it, so that on every path ptxas sees which set of
+             * partial sums may still be written when the other is read (else C7514: it
+             * serializes the products) */
+            int64_t t = 0;
+            for (; t + 2 < tiles; t += 2) {
+                consume_tile<kInside>(acc, unreleased, t, tiles, a_frags[0], a_frags_small[0], 0);
+                consume_tile<kInside>(acc, unreleased, t + 1, tiles, a_frags[1],
+                                      a_frags_small[1], 1);
+            }
+            if (t + 2 == tiles) {
+                consume_tile<kInside>(acc, unreleased, t, tiles, a_frags[0], a_frags_small[0], 0);
+                consume_tile<kFinal>(acc, unreleased, t + 1, tiles, a_frags[1], a_frags_small[1],
+                                     1);
+            } else {
+                consume_tile<kFinal>(acc, unreleased, t, tiles, a_frags[0], a_frags_small[0], 0);
+            }
+        } else {
+            for (int64_t t = 0; t < tiles; t += 2) {
+                consume_tile<kAnyTile>(acc, unreleased, t, tiles, a_frags[0], a_frags_small[0],
+                                       0);
+                if (t + 1 < tiles)
+                    consume_tile<kAnyTile>(acc, unreleased, t + 1, tiles, a_frags[1],
+                                           a_frags_small[1], 0);
+            }
         }
 
         /* The last tile waited for every product; this wait, a no-op, shows the compiler that
@@ -770,13 +809,35 @@ struct Consumer {
             fence_operand(acc.result(h));
     }
 
+    /* Two sets of partial sums, tile t's products issued and tile t - 1's done: tile t - 1's
+     * stage goes back and its partial sum (previous) joins the FP32 sums. */
+    __device__ __forceinline__ void promote_previous(Acc &acc, typename Acc::Part &previous,
+                                                     int64_t unreleased, int64_t t) const
+    {
+#pragma unroll
+        for (int h = 0; h < kUnits; ++h)
+            fence_operand(previous[h]);
+        if (releaser && unreleased >= 0)
+            mbarrier_arrive(&ring.empty[unreleased % kStages]);
+        if (t > 0)
+#pragma unroll
+            for (int h = 0; h < kUnits; ++h)
+#pragma unroll
+                for (int i = 0; i < kUnit / 2; ++i)
+                    acc.result(h)[i] += previous[h][i];
+    }
+
     /* Tile t (stage t % STAGES, round t / STAGES): A's fragments into a_frag (and
-     * a_frag_small), the tile's products issued, the previous tile's stage handed back once
-     * its products are done; at the end of a partial sum, everything waited for and the sum
-     * promoted. */
+     * a_frag_small), the tile's products issued into partial sums `set` (t % kSets), the
+     * previous tile's stage handed back once its products are done; at the end of a partial
+     * sum, everything waited for and the sum promoted (two sets: the previous tile's). */
+    /* Which tile consume_tile takes: one before the last, the last, or either (t + 1 ==
+     * tiles tells). */
+    enum Place { kInside, kFinal, kAnyTile };
+    template <Place PLACE>
     __device__ __forceinline__ void consume_tile(Acc &acc, int64_t &unreleased, int64_t t,
                                                  int64_t tiles, AFrag &a_frag,
-                                                 AFrag &a_frag_small) const
+                                                 AFrag &a_frag_small, int set) const
     {
         const int s = (int)(t % kStages);
         mbarrier_wait(&ring.full[s], (unsigned)(t / kStages) & 1u);
@@ -787,8 +848,9 @@ struct Consumer {
         const float *const b_small = b_big + Cfg::kBoxB;
         /* the first tile of a partial sum (of the whole sum without promotion) */
         const bool fresh = kPromote > 0 ? t % kPromote == 0 : t == 0;
-        const bool last = kPromote > 0 ? (t + 1) % kPromote == 0 || t + 1 == tiles
-                                       : t + 1 == tiles;
+        const bool final_tile = PLACE == kAnyTile ? t + 1 == tiles : PLACE == kFinal;
+        const bool last = kPromote > 0 ? (t + 1) % kPromote == 0 || final_tile : final_tile;
+        auto &part = acc.part(set);
         /* A in registers: the fragment of wgmma_tf32.cuh, split (3xTF32) or rounded to
          * nearest (TF32) on the way, as the pre-pass would.  From a K-major stage the warp's
          * reads fall on 32 banks; from the boxes of rows (row r in box r / 32, column r % 32
@@ -823,25 +885,50 @@ struct Consumer {
                 const uint64_t bb = smem_desc(b_big + h * kUnit * kBK, 8 * kk);
                 const uint64_t bs = smem_desc(b_small + h * kUnit * kBK, 8 * kk);
                 if (Cfg::kSplit && Cfg::kARegisters) { /* the small products first */
-                    wgmma_rs(acc.part[h], a_frag_small[kk], bb, accumulate);
-                    wgmma_rs(acc.part[h], a_frag[kk], bs, true);
+                    wgmma_rs(part[h], a_frag_small[kk], bb, accumulate);
+                    wgmma_rs(part[h], a_frag[kk], bs, true);
                 } else if (Cfg::kSplit) {
-                    wgmma_ss(acc.part[h], smem_desc(a_small, 8 * kk), bb, accumulate);
-                    wgmma_ss(acc.part[h], ab, bs, true);
+                    wgmma_ss(part[h], smem_desc(a_small, 8 * kk), bb, accumulate);
+                    wgmma_ss(part[h], ab, bs, true);
                 }
                 if (Cfg::kARegisters)
-                    wgmma_rs(acc.part[h], a_frag[kk], bb, Cfg::kSplit || accumulate);
+                    wgmma_rs(part[h], a_frag[kk], bb, Cfg::kSplit || accumulate);
                 else
-                    wgmma_ss(acc.part[h], ab, bb, Cfg::kSplit || accumulate);
+                    wgmma_ss(part[h], ab, bb, Cfg::kSplit || accumulate);
             }
         }
         wgmma_commit();
-        if (last) {
+        if constexpr (kSets == 2) {
+            /* the previous tile's products are done (this one's may still run, but for the
+             * last tile's): its stage goes back and its partial sum joins the FP32 sums.  Each
+             * wait has its own path, so that ptxas sees which sums may be read after it (with
+             * the paths joined it serializes every product, C7514). */
+            auto &previous = acc.part(1 - set);
+            if (!final_tile) {
+                wgmma_wait<1>();
+                promote_previous(acc, previous, unreleased, t);
+                unreleased = t;
+            } else {
+                wgmma_wait<0>();
+                promote_previous(acc, previous, unreleased, t);
+#pragma unroll
+                for (int h = 0; h < kUnits; ++h)
+                    fence_operand(part[h]);
+                if (releaser)
+                    mbarrier_arrive(&ring.empty[s]);
+                unreleased = -1;
+#pragma unroll
+                for (int h = 0; h < kUnits; ++h)
+#pragma unroll
+                    for (int i = 0; i < kUnit / 2; ++i)
+                        acc.result(h)[i] += part[h][i];
+            }
+        } else if (last) {
             /* every product so far is done: both stages go back, the sums may be read */
             wgmma_wait<0>();
 #pragma unroll
             for (int h = 0; h < kUnits; ++h)
-                fence_operand(acc.part[h]);
+                fence_operand(part[h]);
             if (releaser) {
                 if (unreleased >= 0)
                     mbarrier_arrive(&ring.empty[unreleased % kStages]);
@@ -853,7 +940,7 @@ struct Consumer {
                 for (int h = 0; h < kUnits; ++h)
 #pragma unroll
                     for (int i = 0; i < kUnit / 2; ++i)
-                        acc.result(h)[i] += acc.part[h][i];
+                        acc.result(h)[i] += part[h][i];
         } else {
             /* the previous tile's products are done (this one's may still run): its stage
              * goes back to the producer */
