@@ -97,7 +97,9 @@
  *                accuracy contract of the fp32 mode (RMS error no worse than the FFMA rungs'
  *                from k = 256).  The forms at most 64 wide keep two sets of partial sums that
  *                tiles take in turn, so that one tile's products run while the last one's are
- *                promoted (Config::kPartialSets; 0.90-0.97 of the time, H200)  TF32 mode accumulates all of k in the tensor core, as cuBLAS's
+ *                promoted (Config::kPartialSets; 0.90-0.97 of the time, H200); the 64x128
+ *                block alone on its SM covers its columns as two units of 64 that take turns
+ *                the same way (Config::kUnitsInTurn; 0.84-0.99)  TF32 mode accumulates all of k in the tensor core, as cuBLAS's
  *                TF32 kernels do.
  *   block tile   BM = 128 (2 consumer warpgroups of 64 rows) x BN x 32, 384 threads.  BN = 128
  *                for 3xTF32: 64 partial sums + 64 FP32 sums a thread per 64 x 128, so 64 x 256
@@ -569,7 +571,7 @@ struct Accumulators<UNITS, UNIT, 0, SETS> {
 
 /* The compile-time facts of one form of the kernel: its template arguments and what follows
  * from them, for the ring, the producer and the consumers alike. */
-template <int BM, int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED>
+template <int BM, int BN, int STAGES, int PROMOTE, bool SPLIT, AFeed A_FEED, int BLOCKS>
 struct Config {
     static constexpr int kBM = BM, kStages = STAGES, kPromote = PROMOTE;
     static constexpr bool kSplit = SPLIT;
@@ -579,8 +581,19 @@ struct Config {
     static constexpr int kParts = SPLIT ? 2 : 1;
     /* A through registers: FP32, split there */
     static constexpr int kPartsA = kARegisters ? 1 : kParts;
-    static constexpr int kUnit = BN < 128 ? BN : 128;  /* one wgmma's width: n128, n64 or n32 */
+    /* Promoting every tile, the 64 x 128 3xTF32 block alone on its SM covers its 128 columns
+     * in two units of 64 that take turns: one unit's products run while the other's are
+     * promoted (the tensor core never drains between them), in the registers of one 64 x 128
+     * partial sum.  H200, against one unit in one call (bench/results/mid/units-in-turn/):
+     * 0.84-0.94 of the time at one block an SM; but 1.03-1.20 where a second warpgroup on the
+     * SM fills the drains anyway (two blocks an SM, or the 128 x 128 block: m64n64 products
+     * cost more than m64n128), and not with A in boxes of rows, as kPartialSets below. */
+    static constexpr bool kUnitsInTurn =
+        PROMOTE == 1 && BM == 64 && BN == 128 && BLOCKS == 1 && a_k_lines(A_FEED);
+    static constexpr int kUnit = kUnitsInTurn ? 64 : BN < 128 ? BN : 128; /* a wgmma's width */
     static constexpr int kUnits = BN / kUnit;          /* m64 x kUnit products a warpgroup covers */
+    /* The 128x256 TF32 block stores C from its registers whatever C's alignment (store) */
+    static constexpr bool kStoresFromRegisters = BN == 256;
     /* Promoting every tile, a warpgroup of one set of partial sums waits for its products to
      * drain each tile before it adds them into the FP32 sums and issues the next tile's.  With
      * two sets the tiles take turns: tile t's products run while tile t - 1's are promoted and
@@ -606,7 +619,7 @@ struct Config {
     static_assert(BN == 32 || BN == 64 || BN == 128 || BN == 256,
                   "a warpgroup covers 64 x 32, 64 x 64, 64 x 128 or 64 x 256 of C");
     static_assert(STAGES >= 2 && PROMOTE >= 0, "a ring of two stages at least");
-    static_assert(PROMOTE == 0 || kUnits == 1,
+    static_assert(PROMOTE == 0 || kUnits == 1 || kUnitsInTurn,
                   "with promotion a thread holds 64 partial sums and 64 FP32 sums per 64 x 128 "
                   "product: 64 x 256 a warpgroup would need 256 registers");
 };
@@ -772,7 +785,7 @@ struct Consumer {
                                             AFrag (&a_frags_small)[2], int64_t tiles) const
     {
         int64_t unreleased = -1; /* a tile whose products may still read its stage */
-        if constexpr (kSets == 2) {
+        if constexpr (kSets == 2 || Cfg::kUnitsInTurn) {
             /* the last tile (which waits for every product) apart from the loop, and no tile
              * taken conditionally in it, so that on every path ptxas sees which set of
              * partial sums may still be written when the other is read (else C7514: it
@@ -781,12 +794,12 @@ struct Consumer {
             for (; t + 2 < tiles; t += 2) {
                 consume_tile<kInside>(acc, unreleased, t, tiles, a_frags[0], a_frags_small[0], 0);
                 consume_tile<kInside>(acc, unreleased, t + 1, tiles, a_frags[1],
-                                      a_frags_small[1], 1);
+                                      a_frags_small[1], kSets - 1);
             }
             if (t + 2 == tiles) {
                 consume_tile<kInside>(acc, unreleased, t, tiles, a_frags[0], a_frags_small[0], 0);
                 consume_tile<kFinal>(acc, unreleased, t + 1, tiles, a_frags[1], a_frags_small[1],
-                                     1);
+                                     kSets - 1);
             } else {
                 consume_tile<kFinal>(acc, unreleased, t, tiles, a_frags[0], a_frags_small[0], 0);
             }
@@ -827,13 +840,46 @@ struct Consumer {
                     acc.result(h)[i] += previous[h][i];
     }
 
-    /* Tile t (stage t % STAGES, round t / STAGES): A's fragments into a_frag (and
-     * a_frag_small), the tile's products issued into partial sums `set` (t % kSets), the
-     * previous tile's stage handed back once its products are done; at the end of a partial
-     * sum, everything waited for and the sum promoted (two sets: the previous tile's). */
+    /* Unit h's partial sum promoted: its products done, it joins the FP32 sums. */
+    __device__ __forceinline__ void promote_unit(Acc &acc, float (&unit)[kUnit / 2], int h) const
+    {
+        fence_operand(unit);
+#pragma unroll
+        for (int i = 0; i < kUnit / 2; ++i)
+            acc.result(h)[i] += unit[i];
+    }
+
+    /* The products of 8 of k (slice kk) into unit h's partial sum d. */
+    __device__ __forceinline__ void products(float (&d)[kUnit / 2], int h, int kk, bool accumulate,
+                                             const float *a_big, const float *a_small,
+                                             const float *b_big, const float *b_small,
+                                             const AFrag &a_frag, const AFrag &a_frag_small) const
+    {
+        const uint64_t ab = smem_desc(a_big, 8 * kk);
+        const uint64_t bb = smem_desc(b_big + h * kUnit * kBK, 8 * kk);
+        const uint64_t bs = smem_desc(b_small + h * kUnit * kBK, 8 * kk);
+        if (Cfg::kSplit && Cfg::kARegisters) { /* the small products first */
+            wgmma_rs(d, a_frag_small[kk], bb, accumulate);
+            wgmma_rs(d, a_frag[kk], bs, true);
+        } else if (Cfg::kSplit) {
+            wgmma_ss(d, smem_desc(a_small, 8 * kk), bb, accumulate);
+            wgmma_ss(d, ab, bs, true);
+        }
+        if (Cfg::kARegisters)
+            wgmma_rs(d, a_frag[kk], bb, Cfg::kSplit || accumulate);
+        else
+            wgmma_ss(d, ab, bb, Cfg::kSplit || accumulate);
+    }
+
     /* Which tile consume_tile takes: one before the last, the last, or either (t + 1 ==
      * tiles tells). */
     enum Place { kInside, kFinal, kAnyTile };
+
+    /* Tile t (stage t % STAGES, round t / STAGES): A's fragments into a_frag (and
+     * a_frag_small), the tile's products issued into partial sums `set` (t % kSets), the
+     * previous tile's stage handed back once its products are done; at the end of a partial
+     * sum, everything waited for and the sum promoted (two sets: the previous tile's; units in
+     * turn: each unit's once the other's products are issued). */
     template <Place PLACE>
     __device__ __forceinline__ void consume_tile(Acc &acc, int64_t &unreleased, int64_t t,
                                                  int64_t tiles, AFrag &a_frag,
@@ -876,26 +922,48 @@ struct Consumer {
                     }
                 }
         wgmma_fence();
+        if constexpr (Cfg::kUnitsInTurn) {
+            /* unit 0's products; then the last tile's unit 1, done, is promoted and its stage
+             * goes back; unit 1's products; then unit 0's promoted (the last tile: both,
+             * everything waited for).  Each wait has its own path (C7514, as below). */
+#pragma unroll
+            for (int kk = 0; kk < kBK / 8; ++kk)
+                products(part[0], 0, kk, !(fresh && kk == 0), a_big, a_small, b_big, b_small,
+                         a_frag, a_frag_small);
+            wgmma_commit();
+            wgmma_wait<1>();
+            fence_operand(part[1]);
+            if (releaser && unreleased >= 0)
+                mbarrier_arrive(&ring.empty[unreleased % kStages]);
+            if (t > 0)
+                promote_unit(acc, part[1], 1);
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < kBK / 8; ++kk)
+                products(part[1], 1, kk, !(fresh && kk == 0), a_big, a_small, b_big, b_small,
+                         a_frag, a_frag_small);
+            wgmma_commit();
+            if (!final_tile) {
+                wgmma_wait<1>();
+                promote_unit(acc, part[0], 0);
+                unreleased = t;
+            } else {
+                wgmma_wait<0>();
+                promote_unit(acc, part[0], 0);
+                promote_unit(acc, part[1], 1);
+                if (releaser)
+                    mbarrier_arrive(&ring.empty[s]);
+                unreleased = -1;
+            }
+            return;
+        }
 #pragma unroll
         for (int kk = 0; kk < kBK / 8; ++kk) {
             const bool accumulate = !(fresh && kk == 0);
-            const uint64_t ab = smem_desc(a_big, 8 * kk);
 #pragma unroll
-            for (int h = 0; h < kUnits; ++h) {
-                const uint64_t bb = smem_desc(b_big + h * kUnit * kBK, 8 * kk);
-                const uint64_t bs = smem_desc(b_small + h * kUnit * kBK, 8 * kk);
-                if (Cfg::kSplit && Cfg::kARegisters) { /* the small products first */
-                    wgmma_rs(part[h], a_frag_small[kk], bb, accumulate);
-                    wgmma_rs(part[h], a_frag[kk], bs, true);
-                } else if (Cfg::kSplit) {
-                    wgmma_ss(part[h], smem_desc(a_small, 8 * kk), bb, accumulate);
-                    wgmma_ss(part[h], ab, bs, true);
-                }
-                if (Cfg::kARegisters)
-                    wgmma_rs(part[h], a_frag[kk], bb, Cfg::kSplit || accumulate);
-                else
-                    wgmma_ss(part[h], ab, bb, Cfg::kSplit || accumulate);
-            }
+            for (int h = 0; h < kUnits; ++h)
+                products(part[h], h, kk, accumulate, a_big, a_small, b_big, b_small, a_frag,
+                         a_frag_small);
         }
         wgmma_commit();
         if constexpr (kSets == 2) {
@@ -1023,7 +1091,7 @@ struct Consumer {
         const tg_problem &p = q.p;
         const batch_item item(p);
         const bool whole_sectors =
-            kUnits > 1 || q.c_cs != 1 ||
+            Cfg::kStoresFromRegisters || q.c_cs != 1 ||
             (q.c_rs % 8 == 0 && reinterpret_cast<uintptr_t>(item.C) % 32 == 0);
         if (whole_sectors) {
             if (store_inside(acc, p, item, q.c_rs, q.c_cs, i0, j0))
@@ -1086,7 +1154,7 @@ __global__ void __launch_bounds__(kThreads<BM>, BLOCKS)
     sgemm_tma_wgmma(const __grid_constant__ AMaps a_maps,
                     const __grid_constant__ CUtensorMap b_map, const TurnedProblem q)
 {
-    using Cfg = Config<BM, BN, STAGES, PROMOTE, SPLIT, A_FEED>;
+    using Cfg = Config<BM, BN, STAGES, PROMOTE, SPLIT, A_FEED, BLOCKS>;
     const tg_problem &p = q.p;
 
     extern __shared__ __align__(16) float smem[];
