@@ -14,7 +14,8 @@
  *   the same in TF32 mode, 8 stages ("tma_wgmmatf32_128x64")       TF32 mode, short sides <= 64
  *                                                                  (forced only)
  *   both on 128x32x32, m64n32 products, where the (turned) product is at most 32 wide
- *   (kNarrowCols): 8 stages (3xTF32), 9 (TF32)
+ *   (kNarrowerCols): 8 stages (3xTF32), 9 (TF32); on 128x48x32, m64n48 products, where it is
+ *   33 to 48 wide (kNarrowCols): 6 stages (3xTF32), 8 (TF32)
  *
  * What it adds over rung 8 (mma3xtf32): Hopper's warpgroup product (wgmma) fed by the TMA,
  * with the operands where the caller keeps them wherever the hardware allows.
@@ -116,7 +117,9 @@
  *                128x64 block spent half its tensor work on columns past n.  H200, against
  *                the 128x64 block in one call (bench/results/thin-h200/narrow/): 0.83-0.91 of
  *                the time on thin calls with long k (7500x28x6591 row TN at 2 slices 84 -> 75
- *                us, 24x9000x9000 column-major 135 -> 117 us), 3xTF32 and TF32 alike
+ *                us, 24x9000x9000 column-major 135 -> 117 us), 3xTF32 and TF32 alike; 33
+ *                to 48 wide on 128x48 blocks: 0.964 of the time over 40 entries
+ *                (bench/results/thin-h200/narrow48/; 4874x46x16297 0.87, two long-k calls 1.02)
  *   shared       4 stages x 48 KiB (A 16 KiB, B 32 KiB: big and small parts of 128, or 256
  *                rows) = 192 KiB; with A in planes 3 x 64 KiB; with A copied along k in lines
  *                of 36 floats 4 x 50 KiB; plus the barriers.  Two blocks an SM: 96 KiB of
@@ -601,9 +604,10 @@ struct Config {
      * wide have the registers for it (64 x 128: 64 more a thread would pass the 232).  H200,
      * against one set in one call (bench/results/thin-h200/two-sets/): 0.90-0.96 of the time
      * with A along k and on the 32-wide block, but 1.01-1.07 on the 64-wide block with A in
-     * boxes of rows (its fragment reads two to a bank), which keeps one set. */
+     * boxes of rows (its fragment reads two to a bank), which keeps one set.  The 48-wide
+     * block was timed with two sets only (thin-h200/narrow48/). */
     static constexpr int kPartialSets =
-        PROMOTE == 1 && (BN == 32 || (BN == 64 && a_k_lines(A_FEED))) ? 2 : 1;
+        PROMOTE == 1 && (BN <= 48 || (BN == 64 && a_k_lines(A_FEED))) ? 2 : 1;
     static constexpr bool kShiftedLines = a_shifted_lines(BM, BN, A_FEED);
     static constexpr int kALine = a_line_floats(BM, BN, A_FEED); /* floats of a row of A's box */
     static constexpr int kBoxA = BM * kALine, kBoxB = BN * kBK; /* floats of one part's box */
@@ -616,8 +620,8 @@ struct Config {
     static constexpr int kReleasers = kARegisters ? kConsumerWarps * 32 : kConsumerWarps;
     static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups of 64 rows");
     static_assert(kStage == kPartsA * kBoxA + kParts * kBoxB, "A's parts, then B's");
-    static_assert(BN == 32 || BN == 64 || BN == 128 || BN == 256,
-                  "a warpgroup covers 64 x 32, 64 x 64, 64 x 128 or 64 x 256 of C");
+    static_assert(BN == 32 || BN == 48 || BN == 64 || BN == 128 || BN == 256,
+                  "a warpgroup covers 64 x 32, 64 x 48, 64 x 64, 64 x 128 or 64 x 256 of C");
     static_assert(STAGES >= 2 && PROMOTE >= 0, "a ring of two stages at least");
     static_assert(PROMOTE == 0 || kUnits == 1 || kUnitsInTurn,
                   "with promotion a thread holds 64 partial sums and 64 FP32 sums per 64 x 128 "
@@ -1109,7 +1113,8 @@ struct Consumer {
         }
         /* The staged tile: a row of C a line, pitch 8 mod 32 floats (a warp's 8-byte pairs of
          * 8 rows x 4 columns fill the 32 banks). */
-        constexpr int kBM = Cfg::kBM, kBN = kUnit * kUnits, kPitch = kBN + 8;
+        constexpr int kBM = Cfg::kBM, kBN = kUnit * kUnits;
+        constexpr int kPitch = kBN % 32 == 16 ? kBN + 24 : kBN + 8; /* 8 mod 32 */
         constexpr int kThreads = Cfg::kConsumerWarps * 32;
         static_assert(kBM * kPitch <= Cfg::kStages * Cfg::kStage, "the tile must fit the ring");
         float *const tile = ring.stages;
@@ -1636,11 +1641,11 @@ int launch_fed(const Feed &feed, const TurnedProblem &q, cudaStream_t stream, fl
     }
 }
 
-/* The block width a 64-wide form runs a product of n (turned) at most kNarrowCols wide on:
- * half its own, m64n32 products, for they would spend half the tensor core's work on columns
- * past n.  Its tiles are the same (one column of them), its feed and workspace too, so the
- * planner sees one entry. */
-constexpr int64_t kNarrowCols = 32;
+/* The block widths a 64-wide form runs a product of n (turned) at most kNarrowCols or
+ * kNarrowerCols wide on: 48 or 32 (m64n48 or m64n32 products), for 64 would spend a quarter or
+ * half of the tensor core's work on columns past n.  Its tiles are the same (one column of
+ * them), its feed and workspace too, so the planner sees one entry. */
+constexpr int64_t kNarrowCols = 48, kNarrowerCols = 32;
 template <int BN>
 constexpr bool has_narrow_form = BN == 64;
 
@@ -1653,9 +1658,12 @@ int launch_tma_wgmma(const tg_problem *p, void *stream_arg, void *workspace)
     float *const planes = static_cast<float *>(workspace);
     const Feed feed = choose_feed<BM, BN, SPLIT>(*p);
     const TurnedProblem q = turned(*p, feed.turn);
-    if constexpr (has_narrow_form<BN> && BLOCKS == 1)
+    if constexpr (has_narrow_form<BN> && BLOCKS == 1) {
+        if (q.p.n <= kNarrowerCols)
+            return launch_fed<BM, kNarrowerCols, PROMOTE, SPLIT, 1>(feed, q, stream, planes);
         if (q.p.n <= kNarrowCols)
-            return launch_fed<BM, BN / 2, PROMOTE, SPLIT, 1>(feed, q, stream, planes);
+            return launch_fed<BM, kNarrowCols, PROMOTE, SPLIT, 1>(feed, q, stream, planes);
+    }
     if constexpr (BLOCKS == 0)
         return two_blocks_pay((int64_t)ceil_div(q.p.m, BM) * ceil_div(q.p.n, BN) * q.p.batch,
                               current_sm_count())

@@ -17,8 +17,8 @@
  *                              slice at descriptor a (its 64 rows are m), B the 8 x N slice
  *                              at descriptor b (its N rows are n), both in shared memory;
  *                              accumulate = false overwrites d.  N by the size of d: 128
- *                              (m64n128k8, 64 accumulators a thread), 64 (m64n64k8, 32) or
- *                              32 (m64n32k8, 16)
+ *                              (m64n128k8, 64 accumulators a thread), 64 (m64n64k8, 32),
+ *                              48 (m64n48k8, 24) or 32 (m64n32k8, 16)
  *   wgmma_rs(d, a, b, accumulate)
  *                              the same with A's 64 x 8 slice in registers, 4 a thread (the
  *                              fragment below), so A may lie in shared memory in any layout
@@ -237,6 +237,46 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[16], const uint32_t (&a)[4],
                  "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 " TG_WGMMA_D16_REGISTERS
                  ", {%16, %17, %18, %19}, %20, p, 1, 1;\n}\n"
                  : TG_WGMMA_D16_OPERANDS("+f")
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"((int)accumulate)
+                 : "memory");
+#else
+    (void)d, (void)a, (void)b, (void)accumulate;
+    __trap();
+#endif
+}
+
+/* The m64n48 forms: d holds 24 accumulators a thread, the fragment above for j = 0..5. */
+#define TG_WGMMA_D24_OPERANDS(c)                                                                   \
+    c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]), c(d[9]),      \
+        c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15]), c(d[16]), c(d[17]), c(d[18]),  \
+        c(d[19]), c(d[20]), c(d[21]), c(d[22]), c(d[23])
+#define TG_WGMMA_D24_REGISTERS                                                                   \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                    \
+    "%16, %17, %18, %19, %20, %21, %22, %23}"
+
+__device__ __forceinline__ void wgmma_ss(float (&d)[24], uint64_t a, uint64_t b, bool accumulate)
+{
+#ifndef TG_WGMMA_UNAVAILABLE
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n48k8.f32.tf32.tf32 " TG_WGMMA_D24_REGISTERS
+                 ", %24, %25, p, 1, 1;\n}\n"
+                 : TG_WGMMA_D24_OPERANDS("+f")
+                 : "l"(a), "l"(b), "r"((int)accumulate)
+                 : "memory");
+#else
+    (void)d, (void)a, (void)b, (void)accumulate;
+    __trap();
+#endif
+}
+
+__device__ __forceinline__ void wgmma_rs(float (&d)[24], const uint32_t (&a)[4], uint64_t b,
+                                         bool accumulate)
+{
+#ifndef TG_WGMMA_UNAVAILABLE
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %29, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n48k8.f32.tf32.tf32 " TG_WGMMA_D24_REGISTERS
+                 ", {%24, %25, %26, %27}, %28, p, 1, 1;\n}\n"
+                 : TG_WGMMA_D24_OPERANDS("+f")
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"((int)accumulate)
                  : "memory");
 #else

@@ -131,7 +131,7 @@ template <int N>
 __device__ __forceinline__ void fence_operand(float (&)[N]) {}
 
 /* A and B in shared memory: each thread forms its entries from both descriptors.  N: the
- * width of B's slice (128, 64 or 32), N / 2 accumulators a thread. */
+ * width of B's slice (128, 64, 48 or 32), N / 2 accumulators a thread. */
 template <int N>
 __device__ __forceinline__ void wgmma_64xNx8_ss(float (&d)[N / 2], uint64_t a, uint64_t b,
                                                 bool accumulate)
@@ -176,7 +176,7 @@ __device__ __forceinline__ void wgmma_64xNx8_rs(float (&d)[N / 2], const uint32_
 }
 
 /* The kernel's names: the product's width by the size of d (64 accumulators: n128, 32: n64,
- * 16: n32). */
+ * 24: n48, 16: n32). */
 __device__ __forceinline__ void wgmma_ss(float (&d)[64], uint64_t a, uint64_t b, bool accumulate)
 {
     wgmma_64xNx8_ss<128>(d, a, b, accumulate);
@@ -188,6 +188,10 @@ __device__ __forceinline__ void wgmma_ss(float (&d)[32], uint64_t a, uint64_t b,
 __device__ __forceinline__ void wgmma_ss(float (&d)[16], uint64_t a, uint64_t b, bool accumulate)
 {
     wgmma_64xNx8_ss<32>(d, a, b, accumulate);
+}
+__device__ __forceinline__ void wgmma_ss(float (&d)[24], uint64_t a, uint64_t b, bool accumulate)
+{
+    wgmma_64xNx8_ss<48>(d, a, b, accumulate);
 }
 __device__ __forceinline__ void wgmma_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t b,
                                          bool accumulate)
@@ -203,6 +207,11 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[16], const uint32_t (&a)[4],
                                          bool accumulate)
 {
     wgmma_64xNx8_rs<32>(d, a, b, accumulate);
+}
+__device__ __forceinline__ void wgmma_rs(float (&d)[24], const uint32_t (&a)[4], uint64_t b,
+                                         bool accumulate)
+{
+    wgmma_64xNx8_rs<48>(d, a, b, accumulate);
 }
 
 #endif
