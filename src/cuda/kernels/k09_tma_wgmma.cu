@@ -100,8 +100,8 @@
  *                tiles take in turn, so that one tile's products run while the last one's are
  *                promoted (Config::kPartialSets; 0.90-0.97 of the time, H200); the 64x128
  *                block alone on its SM covers its columns as two units of 64 that take turns
- *                the same way (Config::kUnitsInTurn; 0.84-0.99)  TF32 mode accumulates all of k in the tensor core, as cuBLAS's
- *                TF32 kernels do.
+ *                the same way (Config::kUnitsInTurn; 0.84-0.99).  TF32 mode accumulates all
+ *                of k in the tensor core, as cuBLAS's TF32 kernels do.
  *   block tile   BM = 128 (2 consumer warpgroups of 64 rows) x BN x 32, 384 threads.  BN = 128
  *                for 3xTF32: 64 partial sums + 64 FP32 sums a thread per 64 x 128, so 64 x 256
  *                a warpgroup does not fit with promotion; BN = 256 in TF32 mode (128
@@ -959,67 +959,67 @@ struct Consumer {
                     mbarrier_arrive(&ring.empty[s]);
                 unreleased = -1;
             }
-            return;
-        }
+        } else {
 #pragma unroll
-        for (int kk = 0; kk < kBK / 8; ++kk) {
-            const bool accumulate = !(fresh && kk == 0);
+            for (int kk = 0; kk < kBK / 8; ++kk) {
+                const bool accumulate = !(fresh && kk == 0);
 #pragma unroll
-            for (int h = 0; h < kUnits; ++h)
-                products(part[h], h, kk, accumulate, a_big, a_small, b_big, b_small, a_frag,
-                         a_frag_small);
-        }
-        wgmma_commit();
-        if constexpr (kSets == 2) {
-            /* the previous tile's products are done (this one's may still run, but for the
-             * last tile's): its stage goes back and its partial sum joins the FP32 sums.  Each
-             * wait has its own path, so that ptxas sees which sums may be read after it (with
-             * the paths joined it serializes every product, C7514). */
-            auto &previous = acc.part(1 - set);
-            if (!final_tile) {
-                wgmma_wait<1>();
-                promote_previous(acc, previous, unreleased, t);
-                unreleased = t;
-            } else {
+                for (int h = 0; h < kUnits; ++h)
+                    products(part[h], h, kk, accumulate, a_big, a_small, b_big, b_small, a_frag,
+                             a_frag_small);
+            }
+            wgmma_commit();
+            if constexpr (kSets == 2) {
+                /* the previous tile's products are done (this one's may still run, but for
+                 * the last tile's): its stage goes back and its partial sum joins the FP32
+                 * sums.  Each wait has its own path, so that ptxas sees which sums may be read
+                 * after it (with the paths joined it serializes every product, C7514). */
+                auto &previous = acc.part(1 - set);
+                if (!final_tile) {
+                    wgmma_wait<1>();
+                    promote_previous(acc, previous, unreleased, t);
+                    unreleased = t;
+                } else {
+                    wgmma_wait<0>();
+                    promote_previous(acc, previous, unreleased, t);
+#pragma unroll
+                    for (int h = 0; h < kUnits; ++h)
+                        fence_operand(part[h]);
+                    if (releaser)
+                        mbarrier_arrive(&ring.empty[s]);
+                    unreleased = -1;
+#pragma unroll
+                    for (int h = 0; h < kUnits; ++h)
+#pragma unroll
+                        for (int i = 0; i < kUnit / 2; ++i)
+                            acc.result(h)[i] += part[h][i];
+                }
+            } else if (last) {
+                /* every product so far is done: both stages go back, the sums may be read */
                 wgmma_wait<0>();
-                promote_previous(acc, previous, unreleased, t);
 #pragma unroll
                 for (int h = 0; h < kUnits; ++h)
                     fence_operand(part[h]);
-                if (releaser)
+                if (releaser) {
+                    if (unreleased >= 0)
+                        mbarrier_arrive(&ring.empty[unreleased % kStages]);
                     mbarrier_arrive(&ring.empty[s]);
+                }
                 unreleased = -1;
+                if (kPromote > 0) /* the partial sum joins the FP32 sums by round-to-nearest adds */
 #pragma unroll
-                for (int h = 0; h < kUnits; ++h)
+                    for (int h = 0; h < kUnits; ++h)
 #pragma unroll
-                    for (int i = 0; i < kUnit / 2; ++i)
-                        acc.result(h)[i] += part[h][i];
-            }
-        } else if (last) {
-            /* every product so far is done: both stages go back, the sums may be read */
-            wgmma_wait<0>();
-#pragma unroll
-            for (int h = 0; h < kUnits; ++h)
-                fence_operand(part[h]);
-            if (releaser) {
-                if (unreleased >= 0)
+                        for (int i = 0; i < kUnit / 2; ++i)
+                            acc.result(h)[i] += part[h][i];
+            } else {
+                /* the previous tile's products are done (this one's may still run): its stage
+                 * goes back to the producer */
+                wgmma_wait<1>();
+                if (releaser && unreleased >= 0)
                     mbarrier_arrive(&ring.empty[unreleased % kStages]);
-                mbarrier_arrive(&ring.empty[s]);
+                unreleased = t;
             }
-            unreleased = -1;
-            if (kPromote > 0) /* the partial sum joins the FP32 sums by round-to-nearest adds */
-#pragma unroll
-                for (int h = 0; h < kUnits; ++h)
-#pragma unroll
-                    for (int i = 0; i < kUnit / 2; ++i)
-                        acc.result(h)[i] += part[h][i];
-        } else {
-            /* the previous tile's products are done (this one's may still run): its stage
-             * goes back to the producer */
-            wgmma_wait<1>();
-            if (releaser && unreleased >= 0)
-                mbarrier_arrive(&ring.empty[unreleased % kStages]);
-            unreleased = t;
         }
     }
 

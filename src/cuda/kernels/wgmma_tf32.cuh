@@ -135,36 +135,43 @@ __device__ __forceinline__ void fence_async_shared()
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "           \
     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
 
-__device__ __forceinline__ void wgmma_ss(float (&d)[64], uint64_t a, uint64_t b, bool accumulate)
-{
+/* wgmma_ss and wgmma_rs for an accumulator of ACC floats a thread (m64nN, N = 2 ACC), whose
+ * operands and register list are D_OPERANDS and D_REGISTERS (%0 .. ACC - 1); A0 .. A5: the
+ * numbers of the operands after it, as strings (_ss: A's and B's descriptors and the
+ * predicate's; _rs: A's 4 registers, B's descriptor and the predicate's). */
 #ifndef TG_WGMMA_UNAVAILABLE
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " TG_WGMMA_D64_REGISTERS
-                 ", %64, %65, p, 1, 1;\n}\n"
-                 : TG_WGMMA_D64_OPERANDS("+f")
-                 : "l"(a), "l"(b), "r"((int)accumulate)
-                 : "memory");
+#define TG_WGMMA_TF32_ISSUE(...) asm volatile(__VA_ARGS__)
 #else
-    (void)d, (void)a, (void)b, (void)accumulate;
-    __trap();
+#define TG_WGMMA_TF32_ISSUE(...) __trap()
 #endif
-}
+#define TG_WGMMA_TF32_FORMS(N, ACC, D_OPERANDS, D_REGISTERS, A0, A1, A2, A3, A4, A5)              \
+    __device__ __forceinline__ void wgmma_ss(float (&d)[ACC], uint64_t a, uint64_t b,            \
+                                             bool accumulate)                                    \
+    {                                                                                            \
+        TG_WGMMA_TF32_ISSUE("{\n.reg .pred p;\nsetp.ne.b32 p, %" A2 ", 0;\n"                     \
+                            "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 "          \
+                            D_REGISTERS ", %" A0 ", %" A1 ", p, 1, 1;\n}\n"                       \
+                            : D_OPERANDS("+f")                                                   \
+                            : "l"(a), "l"(b), "r"((int)accumulate)                               \
+                            : "memory");                                                         \
+        (void)d, (void)a, (void)b, (void)accumulate;                                             \
+    }                                                                                            \
+    __device__ __forceinline__ void wgmma_rs(float (&d)[ACC], const uint32_t (&a)[4], uint64_t b, \
+                                             bool accumulate)                                    \
+    {                                                                                            \
+        TG_WGMMA_TF32_ISSUE("{\n.reg .pred p;\nsetp.ne.b32 p, %" A5 ", 0;\n"                     \
+                            "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 "          \
+                            D_REGISTERS ", {%" A0 ", %" A1 ", %" A2 ", %" A3 "}, %" A4            \
+                            ", p, 1, 1;\n}\n"                                                     \
+                            : D_OPERANDS("+f")                                                   \
+                            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b),                \
+                              "r"((int)accumulate)                                               \
+                            : "memory");                                                         \
+        (void)d, (void)a, (void)b, (void)accumulate;                                             \
+    }
 
-__device__ __forceinline__ void wgmma_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t b,
-                                         bool accumulate)
-{
-#ifndef TG_WGMMA_UNAVAILABLE
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " TG_WGMMA_D64_REGISTERS
-                 ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-                 : TG_WGMMA_D64_OPERANDS("+f")
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"((int)accumulate)
-                 : "memory");
-#else
-    (void)d, (void)a, (void)b, (void)accumulate;
-    __trap();
-#endif
-}
+TG_WGMMA_TF32_FORMS(128, 64, TG_WGMMA_D64_OPERANDS, TG_WGMMA_D64_REGISTERS, "64", "65", "66", "67",
+                    "68", "69")
 
 /* The m64n64 forms: d holds 32 accumulators a thread, the fragment above for j = 0..7. */
 #define TG_WGMMA_D32_OPERANDS(c)                                                                   \
@@ -176,74 +183,8 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[64], const uint32_t (&a)[4],
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                    \
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
 
-__device__ __forceinline__ void wgmma_ss(float (&d)[32], uint64_t a, uint64_t b, bool accumulate)
-{
-#ifndef TG_WGMMA_UNAVAILABLE
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 " TG_WGMMA_D32_REGISTERS
-                 ", %32, %33, p, 1, 1;\n}\n"
-                 : TG_WGMMA_D32_OPERANDS("+f")
-                 : "l"(a), "l"(b), "r"((int)accumulate)
-                 : "memory");
-#else
-    (void)d, (void)a, (void)b, (void)accumulate;
-    __trap();
-#endif
-}
-
-__device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t b,
-                                         bool accumulate)
-{
-#ifndef TG_WGMMA_UNAVAILABLE
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 " TG_WGMMA_D32_REGISTERS
-                 ", {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
-                 : TG_WGMMA_D32_OPERANDS("+f")
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"((int)accumulate)
-                 : "memory");
-#else
-    (void)d, (void)a, (void)b, (void)accumulate;
-    __trap();
-#endif
-}
-
-/* The m64n32 forms: d holds 16 accumulators a thread, the fragment above for j = 0..3. */
-#define TG_WGMMA_D16_OPERANDS(c)                                                                   \
-    c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]), c(d[9]),      \
-        c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15])
-#define TG_WGMMA_D16_REGISTERS                                                                   \
-    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
-
-__device__ __forceinline__ void wgmma_ss(float (&d)[16], uint64_t a, uint64_t b, bool accumulate)
-{
-#ifndef TG_WGMMA_UNAVAILABLE
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 " TG_WGMMA_D16_REGISTERS
-                 ", %16, %17, p, 1, 1;\n}\n"
-                 : TG_WGMMA_D16_OPERANDS("+f")
-                 : "l"(a), "l"(b), "r"((int)accumulate)
-                 : "memory");
-#else
-    (void)d, (void)a, (void)b, (void)accumulate;
-    __trap();
-#endif
-}
-
-__device__ __forceinline__ void wgmma_rs(float (&d)[16], const uint32_t (&a)[4], uint64_t b,
-                                         bool accumulate)
-{
-#ifndef TG_WGMMA_UNAVAILABLE
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 " TG_WGMMA_D16_REGISTERS
-                 ", {%16, %17, %18, %19}, %20, p, 1, 1;\n}\n"
-                 : TG_WGMMA_D16_OPERANDS("+f")
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"((int)accumulate)
-                 : "memory");
-#else
-    (void)d, (void)a, (void)b, (void)accumulate;
-    __trap();
-#endif
-}
+TG_WGMMA_TF32_FORMS(64, 32, TG_WGMMA_D32_OPERANDS, TG_WGMMA_D32_REGISTERS, "32", "33", "34", "35",
+                    "36", "37")
 
 /* The m64n48 forms: d holds 24 accumulators a thread, the fragment above for j = 0..5. */
 #define TG_WGMMA_D24_OPERANDS(c)                                                                   \
@@ -254,37 +195,21 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[16], const uint32_t (&a)[4],
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                    \
     "%16, %17, %18, %19, %20, %21, %22, %23}"
 
-__device__ __forceinline__ void wgmma_ss(float (&d)[24], uint64_t a, uint64_t b, bool accumulate)
-{
-#ifndef TG_WGMMA_UNAVAILABLE
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n48k8.f32.tf32.tf32 " TG_WGMMA_D24_REGISTERS
-                 ", %24, %25, p, 1, 1;\n}\n"
-                 : TG_WGMMA_D24_OPERANDS("+f")
-                 : "l"(a), "l"(b), "r"((int)accumulate)
-                 : "memory");
-#else
-    (void)d, (void)a, (void)b, (void)accumulate;
-    __trap();
-#endif
-}
+TG_WGMMA_TF32_FORMS(48, 24, TG_WGMMA_D24_OPERANDS, TG_WGMMA_D24_REGISTERS, "24", "25", "26", "27",
+                    "28", "29")
 
-__device__ __forceinline__ void wgmma_rs(float (&d)[24], const uint32_t (&a)[4], uint64_t b,
-                                         bool accumulate)
-{
-#ifndef TG_WGMMA_UNAVAILABLE
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %29, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n48k8.f32.tf32.tf32 " TG_WGMMA_D24_REGISTERS
-                 ", {%24, %25, %26, %27}, %28, p, 1, 1;\n}\n"
-                 : TG_WGMMA_D24_OPERANDS("+f")
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"((int)accumulate)
-                 : "memory");
-#else
-    (void)d, (void)a, (void)b, (void)accumulate;
-    __trap();
-#endif
-}
+/* The m64n32 forms: d holds 16 accumulators a thread, the fragment above for j = 0..3. */
+#define TG_WGMMA_D16_OPERANDS(c)                                                                   \
+    c(d[0]), c(d[1]), c(d[2]), c(d[3]), c(d[4]), c(d[5]), c(d[6]), c(d[7]), c(d[8]), c(d[9]),      \
+        c(d[10]), c(d[11]), c(d[12]), c(d[13]), c(d[14]), c(d[15])
+#define TG_WGMMA_D16_REGISTERS                                                                   \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
 
+TG_WGMMA_TF32_FORMS(32, 16, TG_WGMMA_D16_OPERANDS, TG_WGMMA_D16_REGISTERS, "16", "17", "18", "19",
+                    "20", "21")
+
+#undef TG_WGMMA_TF32_FORMS
+#undef TG_WGMMA_TF32_ISSUE
 #undef TG_WGMMA_UNAVAILABLE
 
 #endif

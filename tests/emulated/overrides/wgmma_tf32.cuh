@@ -177,41 +177,16 @@ __device__ __forceinline__ void wgmma_64xNx8_rs(float (&d)[N / 2], const uint32_
 
 /* The kernel's names: the product's width by the size of d (64 accumulators: n128, 32: n64,
  * 24: n48, 16: n32). */
-__device__ __forceinline__ void wgmma_ss(float (&d)[64], uint64_t a, uint64_t b, bool accumulate)
+template <int ACC>
+__device__ __forceinline__ void wgmma_ss(float (&d)[ACC], uint64_t a, uint64_t b, bool accumulate)
 {
-    wgmma_64xNx8_ss<128>(d, a, b, accumulate);
+    wgmma_64xNx8_ss<2 * ACC>(d, a, b, accumulate);
 }
-__device__ __forceinline__ void wgmma_ss(float (&d)[32], uint64_t a, uint64_t b, bool accumulate)
-{
-    wgmma_64xNx8_ss<64>(d, a, b, accumulate);
-}
-__device__ __forceinline__ void wgmma_ss(float (&d)[16], uint64_t a, uint64_t b, bool accumulate)
-{
-    wgmma_64xNx8_ss<32>(d, a, b, accumulate);
-}
-__device__ __forceinline__ void wgmma_ss(float (&d)[24], uint64_t a, uint64_t b, bool accumulate)
-{
-    wgmma_64xNx8_ss<48>(d, a, b, accumulate);
-}
-__device__ __forceinline__ void wgmma_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t b,
+template <int ACC>
+__device__ __forceinline__ void wgmma_rs(float (&d)[ACC], const uint32_t (&a)[4], uint64_t b,
                                          bool accumulate)
 {
-    wgmma_64xNx8_rs<128>(d, a, b, accumulate);
-}
-__device__ __forceinline__ void wgmma_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t b,
-                                         bool accumulate)
-{
-    wgmma_64xNx8_rs<64>(d, a, b, accumulate);
-}
-__device__ __forceinline__ void wgmma_rs(float (&d)[16], const uint32_t (&a)[4], uint64_t b,
-                                         bool accumulate)
-{
-    wgmma_64xNx8_rs<32>(d, a, b, accumulate);
-}
-__device__ __forceinline__ void wgmma_rs(float (&d)[24], const uint32_t (&a)[4], uint64_t b,
-                                         bool accumulate)
-{
-    wgmma_64xNx8_rs<48>(d, a, b, accumulate);
+    wgmma_64xNx8_rs<2 * ACC>(d, a, b, accumulate);
 }
 
 #endif
