@@ -229,6 +229,15 @@ std::vector<Case> sweep(const tg_rung &r, bool quick)
         cases.push_back({{2051, 2049, 9}, kNN, kMisaligned, 1.25f, 0.0f, 1, false});
         cases.push_back({{2049, 2051, 9}, kTN, kMisaligned, -1.5f, -0.75f, 2, false});
     }
+    /* Rung 9's 3xTF32 forms, whose tiles take turns (two sets of partial sums at most 64
+     * wide, two units of 64 in the 64x128 block alone on its SM): products 70 or 120 wide
+     * (both units, in 2 blocks for the emulated GPU's 3 SMs), 40 (the 48-wide block) and 20
+     * (32-wide), over an odd and an even count of tiles */
+    if (!quick && r.level == 9 && r.arith == TG_ARITH_3XTF32)
+        for (int l = kNN; l <= kTT; ++l)
+            for (const Shape &s : {Shape{70, 120, 129}, Shape{200, 40, 97}, Shape{150, 20, 160}})
+                cases.push_back({s, (Layout)l, l % 2 ? kMisaligned : kAligned,
+                                 l % 2 ? -1.5f : 1.25f, l % 2 ? -0.75f : 0.0f, 1, false});
     /* general strides: neither stride of op(A) or op(B) is 1 */
     cases.push_back({{37, 70, 19}, kGeneral, kAligned, 1.0f, 0.25f, 1, false});
     cases.push_back({{37, 70, 19}, kGeneral, kMisaligned, 2.0f, 0.0f, 1, false});
