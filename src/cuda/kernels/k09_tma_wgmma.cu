@@ -1744,11 +1744,13 @@ extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_128x64 = rung9<128, 64, true>(
     "tma_wgmma3xtf32_128x64",
     "tma_wgmma3xtf32 on a 128x64x32 block (m64n64 products, 6 stages): for FP32-accurate "
     "products with a short side of 64 or less, which a 128-wide tile would mostly waste; of "
-    "32 or less on a 128x32x32 block (m64n32 products, 8 stages)",
+    "48 or 32 or less on a 128x48x32 or 128x32x32 block (m64n48 or m64n32 products, 6 or 8 "
+    "stages); two sets of partial sums in turn",
     1);
 
 extern "C" const tg_rung tg_rung_tma_wgmmatf32_128x64 = rung9<128, 64, false>(
     "tma_wgmmatf32_128x64",
     "tma_wgmmatf32 on a 128x64x32 block (m64n64 products, 8 stages): TF32 products with a short "
-    "side of 64 or less; of 32 or less on a 128x32x32 block (m64n32 products, 9 stages)",
+    "side of 64 or less; of 48 or 32 or less on a 128x48x32 or 128x32x32 block (m64n48 or "
+    "m64n32 products, 8 or 9 stages)",
     0);
