@@ -1735,9 +1735,9 @@ extern "C" const tg_rung tg_rung_tma_wgmmatf32_64x128 = rung9<64, 128, false>(
 
 extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_64x128 = rung9<64, 128, true, 0>(
     "tma_wgmma3xtf32_64x128",
-    "tma_wgmma3xtf32 on a 64x128x32 block (one consumer warpgroup; 4 stages, or 2 and two "
-    "blocks an SM where that takes fewer waves): twice the tiles, for FP32-accurate products "
-    "too small to fill 132 SMs with 128x128",
+    "tma_wgmma3xtf32 on a 64x128x32 block (one consumer warpgroup; 4 stages, its two units of "
+    "64 promoted in turn, or 2 stages and two blocks an SM where that takes fewer waves): twice "
+    "the tiles, for FP32-accurate products too small to fill 132 SMs with 128x128",
     1);
 
 extern "C" const tg_rung tg_rung_tma_wgmma3xtf32_128x64 = rung9<128, 64, true>(
