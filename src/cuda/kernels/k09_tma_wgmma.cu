@@ -826,6 +826,17 @@ struct Consumer {
             fence_operand(acc.result(h));
     }
 
+    /* A partial sum, its products done and fenced, joins the FP32 sums by round-to-nearest
+     * adds. */
+    __device__ __forceinline__ void add_partial(Acc &acc, typename Acc::Part &part) const
+    {
+#pragma unroll
+        for (int h = 0; h < kUnits; ++h)
+#pragma unroll
+            for (int i = 0; i < kUnit / 2; ++i)
+                acc.result(h)[i] += part[h][i];
+    }
+
     /* Two sets of partial sums, tile t's products issued and tile t - 1's done: tile t - 1's
      * stage goes back and its partial sum (previous) joins the FP32 sums. */
     __device__ __forceinline__ void promote_previous(Acc &acc, typename Acc::Part &previous,
@@ -837,11 +848,7 @@ struct Consumer {
         if (releaser && unreleased >= 0)
             mbarrier_arrive(&ring.empty[unreleased % kStages]);
         if (t > 0)
-#pragma unroll
-            for (int h = 0; h < kUnits; ++h)
-#pragma unroll
-                for (int i = 0; i < kUnit / 2; ++i)
-                    acc.result(h)[i] += previous[h][i];
+            add_partial(acc, previous);
     }
 
     /* Unit h's partial sum promoted: its products done, it joins the FP32 sums. */
@@ -936,7 +943,6 @@ struct Consumer {
                          a_frag, a_frag_small);
             wgmma_commit();
             wgmma_wait<1>();
-            fence_operand(part[1]);
             if (releaser && unreleased >= 0)
                 mbarrier_arrive(&ring.empty[unreleased % kStages]);
             if (t > 0)
@@ -988,11 +994,7 @@ struct Consumer {
                     if (releaser)
                         mbarrier_arrive(&ring.empty[s]);
                     unreleased = -1;
-#pragma unroll
-                    for (int h = 0; h < kUnits; ++h)
-#pragma unroll
-                        for (int i = 0; i < kUnit / 2; ++i)
-                            acc.result(h)[i] += part[h][i];
+                    add_partial(acc, part);
                 }
             } else if (last) {
                 /* every product so far is done: both stages go back, the sums may be read */
@@ -1006,12 +1008,8 @@ struct Consumer {
                     mbarrier_arrive(&ring.empty[s]);
                 }
                 unreleased = -1;
-                if (kPromote > 0) /* the partial sum joins the FP32 sums by round-to-nearest adds */
-#pragma unroll
-                    for (int h = 0; h < kUnits; ++h)
-#pragma unroll
-                        for (int i = 0; i < kUnit / 2; ++i)
-                            acc.result(h)[i] += part[h][i];
+                if (kPromote > 0)
+                    add_partial(acc, part);
             } else {
                 /* the previous tile's products are done (this one's may still run): its stage
                  * goes back to the producer */
